@@ -1,0 +1,26 @@
+// headroom: trains GNNs on CAN-bus intrusion data inside a memory budget. Subcommands live in
+// src/cli/; this file only assembles them and turns exceptions into one-line errors.
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+
+#include "headroom/cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"headroom: memory-planned GNN training for CAN-bus intrusion detection"};
+  app.set_version_flag("--version", std::string("headroom ") + HEADROOM_VERSION);
+  app.require_subcommand(1);
+  headroom::cli::add_generate_command(app);
+  headroom::cli::add_preprocess_command(app);
+  headroom::cli::add_inspect_command(app);
+  headroom::cli::add_run_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "headroom: error: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

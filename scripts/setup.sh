@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Installs what headroom needs and is missing; quick and silent when everything is present.
+#
+#  - Debian -dev packages (compiler tools, CLI11, nlohmann-json, toml++, spdlog/fmt, GoogleTest,
+#    Google Benchmark, xxhash, ccache, ninja).
+#  - A Python virtual environment with the PyPI packages torch (LibTorch) and pyarrow
+#    (Arrow/Parquet C++), outside the repository so every clone shares it:
+#    ${HEADROOM_DEPS_DIR:-$HOME/.cache/headroom}/venv
+#
+# Prints the venv's python path on the last line of stdout so callers can use it.
+set -euo pipefail
+
+TORCH_VERSION="2.11.0"
+PYARROW_VERSION="22.0.0"
+DEPS_DIR="${HEADROOM_DEPS_DIR:-$HOME/.cache/headroom}"
+VENV="$DEPS_DIR/venv"
+
+log() { echo "[setup] $*" >&2; }
+
+debian_packages=(
+  build-essential cmake ninja-build ccache pkg-config python3-venv
+  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
+)
+
+missing=()
+for pkg in "${debian_packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+if ((${#missing[@]})); then
+  log "installing Debian packages: ${missing[*]}"
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >&2
+fi
+
+python_ok() {
+  [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" - "$TORCH_VERSION" "$PYARROW_VERSION" <<'EOF' 2>/dev/null
+import sys, importlib.metadata as md
+want_torch, want_arrow = sys.argv[1], sys.argv[2]
+ok = md.version("torch").split("+")[0] == want_torch and md.version("pyarrow") == want_arrow
+md.version("numpy")
+sys.exit(0 if ok else 1)
+EOF
+}
+
+if ! python_ok; then
+  log "installing torch==$TORCH_VERSION and pyarrow==$PYARROW_VERSION into $VENV (one time, a few GB)"
+  mkdir -p "$DEPS_DIR"
+  [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check \
+    "torch==$TORCH_VERSION" "pyarrow==$PYARROW_VERSION" numpy >&2
+  python_ok || { log "error: torch/pyarrow installation in $VENV failed"; exit 1; }
+fi
+
+# pyarrow ships versioned shared objects only; the unversioned links are what the linker wants.
+"$VENV/bin/python" - <<'EOF' >&2
+import pathlib, pyarrow
+libdir = pathlib.Path(pyarrow.get_library_dirs()[0])
+if not (libdir / "libparquet.so").exists():
+    pyarrow.create_library_symlinks()
+EOF
+
+echo "$VENV/bin/python"

@@ -1,0 +1,57 @@
+#include "test_support.hpp"
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+
+#include <sys/wait.h>
+
+namespace headroom::testing {
+
+TempDir::TempDir() {
+  std::random_device device;
+  const auto base = std::filesystem::temp_directory_path();
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    auto candidate = base / ("headroom-test-" + std::to_string(device()));
+    if (std::filesystem::create_directory(candidate)) {
+      path_ = candidate;
+      return;
+    }
+  }
+  throw std::runtime_error("could not create a temporary directory");
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+void write_text_file(const std::filesystem::path& file, std::string_view content) {
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  if (!out) throw std::runtime_error("cannot write " + file.string());
+}
+
+std::filesystem::path shared_data_dir() {
+  const std::filesystem::path dir = HEADROOM_SHARED_DATA_DIR;
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir / "can", ec)) return std::filesystem::canonical(dir);
+  return {};
+}
+
+int run_command(const std::string& command, std::string* output) {
+  const std::string full = command + " 2>&1";
+  FILE* pipe = popen(full.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
+  std::array<char, 4096> buffer{};
+  std::string collected;
+  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) collected.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  if (output != nullptr) *output = std::move(collected);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace headroom::testing

@@ -1,0 +1,41 @@
+// Helpers shared by the tests: temporary directories, fixture files and the shared real data.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace headroom::testing {
+
+// A fresh directory under the system temp dir, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(std::string_view name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Writes `content` to `file`, creating parent directories.
+void write_text_file(const std::filesystem::path& file, std::string_view content);
+
+// ../shared/data next to the repository, or an empty path when it is absent.
+std::filesystem::path shared_data_dir();
+
+// Runs a shell command, returns its exit status; stdout+stderr go to *output when given.
+int run_command(const std::string& command, std::string* output = nullptr);
+
+}  // namespace headroom::testing
+
+// Skips the current test with a message when ../shared/data is absent (a fresh clone).
+#define HEADROOM_REQUIRE_SHARED_DATA()                                                     \
+  do {                                                                                     \
+    if (::headroom::testing::shared_data_dir().empty())                                   \
+      GTEST_SKIP() << "../shared/data is absent: real-data test skipped";                 \
+  } while (0)
