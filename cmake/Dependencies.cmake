@@ -7,7 +7,6 @@ find_package(nlohmann_json 3.10 CONFIG REQUIRED)
 find_package(spdlog CONFIG REQUIRED)
 find_package(fmt CONFIG REQUIRED)
 find_package(PkgConfig REQUIRED)
-pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 
 function(headroom_python_query out code)

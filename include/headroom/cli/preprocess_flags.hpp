@@ -1,0 +1,35 @@
+// The `preprocess` flags (window, threads, bad-row policy, log format and CSV column mapping),
+// shared by `headroom preprocess` and `headroom run`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "headroom/preprocess/preprocessor.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace headroom::cli {
+
+// Binds the flags to the fields of `flags`; call resolve() after parsing.
+struct PreprocessFlags {
+  preprocess::PreprocessOptions options;
+  std::string format = "auto";
+  std::string on_bad_row = "error";
+  std::string id_base = "hex";
+  std::string delimiter = ",";
+  bool no_header = false;
+  bool no_progress = false;
+  std::vector<std::string> exclude = {"suppress", "masquerade"};
+
+  void add_to(CLI::App& command);
+  // Translates the string flags into `options`; throws std::invalid_argument on a bad value.
+  preprocess::PreprocessOptions resolve() const;
+};
+
+// Prints per-file skip warnings, exclusions and the totals line of a preprocess run.
+void print_preprocess_report(const preprocess::PreprocessReport& report);
+
+}  // namespace headroom::cli

@@ -1,0 +1,36 @@
+// Builds the KD-GAT graph of one window of frames (docs/graph-construction.md has the definition).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "headroom/can/can_frame.hpp"
+#include "headroom/graph/window_config.hpp"
+#include "headroom/graph/window_graph.hpp"
+
+namespace headroom::graph {
+
+// Reuses its scratch buffers between windows, so building allocates nothing in steady state.
+// Not thread-safe: one builder per thread.
+class WindowGraphBuilder {
+ public:
+  explicit WindowGraphBuilder(WindowConfig config);
+
+  // Builds the graph of `frames` (one window, at least one frame) into `out`. keys[i] is the node
+  // key of frames[i] (a vocabulary index, or the raw CAN ID before the vocabulary exists: the
+  // construction only needs keys to be ordered like the CAN IDs they stand for).
+  void build(std::span<const can::CanFrame> frames, std::span<const std::uint32_t> keys,
+             WindowGraph& out);
+
+ private:
+  WindowConfig config_;
+  std::vector<std::uint32_t> local_;      // per frame: local node index
+  std::vector<std::uint64_t> pairs_;  // packed (source, target, position) per transition
+  std::vector<std::uint32_t> degree_;     // per node
+  std::vector<std::uint32_t> source_count_;
+  std::vector<std::uint32_t> last_source_position_;
+  std::vector<double> byte_sums_;         // per node x 8
+};
+
+}  // namespace headroom::graph

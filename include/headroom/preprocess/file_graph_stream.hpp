@@ -1,0 +1,38 @@
+// Turns one CAN log into its window graphs, streaming: frames are read in bounded batches and
+// each window's graph is written to the segment as soon as it is complete.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "headroom/can/log_format.hpp"
+#include "headroom/dataset/dataset_layout.hpp"
+#include "headroom/graph/can_id_vocabulary.hpp"
+#include "headroom/graph/window_config.hpp"
+#include "headroom/store/graph_segment_writer.hpp"
+
+namespace headroom::preprocess {
+
+struct FileGraphResult {
+  std::uint64_t rows = 0;
+  std::uint64_t attack_rows = 0;
+  std::uint64_t skipped_rows = 0;
+  std::uint64_t graphs = 0;
+  std::vector<std::uint32_t> can_ids;  // sorted unique CAN IDs seen (filled for training files)
+};
+
+// Called with (input bytes, rows) progress increments; may be empty.
+using ProgressCallback = std::function<void(std::uint64_t bytes, std::uint64_t rows)>;
+
+// Reads `file` and appends its graphs to `segment`. With `vocabulary` null, node keys are the raw
+// CAN IDs (training files, read before the vocabulary exists) and the IDs seen are collected;
+// otherwise keys are vocabulary indices. Throws can::InputError on bad input (naming file, line,
+// column), including a file with no frames. `stop` is polled between batches to abandon work
+// early when another file has failed.
+FileGraphResult build_file_graphs(const dataset::DatasetFile& file, const can::ReaderOptions& reader_options,
+                                  const graph::WindowConfig& window, const graph::CanIdVocabulary* vocabulary,
+                                  store::GraphSegmentWriter& segment, const ProgressCallback& progress,
+                                  const std::atomic<bool>* stop = nullptr);
+
+}  // namespace headroom::preprocess

@@ -1,0 +1,51 @@
+// `headroom preprocess`: a CAN dataset directory -> one graph store, in parallel over files and
+// streaming throughout (memory is bounded by threads x a few MiB, whatever the dataset size).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "headroom/can/log_format.hpp"
+#include "headroom/dataset/dataset_layout.hpp"
+#include "headroom/graph/window_config.hpp"
+
+namespace headroom::preprocess {
+
+struct PreprocessOptions {
+  graph::WindowConfig window;
+  unsigned threads = 0;  // 0: all hardware threads
+  can::ReaderOptions reader;
+  dataset::ScanOptions scan;
+  double validation_fraction = 0.2;
+  std::uint64_t seed = 42;  // of the validation split
+  bool overwrite = false;
+  int progress = -1;  // progress bar: -1 when stderr is a terminal, 0 off, 1 on
+};
+
+struct FileReport {
+  std::string path;  // relative to the dataset root
+  std::uint64_t rows = 0;
+  std::uint64_t skipped_rows = 0;
+  std::uint64_t graphs = 0;
+};
+
+struct PreprocessReport {
+  std::vector<FileReport> files;
+  std::vector<std::string> excluded;
+  std::uint64_t rows = 0;
+  std::uint64_t skipped_rows = 0;
+  std::uint64_t graphs = 0;
+  std::size_t vocabulary_size = 0;
+  double seconds = 0.0;
+};
+
+// Builds the store at `store_path` from the dataset at `dataset_root`. On any error (bad row,
+// empty file, missing directory, no training files, unreadable Parquet) throws with a one-line
+// message and leaves no store behind (nor replaces an existing one).
+PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
+                                    const std::filesystem::path& store_path,
+                                    const PreprocessOptions& options);
+
+}  // namespace headroom::preprocess

@@ -1,0 +1,56 @@
+// Creates a graph store atomically: everything is written into a temporary sibling directory and
+// renamed into place only when complete, so a killed run never leaves something that opens.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "headroom/graph/can_id_vocabulary.hpp"
+#include "headroom/store/graph_segment_writer.hpp"
+#include "headroom/store/store_metadata.hpp"
+
+namespace headroom::store {
+
+// Thread-safety: open_segment may be called concurrently for distinct segment numbers; commit is
+// called once, by one thread, after all segments are finished.
+class StoreBuilder {
+ public:
+  // Fails early (std::runtime_error) when `store_path` exists and `overwrite` is false. Removes
+  // temporary directories left by killed runs for the same store.
+  StoreBuilder(std::filesystem::path store_path, bool overwrite);
+  ~StoreBuilder();  // removes the temporary directory unless committed
+  StoreBuilder(const StoreBuilder&) = delete;
+  StoreBuilder& operator=(const StoreBuilder&) = delete;
+
+  std::unique_ptr<GraphSegmentWriter> open_segment(std::size_t segment, SegmentKeys keys) const;
+
+  // Concatenates the segments (in the order given; segment i belongs to metadata.files[i]) into
+  // the store arrays, mapping raw-ID keys through `vocabulary`; fills the size index, the
+  // train/validation/test index lists (validation = a seeded random fraction of the training
+  // graphs), array checksums and graph counts in `metadata`; writes the manifest last; then
+  // renames the directory into place. Segment files are deleted as they are consumed.
+  void commit(StoreMetadata metadata, const std::vector<SegmentSummary>& segments,
+              const graph::CanIdVocabulary& vocabulary);
+
+  const std::filesystem::path& temporary_directory() const { return temporary_; }
+
+ private:
+  std::filesystem::path store_path_;
+  std::filesystem::path temporary_;
+  bool overwrite_;
+  bool committed_ = false;
+};
+
+// Splits training graph ids into (train, validation): a seeded shuffle, the first
+// round(fraction * n) go to validation. Both results are sorted ascending. Deterministic across
+// platforms for a seed.
+struct TrainValidationSplit {
+  std::vector<std::uint32_t> train;
+  std::vector<std::uint32_t> validation;
+};
+TrainValidationSplit split_train_validation(const std::vector<std::uint32_t>& training_graphs,
+                                            double validation_fraction, std::uint64_t seed);
+
+}  // namespace headroom::store

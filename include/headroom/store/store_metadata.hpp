@@ -1,0 +1,71 @@
+// What a graph store records besides its arrays: how it was built, its vocabulary, its source
+// files and split directories, and the table of its array files with their checksums.
+// docs/store-format.md documents the on-disk form (manifest.json).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace headroom::store {
+
+inline constexpr const char* kStoreFormatName = "headroom-graph-store";
+inline constexpr int kStoreFormatVersion = 1;
+inline constexpr const char* kManifestFileName = "manifest.json";
+
+struct SplitRecord {
+  std::string name;  // directory name, e.g. "test_01_known_vehicle_known_attack"
+  std::string role;  // "train" or "test"
+};
+
+struct SourceFileRecord {
+  std::string path;             // relative to the dataset root, '/'-separated
+  std::uint32_t split = 0;      // index into StoreMetadata::splits
+  std::uint32_t attack_type = 0;  // index into StoreMetadata::attack_types
+  std::uint64_t rows = 0;       // frames read
+  std::uint64_t attack_rows = 0;
+  std::uint64_t skipped_rows = 0;  // bad rows dropped under --on-bad-row skip
+  std::uint64_t first_graph = 0;
+  std::uint64_t graphs = 0;
+};
+
+struct ArrayRecord {
+  std::string file;                // inside the store directory
+  std::string dtype;               // numpy name: "float32", "int32", "int64", "uint32", "uint16", "uint8"
+  std::vector<std::uint64_t> shape;
+  std::uint64_t bytes = 0;
+  std::string xxh3;                // XXH3-64 of the file, 16 hex digits
+};
+
+struct StoreMetadata {
+  std::string created_by;
+  std::string dataset_root;
+  std::uint32_t window = 0;
+  std::uint32_t stride = 0;
+  std::uint32_t node_feature_count = 0;
+  std::uint32_t edge_feature_count = 0;
+  std::uint64_t num_graphs = 0;
+  std::uint64_t num_nodes = 0;
+  std::uint64_t num_edges = 0;
+  std::vector<std::uint32_t> vocabulary;  // sorted CAN IDs; index K = vocabulary.size() is OOV
+  std::vector<SplitRecord> splits;
+  std::vector<std::string> attack_types;
+  std::vector<SourceFileRecord> files;
+  std::vector<std::string> excluded_files;
+  double validation_fraction = 0.2;
+  std::uint64_t validation_seed = 0;
+  std::map<std::string, ArrayRecord> arrays;  // by array name
+};
+
+void to_json(nlohmann::json& json, const StoreMetadata& metadata);
+void from_json(const nlohmann::json& json, StoreMetadata& metadata);
+
+// The manifest text, including its own checksum (over the canonical dump without it).
+std::string render_manifest(const StoreMetadata& metadata);
+// Parses and checks format, version and the manifest checksum. Throws StoreError.
+StoreMetadata parse_manifest(const std::string& text, const std::string& where);
+
+}  // namespace headroom::store

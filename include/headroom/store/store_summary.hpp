@@ -1,0 +1,57 @@
+// The summary `headroom inspect` prints: graphs per split, node and edge counts at p50/p95/max,
+// label balance and bytes on disk. Computed from the size index alone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "headroom/store/graph_store.hpp"
+
+namespace headroom::store {
+
+struct CountDistribution {
+  std::uint64_t p50 = 0;  // nearest-rank percentiles
+  std::uint64_t p95 = 0;
+  std::uint64_t max = 0;
+};
+
+struct SplitSummary {
+  std::string name;  // "train", "validation", "test", or "test/<directory>"
+  std::uint64_t graphs = 0;
+  std::uint64_t attack_graphs = 0;
+  CountDistribution nodes;
+  CountDistribution edges;
+};
+
+struct FileSummary {
+  std::string path;  // relative to the dataset root
+  std::string split;
+  std::string attack_type;
+  std::uint64_t rows = 0;
+  std::uint64_t skipped_rows = 0;
+  std::uint64_t graphs = 0;
+};
+
+struct StoreSummary {
+  std::string path;
+  std::uint64_t graphs = 0;
+  std::uint64_t nodes = 0;
+  std::uint64_t edges = 0;
+  std::uint64_t bytes_on_disk = 0;
+  std::uint32_t window = 0;
+  std::uint32_t stride = 0;
+  std::size_t vocabulary_size = 0;
+  CountDistribution nodes_per_graph;
+  CountDistribution edges_per_graph;
+  std::vector<SplitSummary> splits;
+  std::vector<FileSummary> files;
+};
+
+StoreSummary summarize_store(const GraphStore& store);
+nlohmann::json summary_to_json(const StoreSummary& summary);
+std::string render_summary(const StoreSummary& summary);  // the human-readable table
+
+}  // namespace headroom::store

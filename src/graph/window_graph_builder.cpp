@@ -1,0 +1,170 @@
+#include "headroom/graph/window_graph_builder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace headroom::graph {
+namespace {
+
+// Packing (source, target, position) into one integer lets a single sort both group the
+// occurrences of each edge and order them by position. Windows are far below these limits.
+constexpr int kPositionBits = 24;
+constexpr int kNodeBits = 20;
+
+constexpr std::uint64_t pack(std::uint32_t source, std::uint32_t target, std::uint32_t position) {
+  return (static_cast<std::uint64_t>(source) << (kNodeBits + kPositionBits)) |
+         (static_cast<std::uint64_t>(target) << kPositionBits) | position;
+}
+constexpr std::uint32_t source_of(std::uint64_t packed) {
+  return static_cast<std::uint32_t>(packed >> (kNodeBits + kPositionBits));
+}
+constexpr std::uint32_t target_of(std::uint64_t packed) {
+  return static_cast<std::uint32_t>((packed >> kPositionBits) & ((1U << kNodeBits) - 1));
+}
+constexpr std::uint32_t position_of(std::uint64_t packed) {
+  return static_cast<std::uint32_t>(packed & ((1U << kPositionBits) - 1));
+}
+
+}  // namespace
+
+WindowGraphBuilder::WindowGraphBuilder(WindowConfig config) : config_(config) {
+  config_.validate();
+  if (config_.window >= (1U << kPositionBits)) throw std::invalid_argument("window too large");
+}
+
+void WindowGraphBuilder::build(std::span<const can::CanFrame> frames,
+                               std::span<const std::uint32_t> keys, WindowGraph& out) {
+  if (frames.empty()) throw std::invalid_argument("a window needs at least one frame");
+  if (keys.size() != frames.size()) throw std::invalid_argument("one key per frame expected");
+  const std::size_t length = frames.size();
+  const double window = config_.window;
+
+  out.label = 0;
+  for (const auto& frame : frames) out.label |= static_cast<std::uint8_t>(frame.label != 0);
+
+  // Nodes: sorted unique keys. Every frame is a source or a target (or both), so the union of
+  // sources and targets is the set of all keys in the window.
+  out.node_keys.assign(keys.begin(), keys.end());
+  std::sort(out.node_keys.begin(), out.node_keys.end());
+  out.node_keys.erase(std::unique(out.node_keys.begin(), out.node_keys.end()), out.node_keys.end());
+  const std::size_t num_nodes = out.node_keys.size();
+
+  local_.resize(length);
+  for (std::size_t i = 0; i < length; ++i) {
+    local_[i] = static_cast<std::uint32_t>(
+        std::lower_bound(out.node_keys.begin(), out.node_keys.end(), keys[i]) - out.node_keys.begin());
+  }
+
+  // Node statistics over the frames where the node is a source (frames 0..L-2).
+  degree_.assign(num_nodes, 0);
+  source_count_.assign(num_nodes, 0);
+  last_source_position_.assign(num_nodes, 0);
+  byte_sums_.assign(num_nodes * can::kMaxPayloadBytes, 0.0);
+  pairs_.clear();
+  for (std::size_t i = 0; i + 1 < length; ++i) {
+    const std::uint32_t s = local_[i];
+    const std::uint32_t t = local_[i + 1];
+    ++degree_[s];
+    ++degree_[t];
+    ++source_count_[s];
+    last_source_position_[s] = static_cast<std::uint32_t>(i);
+    for (std::size_t b = 0; b < can::kMaxPayloadBytes; ++b) {
+      byte_sums_[s * can::kMaxPayloadBytes + b] += frames[i].data[b];
+    }
+    pairs_.push_back(pack(s, t, static_cast<std::uint32_t>(i)));
+  }
+
+  std::uint32_t min_count = UINT32_MAX;
+  std::uint32_t max_count = 0;
+  for (std::uint32_t count : source_count_) {
+    if (count == 0) continue;
+    min_count = std::min(min_count, count);
+    max_count = std::max(max_count, count);
+  }
+
+  out.node_features.assign(num_nodes * kNodeFeatureCount, 0.0F);
+  for (std::size_t n = 0; n < num_nodes; ++n) {
+    float* row = &out.node_features[n * kNodeFeatureCount];
+    row[0] = static_cast<float>(out.node_keys[n]);
+    const std::uint32_t count = source_count_[n];
+    if (count == 0) continue;  // only ever a target: its key and zeros
+    for (std::size_t b = 0; b < can::kMaxPayloadBytes; ++b) {
+      row[1 + b] = static_cast<float>(byte_sums_[n * can::kMaxPayloadBytes + b] / count / 255.0);
+    }
+    row[9] = max_count > min_count
+                 ? static_cast<float>(static_cast<double>(count - min_count) / (max_count - min_count))
+                 : static_cast<float>(count);
+    row[10] = static_cast<float>(last_source_position_[n] / (window - 1.0));
+  }
+
+  // Edges: unique (source, target) pairs in lexicographic order, with their occurrence positions.
+  std::sort(pairs_.begin(), pairs_.end());
+  out.edge_index.clear();
+  out.edge_features.clear();
+  std::size_t begin = 0;
+  while (begin < pairs_.size()) {
+    const std::uint32_t s = source_of(pairs_[begin]);
+    const std::uint32_t t = target_of(pairs_[begin]);
+    std::size_t end = begin + 1;
+    while (end < pairs_.size() && source_of(pairs_[end]) == s && target_of(pairs_[end]) == t) ++end;
+
+    const std::size_t count = end - begin;
+    const double first = position_of(pairs_[begin]);
+    const double last = position_of(pairs_[end - 1]);
+    double gap_mean = 0.0;
+    double gap_std = 0.0;
+    double regularity = 0.0;
+    if (count > 1) {
+      const double gaps = static_cast<double>(count - 1);
+      gap_mean = (last - first) / gaps;  // the gaps telescope
+      double squares = 0.0;
+      for (std::size_t k = begin + 1; k < end; ++k) {
+        const double gap = static_cast<double>(position_of(pairs_[k])) - position_of(pairs_[k - 1]);
+        squares += (gap - gap_mean) * (gap - gap_mean);
+      }
+      gap_std = std::sqrt(squares / gaps);
+      regularity = gap_std > 0.0 ? 1.0 / (1.0 + gap_std) : 1.0;
+    }
+    const double degree_s = degree_[s];
+    const double degree_t = degree_[t];
+
+    out.edge_index.push_back(static_cast<std::int32_t>(s));
+    out.edge_index.push_back(static_cast<std::int32_t>(t));
+    const float features[kEdgeFeatureCount] = {
+        static_cast<float>(count),
+        static_cast<float>(count / window),
+        static_cast<float>(gap_mean),
+        static_cast<float>(gap_std),
+        static_cast<float>(regularity),
+        static_cast<float>(first / window),
+        static_cast<float>(last / window),
+        static_cast<float>(last / window - first / window),
+        0.0F,  // reverse-edge flag, filled below once all edges are known
+        static_cast<float>(degree_s * degree_t),
+        static_cast<float>(degree_s / std::max(degree_t, 1e-8)),
+    };
+    out.edge_features.insert(out.edge_features.end(), std::begin(features), std::end(features));
+    begin = end;
+  }
+
+  // Edges are sorted by (source, target), so the reverse of each is found by binary search.
+  const std::size_t num_edges = out.num_edges();
+  auto edge_less = [&](std::size_t e, std::pair<std::int32_t, std::int32_t> key) {
+    return std::pair(out.edge_index[2 * e], out.edge_index[2 * e + 1]) < key;
+  };
+  for (std::size_t e = 0; e < num_edges; ++e) {
+    const std::pair<std::int32_t, std::int32_t> reverse{out.edge_index[2 * e + 1], out.edge_index[2 * e]};
+    std::size_t lo = 0;
+    std::size_t hi = num_edges;
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      if (edge_less(mid, reverse)) lo = mid + 1; else hi = mid;
+    }
+    const bool found = lo < num_edges && out.edge_index[2 * lo] == reverse.first &&
+                       out.edge_index[2 * lo + 1] == reverse.second;
+    out.edge_features[e * kEdgeFeatureCount + 8] = found ? 1.0F : 0.0F;
+  }
+}
+
+}  // namespace headroom::graph

@@ -1,0 +1,137 @@
+#include "headroom/preprocess/preprocessor.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <fmt/format.h>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "headroom/graph/can_id_vocabulary.hpp"
+#include "headroom/graph/window_graph.hpp"
+#include "headroom/preprocess/file_graph_stream.hpp"
+#include "headroom/store/store_builder.hpp"
+#include "headroom/util/progress_bar.hpp"
+
+namespace headroom::preprocess {
+namespace {
+
+// Runs task(i) for i in [0, count) on `threads` threads. The first exception stops the others
+// (they poll `stop`) and is rethrown here.
+template <typename Task>
+void parallel_for(std::size_t count, unsigned threads, std::atomic<bool>& stop, Task task) {
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    for (;;) {
+      if (stop.load()) return;
+      const std::size_t i = next.fetch_add(1);
+      if (i >= count) return;
+      try {
+        task(i);
+      } catch (...) {
+        std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        stop.store(true);
+        return;
+      }
+    }
+  };
+  const unsigned n = std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(count)));
+  std::vector<std::jthread> pool;
+  for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
+  worker();
+  pool.clear();  // joins
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace
+
+PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
+                                    const std::filesystem::path& store_path,
+                                    const PreprocessOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  options.window.validate();
+  if (options.reader.format == can::LogFormat::kMappedCsv) options.reader.mapping.validate();
+  const dataset::DatasetLayout layout = dataset::scan_dataset(dataset_root, options.scan);
+  const unsigned threads = options.threads > 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
+
+  store::StoreBuilder builder(store_path, options.overwrite);
+
+  std::uint64_t total_bytes = 0;
+  for (const auto& file : layout.files) total_bytes += file.size_bytes;
+  util::ProgressBar progress_bar("preprocess", total_bytes, "rows", options.progress);
+  const ProgressCallback progress = [&](std::uint64_t bytes, std::uint64_t rows) { progress_bar.advance(bytes, rows); };
+
+  std::vector<FileGraphResult> results(layout.files.size());
+  std::vector<store::SegmentSummary> segments(layout.files.size());
+  std::atomic<bool> stop{false};
+
+  auto process = [&](std::size_t i, const graph::CanIdVocabulary* vocabulary) {
+    auto segment = builder.open_segment(i, vocabulary == nullptr ? store::SegmentKeys::kRawCanIds
+                                                                 : store::SegmentKeys::kVocabularyIndices);
+    results[i] = build_file_graphs(layout.files[i], options.reader, options.window, vocabulary, *segment,
+                                   progress, &stop);
+    segments[i] = segment->finish();
+  };
+
+  // Training files first, keyed by raw CAN ID; their IDs make the vocabulary the test files need.
+  parallel_for(layout.train_file_count, threads, stop, [&](std::size_t i) { process(i, nullptr); });
+  std::vector<std::uint32_t> training_ids;
+  for (std::size_t i = 0; i < layout.train_file_count; ++i) {
+    training_ids.insert(training_ids.end(), results[i].can_ids.begin(), results[i].can_ids.end());
+  }
+  const graph::CanIdVocabulary vocabulary(std::move(training_ids));
+  const std::size_t test_files = layout.files.size() - layout.train_file_count;
+  parallel_for(test_files, threads, stop,
+               [&](std::size_t i) { process(layout.train_file_count + i, &vocabulary); });
+  progress_bar.finish();
+
+  store::StoreMetadata metadata;
+  metadata.created_by = std::string("headroom ") + HEADROOM_VERSION;
+  metadata.dataset_root = layout.root.string();
+  metadata.window = options.window.window;
+  metadata.stride = options.window.stride;
+  metadata.node_feature_count = graph::kNodeFeatureCount;
+  metadata.edge_feature_count = graph::kEdgeFeatureCount;
+  metadata.validation_fraction = options.validation_fraction;
+  metadata.validation_seed = options.seed;
+  metadata.excluded_files = layout.excluded;
+  for (const auto& split : layout.splits) {
+    metadata.splits.push_back({split.name, split.role == dataset::SplitRole::kTrain ? "train" : "test"});
+  }
+  std::map<std::string, std::uint32_t> attack_index;
+  for (const auto& file : layout.files) attack_index.emplace(file.attack_type, 0);
+  for (auto& [name, index] : attack_index) {
+    index = static_cast<std::uint32_t>(metadata.attack_types.size());
+    metadata.attack_types.push_back(name);
+  }
+
+  PreprocessReport report;
+  report.excluded = layout.excluded;
+  for (std::size_t i = 0; i < layout.files.size(); ++i) {
+    const auto& file = layout.files[i];
+    const auto& result = results[i];
+    store::SourceFileRecord record;
+    record.path = file.relative_path;
+    record.split = file.split;
+    record.attack_type = attack_index.at(file.attack_type);
+    record.rows = result.rows;
+    record.attack_rows = result.attack_rows;
+    record.skipped_rows = result.skipped_rows;
+    metadata.files.push_back(record);
+    report.files.push_back({file.relative_path, result.rows, result.skipped_rows, result.graphs});
+    report.rows += result.rows;
+    report.skipped_rows += result.skipped_rows;
+    report.graphs += result.graphs;
+  }
+  report.vocabulary_size = vocabulary.size();
+  builder.commit(std::move(metadata), segments, vocabulary);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return report;
+}
+
+}  // namespace headroom::preprocess

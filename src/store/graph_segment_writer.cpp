@@ -1,0 +1,51 @@
+#include "headroom/store/graph_segment_writer.hpp"
+
+#include <array>
+#include <span>
+
+namespace headroom::store {
+namespace {
+
+std::filesystem::path with_suffix(const std::filesystem::path& prefix, const char* suffix) {
+  auto path = prefix;
+  path += suffix;
+  return path;
+}
+
+constexpr std::size_t kSegmentBuffer = 256 << 10;
+
+}  // namespace
+
+GraphSegmentWriter::GraphSegmentWriter(std::filesystem::path prefix, SegmentKeys keys)
+    : summary_{prefix, keys, 0, 0, 0},
+      node_keys_(with_suffix(prefix, ".node_keys"), kSegmentBuffer),
+      node_features_(with_suffix(prefix, ".node_features"), kSegmentBuffer),
+      edge_index_(with_suffix(prefix, ".edge_index"), kSegmentBuffer),
+      edge_features_(with_suffix(prefix, ".edge_features"), kSegmentBuffer),
+      graph_records_(with_suffix(prefix, ".graphs"), kSegmentBuffer) {}
+
+void GraphSegmentWriter::append(const graph::WindowGraph& graph, std::uint32_t window_index) {
+  node_keys_.write_values(std::span<const std::uint32_t>(graph.node_keys));
+  node_features_.write_values(std::span<const float>(graph.node_features));
+  edge_index_.write_values(std::span<const std::int32_t>(graph.edge_index));
+  edge_features_.write_values(std::span<const float>(graph.edge_features));
+  const std::array<std::uint32_t, 4> record = {static_cast<std::uint32_t>(graph.num_nodes()),
+                                               static_cast<std::uint32_t>(graph.num_edges()),
+                                               window_index, graph.label};
+  graph_records_.write_values(std::span<const std::uint32_t>(record));
+  ++summary_.graphs;
+  summary_.nodes += graph.num_nodes();
+  summary_.edges += graph.num_edges();
+}
+
+SegmentSummary GraphSegmentWriter::finish() {
+  // Segments are scratch files inside the temporary store: durability comes from the final arrays.
+  node_keys_.close(false);
+  node_features_.close(false);
+  edge_index_.close(false);
+  edge_features_.close(false);
+  graph_records_.close(false);
+  return summary_;
+}
+
+}  // namespace headroom::store

@@ -1,0 +1,320 @@
+#include "headroom/store/store_builder.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+#include <random>
+#include <system_error>
+
+#include "headroom/store/store_arrays.hpp"
+#include "headroom/store/store_error.hpp"
+#include "headroom/util/file_writer.hpp"
+
+namespace headroom::store {
+namespace {
+
+constexpr std::size_t kChunkNodes = 64 << 10;
+
+bool process_alive(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
+
+// Reads a scratch file in fixed-size chunks of T; the whole file is never held in memory.
+template <typename T>
+class ChunkReader {
+ public:
+  explicit ChunkReader(const std::filesystem::path& path) : path_(path), file_(std::fopen(path.c_str(), "rb")) {
+    if (file_ == nullptr) {
+      throw std::system_error(errno, std::generic_category(), fmt::format("cannot open '{}'", path.string()));
+    }
+  }
+  ~ChunkReader() {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  ChunkReader(const ChunkReader&) = delete;
+  ChunkReader& operator=(const ChunkReader&) = delete;
+
+  // Reads exactly `count` values into `out` (resized); throws if the file is shorter.
+  void read(std::size_t count, std::vector<T>& out) {
+    out.resize(count);
+    if (count > 0 && std::fread(out.data(), sizeof(T), count, file_) != count) {
+      throw StoreError(fmt::format("segment '{}' is truncated", path_.string()));
+    }
+  }
+
+ private:
+  std::filesystem::path path_;
+  std::FILE* file_;
+};
+
+std::filesystem::path segment_file(const SegmentSummary& segment, const char* suffix) {
+  auto path = segment.prefix;
+  path += suffix;
+  return path;
+}
+
+struct ArrayOutput {
+  std::string name;
+  std::string dtype;
+  std::vector<std::uint64_t> trailing_shape;  // shape after the first dimension
+  std::size_t element_bytes;
+  std::unique_ptr<util::ChecksummedFileWriter> writer;
+
+  ArrayRecord finish() {
+    writer->close();
+    ArrayRecord record;
+    record.file = writer->path().filename().string();
+    record.dtype = dtype;
+    std::uint64_t row_elements = 1;
+    for (auto d : trailing_shape) row_elements *= d;
+    record.shape.push_back(writer->bytes_written() / element_bytes / row_elements);
+    record.shape.insert(record.shape.end(), trailing_shape.begin(), trailing_shape.end());
+    record.bytes = writer->bytes_written();
+    record.xxh3 = util::checksum_hex(writer->checksum());
+    return record;
+  }
+};
+
+std::string file_suffix(const std::string& dtype) {
+  if (dtype == "float32") return ".f32";
+  if (dtype == "int32") return ".i32";
+  if (dtype == "int64") return ".i64";
+  if (dtype == "uint32") return ".u32";
+  if (dtype == "uint16") return ".u16";
+  return ".u8";
+}
+
+// Exactly uniform integer in [0, bound) from mt19937_64, independent of the standard library's
+// (implementation-defined) distributions, so splits are identical on every platform.
+std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t bound) {
+  const std::uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
+  std::uint64_t value = 0;
+  do {
+    value = rng();
+  } while (value >= limit);
+  return value % bound;
+}
+
+}  // namespace
+
+TrainValidationSplit split_train_validation(const std::vector<std::uint32_t>& training_graphs,
+                                            double validation_fraction, std::uint64_t seed) {
+  if (!(validation_fraction >= 0.0 && validation_fraction < 1.0)) {
+    throw std::invalid_argument(fmt::format("validation fraction must be in [0, 1), got {}", validation_fraction));
+  }
+  std::vector<std::uint32_t> order = training_graphs;
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = order.size(); i > 1; --i) {
+    std::swap(order[i - 1], order[uniform_below(rng, i)]);
+  }
+  const auto validation_count =
+      static_cast<std::size_t>(std::llround(validation_fraction * static_cast<double>(order.size())));
+  TrainValidationSplit split;
+  split.validation.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(validation_count));
+  split.train.assign(order.begin() + static_cast<std::ptrdiff_t>(validation_count), order.end());
+  std::sort(split.validation.begin(), split.validation.end());
+  std::sort(split.train.begin(), split.train.end());
+  return split;
+}
+
+StoreBuilder::StoreBuilder(std::filesystem::path store_path, bool overwrite)
+    : store_path_(std::filesystem::absolute(store_path).lexically_normal()), overwrite_(overwrite) {
+  if (store_path_.filename().empty()) store_path_ = store_path_.parent_path();
+  std::error_code ec;
+  if (std::filesystem::exists(store_path_, ec) && !overwrite_) {
+    throw std::runtime_error(
+        fmt::format("store '{}' already exists (use --force to replace it)", store_path_.string()));
+  }
+  const auto parent = store_path_.parent_path();
+  std::filesystem::create_directories(parent);
+
+  // A killed run leaves its temporary directory behind; it never opens as a store (no manifest
+  // rename happened), and is removed here once its process is gone.
+  const std::string stale_prefix = store_path_.filename().string() + ".tmp-";
+  for (const auto& entry : std::filesystem::directory_iterator(parent)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(stale_prefix, 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + stale_prefix.size(), nullptr, 10);
+    if (pid > 0 && !process_alive(pid)) std::filesystem::remove_all(entry.path(), ec);
+  }
+
+  temporary_ = parent / fmt::format("{}{}", stale_prefix, ::getpid());
+  std::filesystem::remove_all(temporary_, ec);
+  std::filesystem::create_directory(temporary_);
+}
+
+StoreBuilder::~StoreBuilder() {
+  if (!committed_) {
+    std::error_code ignored;
+    std::filesystem::remove_all(temporary_, ignored);
+  }
+}
+
+std::unique_ptr<GraphSegmentWriter> StoreBuilder::open_segment(std::size_t segment, SegmentKeys keys) const {
+  return std::make_unique<GraphSegmentWriter>(temporary_ / fmt::format("segment-{:06}", segment), keys);
+}
+
+void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSummary>& segments,
+                          const graph::CanIdVocabulary& vocabulary) {
+  if (segments.size() != metadata.files.size()) {
+    throw std::invalid_argument("one segment per source file expected");
+  }
+  auto open_array = [&](std::string_view name, std::string dtype, std::size_t element_bytes,
+                        std::vector<std::uint64_t> trailing) {
+    ArrayOutput out{std::string(name), dtype, std::move(trailing), element_bytes, nullptr};
+    out.writer = std::make_unique<util::ChecksummedFileWriter>(temporary_ / (out.name + file_suffix(dtype)));
+    return out;
+  };
+  const std::uint64_t nf = metadata.node_feature_count;
+  const std::uint64_t ef = metadata.edge_feature_count;
+  auto node_features = open_array(arrays::kNodeFeatures, "float32", 4, {nf});
+  auto node_can_ids = open_array(arrays::kNodeCanIds, "uint32", 4, {});
+  auto edge_index = open_array(arrays::kEdgeIndex, "int32", 4, {2});
+  auto edge_features = open_array(arrays::kEdgeFeatures, "float32", 4, {ef});
+  auto node_offsets = open_array(arrays::kNodeOffsets, "int64", 8, {});
+  auto edge_offsets = open_array(arrays::kEdgeOffsets, "int64", 8, {});
+  auto graph_num_nodes = open_array(arrays::kGraphNumNodes, "uint32", 4, {});
+  auto graph_num_edges = open_array(arrays::kGraphNumEdges, "uint32", 4, {});
+  auto graph_label = open_array(arrays::kGraphLabel, "uint8", 1, {});
+  auto graph_split = open_array(arrays::kGraphSplit, "uint16", 2, {});
+  auto graph_file = open_array(arrays::kGraphFile, "uint32", 4, {});
+  auto graph_attack_type = open_array(arrays::kGraphAttackType, "uint16", 2, {});
+  auto graph_window = open_array(arrays::kGraphWindow, "uint32", 4, {});
+
+  std::int64_t node_offset = 0;
+  std::int64_t edge_offset = 0;
+  node_offsets.writer->write_values(std::span<const std::int64_t>(&node_offset, 1));
+  edge_offsets.writer->write_values(std::span<const std::int64_t>(&edge_offset, 1));
+
+  std::vector<std::uint32_t> training_graphs;
+  std::vector<std::uint32_t> test_graphs;
+  std::uint64_t graph_id = 0;
+  std::vector<std::uint32_t> records;
+  std::vector<std::uint32_t> keys;
+  std::vector<float> floats;
+  std::vector<std::int32_t> ints;
+  std::vector<std::uint32_t> can_ids;
+  const std::uint32_t oov = vocabulary.out_of_vocabulary_index();
+
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    const SegmentSummary& segment = segments[i];
+    SourceFileRecord& file = metadata.files[i];
+    const bool is_train = metadata.splits.at(file.split).role == "train";
+    file.first_graph = graph_id;
+    file.graphs = segment.graphs;
+
+    ChunkReader<std::uint32_t> record_reader(segment_file(segment, ".graphs"));
+    record_reader.read(segment.graphs * 4, records);
+    for (std::uint64_t g = 0; g < segment.graphs; ++g) {
+      const std::uint32_t nodes = records[4 * g];
+      const std::uint32_t edges = records[4 * g + 1];
+      const std::uint32_t window = records[4 * g + 2];
+      const auto label = static_cast<std::uint8_t>(records[4 * g + 3]);
+      const auto split = static_cast<std::uint16_t>(file.split);
+      const auto file_index = static_cast<std::uint32_t>(i);
+      const auto attack = static_cast<std::uint16_t>(file.attack_type);
+      node_offset += nodes;
+      edge_offset += edges;
+      graph_num_nodes.writer->write_values(std::span<const std::uint32_t>(&nodes, 1));
+      graph_num_edges.writer->write_values(std::span<const std::uint32_t>(&edges, 1));
+      graph_label.writer->write_values(std::span<const std::uint8_t>(&label, 1));
+      graph_split.writer->write_values(std::span<const std::uint16_t>(&split, 1));
+      graph_file.writer->write_values(std::span<const std::uint32_t>(&file_index, 1));
+      graph_attack_type.writer->write_values(std::span<const std::uint16_t>(&attack, 1));
+      graph_window.writer->write_values(std::span<const std::uint32_t>(&window, 1));
+      node_offsets.writer->write_values(std::span<const std::int64_t>(&node_offset, 1));
+      edge_offsets.writer->write_values(std::span<const std::int64_t>(&edge_offset, 1));
+      (is_train ? training_graphs : test_graphs).push_back(static_cast<std::uint32_t>(graph_id));
+      ++graph_id;
+    }
+
+    // Node features: feature 0 and the CAN ID are derived from the key, the rest copied.
+    ChunkReader<std::uint32_t> key_reader(segment_file(segment, ".node_keys"));
+    ChunkReader<float> feature_reader(segment_file(segment, ".node_features"));
+    for (std::uint64_t done = 0; done < segment.nodes;) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkNodes, segment.nodes - done));
+      key_reader.read(n, keys);
+      feature_reader.read(n * nf, floats);
+      can_ids.resize(n);
+      for (std::size_t k = 0; k < n; ++k) {
+        std::uint32_t index = keys[k];
+        if (segment.keys == SegmentKeys::kRawCanIds) {
+          can_ids[k] = keys[k];
+          index = vocabulary.index_of(keys[k]);
+        } else {
+          can_ids[k] = index < oov ? vocabulary.ids()[index] : arrays::kOutOfVocabularyCanId;
+        }
+        floats[k * nf] = static_cast<float>(index);
+      }
+      node_features.writer->write_values(std::span<const float>(floats));
+      node_can_ids.writer->write_values(std::span<const std::uint32_t>(can_ids));
+      done += n;
+    }
+    {
+      ChunkReader<std::int32_t> index_reader(segment_file(segment, ".edge_index"));
+      ChunkReader<float> edge_feature_reader(segment_file(segment, ".edge_features"));
+      for (std::uint64_t done = 0; done < segment.edges;) {
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkNodes, segment.edges - done));
+        index_reader.read(n * 2, ints);
+        edge_index.writer->write_values(std::span<const std::int32_t>(ints));
+        edge_feature_reader.read(n * ef, floats);
+        edge_features.writer->write_values(std::span<const float>(floats));
+        done += n;
+      }
+    }
+    for (const char* suffix : {".graphs", ".node_keys", ".node_features", ".edge_index", ".edge_features"}) {
+      std::filesystem::remove(segment_file(segment, suffix));
+    }
+  }
+
+  const auto split = split_train_validation(training_graphs, metadata.validation_fraction,
+                                            metadata.validation_seed);
+  auto split_train = open_array(arrays::kSplitTrain, "uint32", 4, {});
+  auto split_validation = open_array(arrays::kSplitValidation, "uint32", 4, {});
+  auto split_test = open_array(arrays::kSplitTest, "uint32", 4, {});
+  split_train.writer->write_values(std::span<const std::uint32_t>(split.train));
+  split_validation.writer->write_values(std::span<const std::uint32_t>(split.validation));
+  split_test.writer->write_values(std::span<const std::uint32_t>(test_graphs));
+
+  metadata.num_graphs = graph_id;
+  metadata.num_nodes = static_cast<std::uint64_t>(node_offset);
+  metadata.num_edges = static_cast<std::uint64_t>(edge_offset);
+  metadata.vocabulary.assign(vocabulary.ids().begin(), vocabulary.ids().end());
+  metadata.arrays.clear();
+  for (ArrayOutput* out :
+       {&node_features, &node_can_ids, &edge_index, &edge_features, &node_offsets, &edge_offsets,
+        &graph_num_nodes, &graph_num_edges, &graph_label, &graph_split, &graph_file,
+        &graph_attack_type, &graph_window, &split_train, &split_validation, &split_test}) {
+    metadata.arrays.emplace(out->name, out->finish());
+  }
+
+  // The manifest is the commit record: written last, and a store without it never opens.
+  util::write_file_atomically(temporary_ / kManifestFileName, render_manifest(metadata));
+  util::fsync_directory(temporary_);
+
+  std::error_code ec;
+  if (std::filesystem::exists(store_path_, ec)) {
+    if (!overwrite_) {
+      throw std::runtime_error(
+          fmt::format("store '{}' already exists (use --force to replace it)", store_path_.string()));
+    }
+    // Swap old and new in one step, so the path always holds a complete store.
+    if (::renameat2(AT_FDCWD, temporary_.c_str(), AT_FDCWD, store_path_.c_str(), RENAME_EXCHANGE) != 0) {
+      throw std::system_error(errno, std::generic_category(),
+                              fmt::format("cannot replace store '{}'", store_path_.string()));
+    }
+    committed_ = true;
+    std::filesystem::remove_all(temporary_, ec);  // now the old store
+  } else {
+    std::filesystem::rename(temporary_, store_path_);
+    committed_ = true;
+  }
+  util::fsync_directory(store_path_.parent_path());
+}
+
+}  // namespace headroom::store

@@ -1,0 +1,137 @@
+#include "headroom/store/store_metadata.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "headroom/store/store_error.hpp"
+#include "headroom/util/file_writer.hpp"
+
+namespace headroom::store {
+namespace {
+
+constexpr const char* kChecksumField = "manifest_xxh3";
+
+std::uint64_t checksum_of(const nlohmann::json& json) {
+  const std::string canonical = json.dump();  // nlohmann orders object keys: the dump is canonical
+  return util::checksum_bytes(std::as_bytes(std::span(canonical.data(), canonical.size())));
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& json, const StoreMetadata& m) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& f : m.files) {
+    files.push_back({{"path", f.path},
+                     {"split", f.split},
+                     {"attack_type", f.attack_type},
+                     {"rows", f.rows},
+                     {"attack_rows", f.attack_rows},
+                     {"skipped_rows", f.skipped_rows},
+                     {"first_graph", f.first_graph},
+                     {"graphs", f.graphs}});
+  }
+  nlohmann::json splits = nlohmann::json::array();
+  for (const auto& s : m.splits) splits.push_back({{"name", s.name}, {"role", s.role}});
+  nlohmann::json arrays = nlohmann::json::object();
+  for (const auto& [name, a] : m.arrays) {
+    arrays[name] = {{"file", a.file}, {"dtype", a.dtype}, {"shape", a.shape}, {"bytes", a.bytes},
+                    {"xxh3", a.xxh3}};
+  }
+  json = {{"format", kStoreFormatName},
+          {"version", kStoreFormatVersion},
+          {"created_by", m.created_by},
+          {"dataset_root", m.dataset_root},
+          {"window", m.window},
+          {"stride", m.stride},
+          {"node_feature_count", m.node_feature_count},
+          {"edge_feature_count", m.edge_feature_count},
+          {"num_graphs", m.num_graphs},
+          {"num_nodes", m.num_nodes},
+          {"num_edges", m.num_edges},
+          {"vocabulary", m.vocabulary},
+          {"out_of_vocabulary_index", m.vocabulary.size()},
+          {"splits", splits},
+          {"attack_types", m.attack_types},
+          {"files", files},
+          {"excluded_files", m.excluded_files},
+          {"validation", {{"fraction", m.validation_fraction}, {"seed", m.validation_seed}}},
+          {"arrays", arrays}};
+}
+
+void from_json(const nlohmann::json& json, StoreMetadata& m) {
+  m.created_by = json.at("created_by").get<std::string>();
+  m.dataset_root = json.at("dataset_root").get<std::string>();
+  m.window = json.at("window").get<std::uint32_t>();
+  m.stride = json.at("stride").get<std::uint32_t>();
+  m.node_feature_count = json.at("node_feature_count").get<std::uint32_t>();
+  m.edge_feature_count = json.at("edge_feature_count").get<std::uint32_t>();
+  m.num_graphs = json.at("num_graphs").get<std::uint64_t>();
+  m.num_nodes = json.at("num_nodes").get<std::uint64_t>();
+  m.num_edges = json.at("num_edges").get<std::uint64_t>();
+  m.vocabulary = json.at("vocabulary").get<std::vector<std::uint32_t>>();
+  m.splits.clear();
+  for (const auto& s : json.at("splits")) m.splits.push_back({s.at("name"), s.at("role")});
+  m.attack_types = json.at("attack_types").get<std::vector<std::string>>();
+  m.files.clear();
+  for (const auto& f : json.at("files")) {
+    SourceFileRecord r;
+    r.path = f.at("path").get<std::string>();
+    r.split = f.at("split").get<std::uint32_t>();
+    r.attack_type = f.at("attack_type").get<std::uint32_t>();
+    r.rows = f.at("rows").get<std::uint64_t>();
+    r.attack_rows = f.at("attack_rows").get<std::uint64_t>();
+    r.skipped_rows = f.at("skipped_rows").get<std::uint64_t>();
+    r.first_graph = f.at("first_graph").get<std::uint64_t>();
+    r.graphs = f.at("graphs").get<std::uint64_t>();
+    m.files.push_back(std::move(r));
+  }
+  m.excluded_files = json.at("excluded_files").get<std::vector<std::string>>();
+  m.validation_fraction = json.at("validation").at("fraction").get<double>();
+  m.validation_seed = json.at("validation").at("seed").get<std::uint64_t>();
+  m.arrays.clear();
+  for (const auto& [name, a] : json.at("arrays").items()) {
+    ArrayRecord r;
+    r.file = a.at("file").get<std::string>();
+    r.dtype = a.at("dtype").get<std::string>();
+    r.shape = a.at("shape").get<std::vector<std::uint64_t>>();
+    r.bytes = a.at("bytes").get<std::uint64_t>();
+    r.xxh3 = a.at("xxh3").get<std::string>();
+    m.arrays.emplace(name, std::move(r));
+  }
+}
+
+std::string render_manifest(const StoreMetadata& metadata) {
+  nlohmann::json json = metadata;
+  json[kChecksumField] = util::checksum_hex(checksum_of(json));
+  return json.dump(1) + "\n";
+}
+
+StoreMetadata parse_manifest(const std::string& text, const std::string& where) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw StoreError(fmt::format("{}: manifest is not valid JSON ({})", where, e.what()));
+  }
+  if (!json.is_object() || json.value("format", "") != kStoreFormatName) {
+    throw StoreError(fmt::format("{}: not a headroom graph store manifest", where));
+  }
+  const int version = json.value("version", 0);
+  if (version != kStoreFormatVersion) {
+    throw StoreError(fmt::format("{}: store format version {} is not supported (this headroom reads {})",
+                                 where, version, kStoreFormatVersion));
+  }
+  if (!json.contains(kChecksumField)) throw StoreError(fmt::format("{}: manifest has no checksum", where));
+  const std::string recorded = json[kChecksumField].get<std::string>();
+  json.erase(kChecksumField);
+  if (util::checksum_hex(checksum_of(json)) != recorded) {
+    throw StoreError(fmt::format("{}: manifest checksum mismatch (the store is corrupt)", where));
+  }
+  try {
+    return json.get<StoreMetadata>();
+  } catch (const nlohmann::json::exception& e) {
+    throw StoreError(fmt::format("{}: manifest is incomplete ({})", where, e.what()));
+  }
+}
+
+}  // namespace headroom::store

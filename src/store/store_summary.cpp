@@ -1,0 +1,148 @@
+#include "headroom/store/store_summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace headroom::store {
+namespace {
+
+CountDistribution distribution(std::vector<std::uint64_t> values) {
+  CountDistribution d;
+  if (values.empty()) return d;
+  std::sort(values.begin(), values.end());
+  auto rank = [&](double q) {
+    const auto r = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size())));
+    return values[std::clamp<std::size_t>(r, 1, values.size()) - 1];
+  };
+  d.p50 = rank(0.50);
+  d.p95 = rank(0.95);
+  d.max = values.back();
+  return d;
+}
+
+SplitSummary summarize_ids(std::string name, const GraphSizeIndex& index, std::span<const std::uint32_t> ids) {
+  SplitSummary s;
+  s.name = std::move(name);
+  std::vector<std::uint64_t> nodes;
+  std::vector<std::uint64_t> edges;
+  nodes.reserve(ids.size());
+  edges.reserve(ids.size());
+  for (std::uint32_t id : ids) {
+    nodes.push_back(index.num_nodes[id]);
+    edges.push_back(index.num_edges[id]);
+    s.attack_graphs += index.label[id];
+  }
+  s.graphs = ids.size();
+  s.nodes = distribution(std::move(nodes));
+  s.edges = distribution(std::move(edges));
+  return s;
+}
+
+nlohmann::json to_json(const CountDistribution& d) { return {{"p50", d.p50}, {"p95", d.p95}, {"max", d.max}}; }
+
+std::string human_bytes(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+}  // namespace
+
+StoreSummary summarize_store(const GraphStore& store) {
+  const StoreMetadata& m = store.metadata();
+  const GraphSizeIndex index = store.size_index();
+  StoreSummary s;
+  s.path = store.path().string();
+  s.graphs = m.num_graphs;
+  s.nodes = m.num_nodes;
+  s.edges = m.num_edges;
+  s.bytes_on_disk = store.bytes_on_disk();
+  s.window = m.window;
+  s.stride = m.stride;
+  s.vocabulary_size = m.vocabulary.size();
+  s.nodes_per_graph = distribution({index.num_nodes.begin(), index.num_nodes.end()});
+  s.edges_per_graph = distribution({index.num_edges.begin(), index.num_edges.end()});
+
+  s.splits.push_back(summarize_ids("train", index, store.train_ids()));
+  s.splits.push_back(summarize_ids("validation", index, store.validation_ids()));
+  s.splits.push_back(summarize_ids("test", index, store.test_ids()));
+  for (std::size_t split = 0; split < m.splits.size(); ++split) {
+    if (m.splits[split].role != "test") continue;
+    std::vector<std::uint32_t> ids;
+    for (std::uint32_t id : store.test_ids()) {
+      if (index.split[id] == split) ids.push_back(id);
+    }
+    s.splits.push_back(summarize_ids("test/" + m.splits[split].name, index, ids));
+  }
+  for (const auto& f : m.files) {
+    s.files.push_back({f.path, m.splits.at(f.split).name, m.attack_types.at(f.attack_type), f.rows,
+                       f.skipped_rows, f.graphs});
+  }
+  return s;
+}
+
+nlohmann::json summary_to_json(const StoreSummary& s) {
+  nlohmann::json splits = nlohmann::json::array();
+  for (const auto& split : s.splits) {
+    splits.push_back({{"name", split.name},
+                      {"graphs", split.graphs},
+                      {"attack_graphs", split.attack_graphs},
+                      {"normal_graphs", split.graphs - split.attack_graphs},
+                      {"nodes", to_json(split.nodes)},
+                      {"edges", to_json(split.edges)}});
+  }
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& f : s.files) {
+    files.push_back({{"path", f.path},
+                     {"split", f.split},
+                     {"attack_type", f.attack_type},
+                     {"rows", f.rows},
+                     {"skipped_rows", f.skipped_rows},
+                     {"graphs", f.graphs}});
+  }
+  return {{"store", s.path},
+          {"graphs", s.graphs},
+          {"nodes", s.nodes},
+          {"edges", s.edges},
+          {"bytes_on_disk", s.bytes_on_disk},
+          {"window", s.window},
+          {"stride", s.stride},
+          {"vocabulary_size", s.vocabulary_size},
+          {"nodes_per_graph", to_json(s.nodes_per_graph)},
+          {"edges_per_graph", to_json(s.edges_per_graph)},
+          {"splits", splits},
+          {"files", files}};
+}
+
+std::string render_summary(const StoreSummary& s) {
+  std::string out;
+  auto line = [&](const std::string& text) { out += text + "\n"; };
+  line(fmt::format("store      {}", s.path));
+  line(fmt::format("graphs     {}  (window {}, stride {})", s.graphs, s.window, s.stride));
+  line(fmt::format("nodes      {}  per graph p50 {} / p95 {} / max {}", s.nodes, s.nodes_per_graph.p50,
+                   s.nodes_per_graph.p95, s.nodes_per_graph.max));
+  line(fmt::format("edges      {}  per graph p50 {} / p95 {} / max {}", s.edges, s.edges_per_graph.p50,
+                   s.edges_per_graph.p95, s.edges_per_graph.max));
+  line(fmt::format("CAN IDs    {} in the training vocabulary (+1 out-of-vocabulary index)", s.vocabulary_size));
+  line(fmt::format("on disk    {} ({} bytes)", human_bytes(s.bytes_on_disk), s.bytes_on_disk));
+  line("");
+  line(fmt::format("{:<48} {:>8} {:>8} {:>8} {:>7}  {:>14}  {:>14}", "split", "graphs", "normal", "attack",
+                   "attack%", "nodes p50/95/max", "edges p50/95/max"));
+  for (const auto& split : s.splits) {
+    const double share = split.graphs == 0 ? 0.0 : 100.0 * static_cast<double>(split.attack_graphs) / static_cast<double>(split.graphs);
+    line(fmt::format("{:<48} {:>8} {:>8} {:>8} {:>6.1f}%  {:>14}  {:>14}", split.name, split.graphs,
+                     split.graphs - split.attack_graphs, split.attack_graphs, share,
+                     fmt::format("{}/{}/{}", split.nodes.p50, split.nodes.p95, split.nodes.max),
+                     fmt::format("{}/{}/{}", split.edges.p50, split.edges.p95, split.edges.max)));
+  }
+  return out;
+}
+
+}  // namespace headroom::store

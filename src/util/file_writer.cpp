@@ -1,0 +1,135 @@
+#include "headroom/util/file_writer.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+#include <system_error>
+
+namespace headroom::util {
+namespace {
+
+[[noreturn]] void throw_io(const std::string& what, const std::filesystem::path& path) {
+  throw std::system_error(errno, std::generic_category(), fmt::format("{} '{}'", what, path.string()));
+}
+
+void write_all(int fd, const std::byte* data, std::size_t size, const std::filesystem::path& path) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_io("cannot write", path);
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+struct ChecksummedFileWriter::HashState {
+  XXH3_state_t* state = XXH3_createState();
+  ~HashState() { XXH3_freeState(state); }
+};
+
+ChecksummedFileWriter::ChecksummedFileWriter(std::filesystem::path path, std::size_t buffer_bytes)
+    : path_(std::move(path)), buffer_(buffer_bytes), hash_(std::make_unique<HashState>()) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw_io("cannot create", path_);
+  XXH3_64bits_reset(hash_->state);
+}
+
+ChecksummedFileWriter::~ChecksummedFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void ChecksummedFileWriter::write(std::span<const std::byte> bytes) {
+  XXH3_64bits_update(hash_->state, bytes.data(), bytes.size());
+  bytes_written_ += bytes.size();
+  if (bytes.size() >= buffer_.size()) {
+    flush_buffer();
+    write_all(fd_, bytes.data(), bytes.size(), path_);
+    return;
+  }
+  if (buffered_ + bytes.size() > buffer_.size()) flush_buffer();
+  std::memcpy(buffer_.data() + buffered_, bytes.data(), bytes.size());
+  buffered_ += bytes.size();
+}
+
+void ChecksummedFileWriter::flush_buffer() {
+  if (buffered_ == 0) return;
+  write_all(fd_, buffer_.data(), buffered_, path_);
+  buffered_ = 0;
+}
+
+void ChecksummedFileWriter::close(bool durable) {
+  if (fd_ < 0) return;
+  flush_buffer();
+  if (durable && ::fsync(fd_) != 0) throw_io("cannot fsync", path_);
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    throw_io("cannot close", path_);
+  }
+  fd_ = -1;
+}
+
+std::uint64_t ChecksummedFileWriter::checksum() const { return XXH3_64bits_digest(hash_->state); }
+
+void fsync_directory(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw_io("cannot open directory", dir);
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) throw_io("cannot fsync directory", dir);
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  auto temporary = path;
+  temporary += fmt::format(".tmp-{}", ::getpid());
+  {
+    ChecksummedFileWriter writer(temporary);
+    writer.write(std::as_bytes(std::span(content.data(), content.size())));
+    writer.close();
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::filesystem::remove(temporary, ec);
+    throw std::system_error(ec, fmt::format("cannot rename into '{}'", path.string()));
+  }
+  fsync_directory(path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
+}
+
+std::string checksum_hex(std::uint64_t checksum) { return fmt::format("{:016x}", checksum); }
+
+std::uint64_t checksum_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_io("cannot open", path);
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  std::vector<std::byte> buffer(1 << 20);
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      XXH3_freeState(state);
+      ::close(fd);
+      throw_io("cannot read", path);
+    }
+    if (n == 0) break;
+    XXH3_64bits_update(state, buffer.data(), static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  const std::uint64_t digest = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  return digest;
+}
+
+std::uint64_t checksum_bytes(std::span<const std::byte> bytes) {
+  return XXH3_64bits(bytes.data(), bytes.size());
+}
+
+}  // namespace headroom::util

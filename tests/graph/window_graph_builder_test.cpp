@@ -1,0 +1,144 @@
+// The KD-GAT window construction, checked against values worked out by hand.
+#include "headroom/graph/window_graph_builder.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace headroom::graph {
+namespace {
+
+can::CanFrame frame(std::uint32_t id, std::vector<std::uint8_t> bytes = {}, std::uint8_t label = 0) {
+  can::CanFrame f;
+  f.id = id;
+  f.dlc = static_cast<std::uint8_t>(bytes.size());
+  for (std::size_t i = 0; i < bytes.size(); ++i) f.data[i] = bytes[i];
+  f.label = label;
+  return f;
+}
+
+std::vector<float> node_row(const WindowGraph& g, std::size_t n) {
+  return {g.node_features.begin() + static_cast<long>(n * kNodeFeatureCount),
+          g.node_features.begin() + static_cast<long>((n + 1) * kNodeFeatureCount)};
+}
+std::vector<float> edge_row(const WindowGraph& g, std::size_t e) {
+  return {g.edge_features.begin() + static_cast<long>(e * kEdgeFeatureCount),
+          g.edge_features.begin() + static_cast<long>((e + 1) * kEdgeFeatureCount)};
+}
+
+void expect_row(const std::vector<float>& actual, const std::vector<double>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(actual[i], expected[i], 1e-6) << "feature " << i;
+  }
+}
+
+std::vector<std::uint32_t> keys_of(const std::vector<can::CanFrame>& frames) {
+  std::vector<std::uint32_t> keys;
+  for (const auto& f : frames) keys.push_back(f.id);
+  return keys;
+}
+
+// Frames A B A B C (keys 10, 20, 10, 20, 30), W = 5. Transitions: A->B@0, B->A@1, A->B@2, B->C@3.
+TEST(WindowGraphBuilder, MatchesHandComputedFeatures) {
+  const std::vector<can::CanFrame> frames = {frame(10, {255, 0, 51}), frame(20, {10}), frame(10, {0, 0, 51}),
+                                             frame(20, {30, 255}), frame(30, {7, 7, 7})};
+  WindowGraphBuilder builder(WindowConfig{5, 5});
+  WindowGraph g;
+  builder.build(frames, keys_of(frames), g);
+
+  ASSERT_EQ(g.num_nodes(), 3U);
+  EXPECT_EQ(g.node_keys, (std::vector<std::uint32_t>{10, 20, 30}));
+  // A: sources at 0 and 2; bytes mean (255+0)/2/255, 0, 51/255; count 2 == B's count -> raw 2.
+  expect_row(node_row(g, 0), {10, 0.5, 0, 0.2, 0, 0, 0, 0, 0, 2, 2.0 / 4});
+  // B: sources at 1 and 3 (frame 4's bytes do not count: C is never a source).
+  expect_row(node_row(g, 1), {20, 20.0 / 255, 0.5, 0, 0, 0, 0, 0, 0, 2, 3.0 / 4});
+  // C: only a target -> its key and zeros.
+  expect_row(node_row(g, 2), {30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+
+  ASSERT_EQ(g.num_edges(), 3U);
+  EXPECT_EQ(g.edge_index, (std::vector<std::int32_t>{0, 1, 1, 0, 1, 2}));
+  // deg(A) = 2 as source + 1 as target = 3; deg(B) = 2 + 2 = 4; deg(C) = 1.
+  // A->B at 0, 2: gaps {2}: mean 2, std 0 -> regularity 1.
+  expect_row(edge_row(g, 0), {2, 0.4, 2, 0, 1, 0, 0.4, 0.4, 1, 12, 0.75});
+  // B->A once at 1: gap stats 0.
+  expect_row(edge_row(g, 1), {1, 0.2, 0, 0, 0, 0.2, 0.2, 0, 1, 12, 4.0 / 3});
+  // B->C once at 3, no reverse.
+  expect_row(edge_row(g, 2), {1, 0.2, 0, 0, 0, 0.6, 0.6, 0, 0, 4, 4});
+  EXPECT_EQ(g.label, 0);
+}
+
+// A A A B A A, W = 6: A->A at 0, 1, 4 (a self-loop with gaps 1 and 3), A->B at 2, B->A at 3.
+TEST(WindowGraphBuilder, SelfLoopsGapStatisticsAndMinMaxCounts) {
+  const std::vector<can::CanFrame> frames = {frame(5), frame(5), frame(5), frame(9, {}, 1), frame(5), frame(5)};
+  WindowGraphBuilder builder(WindowConfig{6, 6});
+  WindowGraph g;
+  builder.build(frames, keys_of(frames), g);
+
+  ASSERT_EQ(g.num_nodes(), 2U);
+  EXPECT_EQ(g.label, 1);
+  // Source counts A 4, B 1: min-max -> A 1, B 0. Last source positions 4 and 3 over W-1 = 5.
+  expect_row(node_row(g, 0), {5, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0.8});
+  expect_row(node_row(g, 1), {9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.6});
+
+  ASSERT_EQ(g.num_edges(), 3U);
+  EXPECT_EQ(g.edge_index, (std::vector<std::int32_t>{0, 0, 0, 1, 1, 0}));
+  // deg(A) = 4 + 4 = 8, deg(B) = 1 + 1 = 2. Self-loop gaps {1, 3}: mean 2, population std 1.
+  expect_row(edge_row(g, 0), {3, 0.5, 2, 1, 0.5, 0, 4.0 / 6, 4.0 / 6, 1, 64, 1});
+  expect_row(edge_row(g, 1), {1, 1.0 / 6, 0, 0, 0, 2.0 / 6, 2.0 / 6, 0, 1, 16, 4});
+  expect_row(edge_row(g, 2), {1, 1.0 / 6, 0, 0, 0, 3.0 / 6, 3.0 / 6, 0, 1, 16, 0.25});
+}
+
+TEST(WindowGraphBuilder, SingleFrameWindowHasOneNodeAndNoEdges) {
+  const std::vector<can::CanFrame> frames = {frame(3, {1, 2})};
+  WindowGraphBuilder builder(WindowConfig{100, 100});
+  WindowGraph g;
+  builder.build(frames, keys_of(frames), g);
+  ASSERT_EQ(g.num_nodes(), 1U);
+  EXPECT_EQ(g.num_edges(), 0U);
+  expect_row(node_row(g, 0), {3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+}
+
+TEST(WindowGraphBuilder, ReusedBuilderGivesTheSameGraph) {
+  std::vector<can::CanFrame> frames;
+  for (std::uint32_t i = 0; i < 100; ++i) frames.push_back(frame((i * 7) % 13, {static_cast<std::uint8_t>(i)}));
+  WindowGraphBuilder builder(WindowConfig{});
+  WindowGraph first;
+  WindowGraph second;
+  builder.build(frames, keys_of(frames), first);
+  std::vector<can::CanFrame> other(frames.begin(), frames.begin() + 10);
+  WindowGraph scratch;
+  builder.build(other, keys_of(other), scratch);
+  builder.build(frames, keys_of(frames), second);
+  EXPECT_EQ(first.node_features, second.node_features);
+  EXPECT_EQ(first.edge_index, second.edge_index);
+  EXPECT_EQ(first.edge_features, second.edge_features);
+}
+
+TEST(WindowConfig, WindowCountFollowsUpstreamFormula) {
+  const WindowConfig config{100, 100};
+  EXPECT_EQ(config.windows_for(0), 0U);
+  EXPECT_EQ(config.windows_for(1), 1U);
+  EXPECT_EQ(config.windows_for(99), 1U);
+  EXPECT_EQ(config.windows_for(100), 1U);
+  EXPECT_EQ(config.windows_for(199), 1U);
+  EXPECT_EQ(config.windows_for(200), 2U);
+  EXPECT_EQ(config.windows_for(149547), 1495U);
+  const WindowConfig overlapping{100, 50};
+  EXPECT_EQ(overlapping.windows_for(250), 4U);
+  EXPECT_THROW((WindowConfig{1, 1}.validate()), std::invalid_argument);
+  EXPECT_THROW((WindowConfig{10, 0}.validate()), std::invalid_argument);
+}
+
+TEST(CanIdVocabulary, SortedUniqueIdsAndOutOfVocabularyIndex) {
+  const CanIdVocabulary vocabulary({0x316, 0x18F, 0x316, 0x2A0});
+  ASSERT_EQ(vocabulary.size(), 3U);
+  EXPECT_EQ(vocabulary.index_of(0x18F), 0U);
+  EXPECT_EQ(vocabulary.index_of(0x2A0), 1U);
+  EXPECT_EQ(vocabulary.index_of(0x316), 2U);
+  EXPECT_EQ(vocabulary.index_of(0x000), 3U);
+  EXPECT_EQ(vocabulary.out_of_vocabulary_index(), 3U);
+}
+
+}  // namespace
+}  // namespace headroom::graph
