@@ -10,6 +10,9 @@ int main(int argc, char** argv) {
   CLI::App app{"headroom: memory-planned GNN training for CAN-bus intrusion detection"};
   app.set_version_flag("--version", std::string("headroom ") + HEADROOM_VERSION);
   app.require_subcommand(1);
+  // Every flag of a subcommand can also come from a TOML file: a [preprocess] section for
+  // `headroom preprocess`, and so on. Flags on the command line win.
+  app.set_config("--config", "", "Read options from a TOML file ([SUBCOMMAND] sections)");
   headroom::cli::add_generate_command(app);
   headroom::cli::add_preprocess_command(app);
   headroom::cli::add_inspect_command(app);
