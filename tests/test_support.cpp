@@ -48,7 +48,8 @@ int run_command(const std::string& command, std::string* output) {
   if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
   std::array<char, 4096> buffer{};
   std::string collected;
-  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) collected.append(buffer.data(), n);
+  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe))
+    collected.append(buffer.data(), n);
   const int status = pclose(pipe);
   if (output != nullptr) *output = std::move(collected);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -34,8 +34,8 @@ int run_command(const std::string& command, std::string* output = nullptr);
 }  // namespace headroom::testing
 
 // Skips the current test with a message when ../shared/data is absent (a fresh clone).
-#define HEADROOM_REQUIRE_SHARED_DATA()                                                     \
-  do {                                                                                     \
-    if (::headroom::testing::shared_data_dir().empty())                                   \
-      GTEST_SKIP() << "../shared/data is absent: real-data test skipped";                 \
+#define HEADROOM_REQUIRE_SHARED_DATA()                                    \
+  do {                                                                    \
+    if (::headroom::testing::shared_data_dir().empty())                   \
+      GTEST_SKIP() << "../shared/data is absent: real-data test skipped"; \
   } while (0)

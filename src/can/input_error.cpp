@@ -5,8 +5,8 @@
 namespace headroom::can {
 namespace {
 
-std::string describe(const std::filesystem::path& file, std::uint64_t line, const std::string& column,
-                     const std::string& reason) {
+std::string describe(const std::filesystem::path& file, std::uint64_t line,
+                     const std::string& column, const std::string& reason) {
   std::string where = file.string();
   if (line > 0) where += fmt::format(":{}", line);
   if (!column.empty()) return fmt::format("{}: column '{}': {}", where, column, reason);

@@ -1,5 +1,5 @@
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -18,12 +18,15 @@ void add_inspect_command(CLI::App& app) {
   };
   auto state = std::make_shared<State>();
   command->add_option("STORE", state->store, "Graph store directory")->required();
-  command->add_flag("--json", state->json, "Print the summary as JSON (with every source file and its graph count)");
-  command->add_flag("--verify", state->verify, "Also checksum the graph data arrays (reads the whole store)");
+  command->add_flag("--json", state->json,
+                    "Print the summary as JSON (with every source file and its graph count)");
+  command->add_flag("--verify", state->verify,
+                    "Also checksum the graph data arrays (reads the whole store)");
   command->footer("Example: headroom inspect stores/synthetic --json");
   command->callback([state] {
-    const auto store = store::GraphStore::open(
-        state->store, state->verify ? store::StoreVerification::kFull : store::StoreVerification::kMetadata);
+    const auto store =
+        store::GraphStore::open(state->store, state->verify ? store::StoreVerification::kFull
+                                                            : store::StoreVerification::kMetadata);
     const auto summary = store::summarize_store(store);
     if (state->json) {
       fmt::print("{}\n", store::summary_to_json(summary).dump(2));

@@ -1,5 +1,5 @@
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <memory>
 
 #include "headroom/cli/commands.hpp"
@@ -12,30 +12,37 @@ namespace headroom::cli {
 void print_preprocess_report(const preprocess::PreprocessReport& report) {
   for (const auto& file : report.files) {
     if (file.skipped_rows > 0) {
-      fmt::print(stderr, "warning: {}: skipped {} malformed row(s)\n", file.path, file.skipped_rows);
+      fmt::print(stderr, "warning: {}: skipped {} malformed row(s)\n", file.path,
+                 file.skipped_rows);
     }
   }
-  for (const auto& path : report.excluded) fmt::print(stderr, "note: left out {} (excluded by name)\n", path);
-  fmt::print("preprocessed {} files, {} rows ({} skipped) into {} graphs in {:.2f} s ({:.2f} M rows/s)\n",
-             report.files.size(), report.rows, report.skipped_rows, report.graphs, report.seconds,
-             report.seconds > 0 ? static_cast<double>(report.rows) / report.seconds / 1e6 : 0.0);
+  for (const auto& path : report.excluded)
+    fmt::print(stderr, "note: left out {} (excluded by name)\n", path);
+  fmt::print(
+      "preprocessed {} files, {} rows ({} skipped) into {} graphs in {:.2f} s ({:.2f} M rows/s)\n",
+      report.files.size(), report.rows, report.skipped_rows, report.graphs, report.seconds,
+      report.seconds > 0 ? static_cast<double>(report.rows) / report.seconds / 1e6 : 0.0);
 }
 
 void add_preprocess_command(CLI::App& app) {
-  auto* command = app.add_subcommand("preprocess", "Turn a CAN dataset directory into a graph store");
+  auto* command =
+      app.add_subcommand("preprocess", "Turn a CAN dataset directory into a graph store");
   struct State {
     std::string dataset;
     std::string store;
     PreprocessFlags flags;
   };
   auto state = std::make_shared<State>();
-  command->add_option("DATASET_DIR", state->dataset, "Dataset root holding train_*/ and test_*/ directories")
+  command
+      ->add_option("DATASET_DIR", state->dataset,
+                   "Dataset root holding train_*/ and test_*/ directories")
       ->required();
   command->add_option("--out,-o", state->store, "Graph store directory to create")->required();
   state->flags.add_to(*command);
   command->footer(
       "Example: headroom preprocess ../shared/data/can/hcrl_sa --out stores/hcrl_sa --threads 2\n"
-      "Mapped CSV: headroom preprocess DIR --out S --format csv --csv-timestamp Time --csv-id ID \\\n"
+      "Mapped CSV: headroom preprocess DIR --out S --format csv --csv-timestamp Time --csv-id ID "
+      "\\\n"
       "            --csv-payload Data --csv-label Class --attack-values Fuzzing,DoS");
   command->callback([state] {
     const auto options = state->flags.resolve();

@@ -8,51 +8,76 @@ namespace headroom::cli {
 void PreprocessFlags::add_to(CLI::App& command) {
   auto& o = options;
   command.add_option("--window", o.window.window, "Frames per window (W)")->capture_default_str();
-  command.add_option("--stride", o.window.stride, "Frames between window starts (S)")->capture_default_str();
-  command.add_option("--threads", o.threads, "Worker threads (0: all cores)")->capture_default_str();
-  command.add_option("--on-bad-row", on_bad_row, "What a malformed row does: error (stop, no store) or skip")
+  command.add_option("--stride", o.window.stride, "Frames between window starts (S)")
+      ->capture_default_str();
+  command.add_option("--threads", o.threads, "Worker threads (0: all cores)")
+      ->capture_default_str();
+  command
+      .add_option("--on-bad-row", on_bad_row,
+                  "What a malformed row does: error (stop, no store) or skip")
       ->check(CLI::IsMember({"error", "skip"}))
       ->capture_default_str();
-  command.add_option("--val-fraction", o.validation_fraction, "Share of training graphs held out for validation")
+  command
+      .add_option("--val-fraction", o.validation_fraction,
+                  "Share of training graphs held out for validation")
       ->check(CLI::Range(0.0, 0.99))
       ->capture_default_str();
   command.add_option("--seed", o.seed, "Seed of the validation split")->capture_default_str();
-  command.add_option("--exclude", exclude, "Leave out files whose name contains one of these (comma-separated)")
+  command
+      .add_option("--exclude", exclude,
+                  "Leave out files whose name contains one of these (comma-separated)")
       ->delimiter(',')
       ->capture_default_str();
   command.add_flag("--force", o.overwrite, "Replace an existing store");
   command.add_flag("--no-progress", no_progress, "Do not draw the progress bar");
 
   const std::string mapping = "CSV column mapping (with --format csv)";
-  command.add_option("--format", format, "Log format: auto, can-train-and-test, hcrl-car-hacking, parquet, candump, csv")
-      ->check(CLI::IsMember({"auto", "can-train-and-test", "hcrl-car-hacking", "parquet", "candump", "csv"}))
+  command
+      .add_option("--format", format,
+                  "Log format: auto, can-train-and-test, hcrl-car-hacking, parquet, candump, csv")
+      ->check(CLI::IsMember(
+          {"auto", "can-train-and-test", "hcrl-car-hacking", "parquet", "candump", "csv"}))
       ->capture_default_str();
   auto& m = o.reader.mapping;
   m.id.clear();
-  command.add_option("--csv-timestamp", m.timestamp, "Timestamp column (seconds): header name, or 0-based index with --csv-no-header")
+  command
+      .add_option("--csv-timestamp", m.timestamp,
+                  "Timestamp column (seconds): header name, or 0-based index with --csv-no-header")
       ->group(mapping);
   command.add_option("--csv-id", m.id, "CAN ID column")->group(mapping);
   command.add_option("--csv-id-base", id_base, "CAN ID notation: hex or dec")
       ->check(CLI::IsMember({"hex", "dec"}))
       ->group(mapping);
-  command.add_option("--csv-payload", m.payload, "Payload column holding one hex string")->group(mapping);
-  command.add_option("--csv-payload-bytes", m.payload_bytes, "Payload columns, one hex byte each (comma-separated)")
+  command.add_option("--csv-payload", m.payload, "Payload column holding one hex string")
+      ->group(mapping);
+  command
+      .add_option("--csv-payload-bytes", m.payload_bytes,
+                  "Payload columns, one hex byte each (comma-separated)")
       ->delimiter(',')
       ->group(mapping);
   command.add_option("--csv-dlc", m.dlc, "DLC column (optional)")->group(mapping);
-  command.add_flag("--csv-ragged", m.ragged_payload,
-                   "Rows with DLC < 8 have fewer byte columns; later columns move left (HCRL style)")
+  command
+      .add_flag("--csv-ragged", m.ragged_payload,
+                "Rows with DLC < 8 have fewer byte columns; later columns move left (HCRL style)")
       ->group(mapping);
-  command.add_option("--csv-label", m.label, "Label column (omit: every frame normal)")->group(mapping);
-  command.add_option("--attack-values", m.attack_values, "Label values meaning attack, case-insensitive (comma-separated)")
+  command.add_option("--csv-label", m.label, "Label column (omit: every frame normal)")
+      ->group(mapping);
+  command
+      .add_option("--attack-values", m.attack_values,
+                  "Label values meaning attack, case-insensitive (comma-separated)")
       ->delimiter(',')
       ->group(mapping);
-  command.add_option("--normal-values", m.normal_values,
-                     "Label values meaning normal; when given, any other value is a bad row (comma-separated)")
+  command
+      .add_option(
+          "--normal-values", m.normal_values,
+          "Label values meaning normal; when given, any other value is a bad row (comma-separated)")
       ->delimiter(',')
       ->group(mapping);
-  command.add_option("--csv-delimiter", delimiter, "Field delimiter (one character)")->group(mapping);
-  command.add_flag("--csv-no-header", no_header, "The CSV has no header row; columns are 0-based indices")
+  command.add_option("--csv-delimiter", delimiter, "Field delimiter (one character)")
+      ->group(mapping);
+  command
+      .add_flag("--csv-no-header", no_header,
+                "The CSV has no header row; columns are 0-based indices")
       ->group(mapping);
 }
 
@@ -61,7 +86,8 @@ preprocess::PreprocessOptions PreprocessFlags::resolve() const {
   const auto parsed = can::parse_log_format(format);
   if (!parsed) throw std::invalid_argument("unknown --format " + format);
   resolved.reader.format = *parsed;
-  resolved.reader.on_bad_row = on_bad_row == "skip" ? can::BadRowPolicy::kSkip : can::BadRowPolicy::kError;
+  resolved.reader.on_bad_row =
+      on_bad_row == "skip" ? can::BadRowPolicy::kSkip : can::BadRowPolicy::kError;
   auto& m = resolved.reader.mapping;
   m.id_base = id_base == "dec" ? can::IdBase::kDecimal : can::IdBase::kHex;
   if (delimiter.size() != 1) throw std::invalid_argument("--csv-delimiter must be one character");
@@ -69,7 +95,8 @@ preprocess::PreprocessOptions PreprocessFlags::resolve() const {
   m.has_header = !no_header;
   resolved.scan.exclude_substrings = exclude;
   if (no_progress) resolved.progress = 0;
-  const bool mapped = !m.id.empty() || !m.payload.empty() || !m.payload_bytes.empty() || !m.label.empty();
+  const bool mapped =
+      !m.id.empty() || !m.payload.empty() || !m.payload_bytes.empty() || !m.label.empty();
   if (resolved.reader.format == can::LogFormat::kMappedCsv) {
     m.validate();
   } else if (mapped) {

@@ -1,5 +1,5 @@
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <memory>
 
 #include "headroom/can/synthetic_traffic.hpp"
@@ -13,7 +13,8 @@ namespace headroom::cli {
 // The main job. Today it covers the data layer of the chain: (generate the synthetic default)
 // -> preprocess -> store summary; the training stages join it as they land.
 void add_run_command(CLI::App& app) {
-  auto* command = app.add_subcommand("run", "Run the pipeline on a dataset (default: the embedded synthetic one)");
+  auto* command = app.add_subcommand(
+      "run", "Run the pipeline on a dataset (default: the embedded synthetic one)");
   struct State {
     std::string dataset;
     std::string store;
@@ -23,29 +24,38 @@ void add_run_command(CLI::App& app) {
     PreprocessFlags flags;
   };
   auto state = std::make_shared<State>();
-  command->add_option("DATASET", state->dataset, "Dataset root (train_*/ and test_*/); omit for the synthetic default");
-  command->add_option("--store", state->store, "Graph store to (re)build (default: stores/<dataset name>)");
-  command->add_option("--synthetic-dir", state->synthetic_dir, "Where the synthetic default dataset lives")
+  command->add_option("DATASET", state->dataset,
+                      "Dataset root (train_*/ and test_*/); omit for the synthetic default");
+  command->add_option("--store", state->store,
+                      "Graph store to (re)build (default: stores/<dataset name>)");
+  command
+      ->add_option("--synthetic-dir", state->synthetic_dir,
+                   "Where the synthetic default dataset lives")
       ->capture_default_str();
   command->add_option("--frames", state->synthetic.total_frames, "Frames of the synthetic dataset")
       ->capture_default_str();
-  command->add_option("--synthetic-seed", state->synthetic.seed, "Seed of the synthetic dataset")->capture_default_str();
-  command->add_flag("--regenerate", state->regenerate, "Regenerate the synthetic dataset even if it exists");
+  command->add_option("--synthetic-seed", state->synthetic.seed, "Seed of the synthetic dataset")
+      ->capture_default_str();
+  command->add_flag("--regenerate", state->regenerate,
+                    "Regenerate the synthetic dataset even if it exists");
   state->flags.add_to(*command);
-  command->footer("Example: headroom run            (synthetic default)\n"
-                  "         headroom run ../shared/data/can/hcrl_sa --threads 2");
+  command->footer(
+      "Example: headroom run            (synthetic default)\n"
+      "         headroom run ../shared/data/can/hcrl_sa --threads 2");
   command->callback([state] {
     std::filesystem::path dataset = state->dataset;
     if (dataset.empty()) {
       dataset = state->synthetic_dir;
       if (state->regenerate || !std::filesystem::exists(dataset)) {
-        const auto summary = can::generate_synthetic_dataset(dataset, state->synthetic, /*overwrite=*/true);
+        const auto summary =
+            can::generate_synthetic_dataset(dataset, state->synthetic, /*overwrite=*/true);
         std::uint64_t frames = 0;
         for (const auto& f : summary.files) frames += f.frames;
-        fmt::print("generated {} synthetic frames in {} files ({} ECUs) under {}\n", frames, summary.files.size(),
-                   summary.ecu_count, dataset.string());
+        fmt::print("generated {} synthetic frames in {} files ({} ECUs) under {}\n", frames,
+                   summary.files.size(), summary.ecu_count, dataset.string());
       } else {
-        fmt::print("using the synthetic dataset in {} (--regenerate to rebuild it)\n", dataset.string());
+        fmt::print("using the synthetic dataset in {} (--regenerate to rebuild it)\n",
+                   dataset.string());
       }
     }
     std::filesystem::path store = state->store;

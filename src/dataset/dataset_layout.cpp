@@ -1,8 +1,8 @@
 #include "headroom/dataset/dataset_layout.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
-#include <fmt/format.h>
 #include <stdexcept>
 
 #include "headroom/can/log_format.hpp"
@@ -64,9 +64,11 @@ DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions&
       file.path = entry.path();
       file.relative_path = entry.path().lexically_relative(layout.root).generic_string();
       const std::string name = lower(entry.path().filename().string());
-      const bool excluded = std::any_of(
-          options.exclude_substrings.begin(), options.exclude_substrings.end(),
-          [&](const std::string& pattern) { return !pattern.empty() && name.find(lower(pattern)) != std::string::npos; });
+      const bool excluded =
+          std::any_of(options.exclude_substrings.begin(), options.exclude_substrings.end(),
+                      [&](const std::string& pattern) {
+                        return !pattern.empty() && name.find(lower(pattern)) != std::string::npos;
+                      });
       if (excluded) {
         layout.excluded.push_back(file.relative_path);
         continue;
@@ -76,8 +78,9 @@ DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions&
       file.size_bytes = entry.file_size();
       files.push_back(std::move(file));
     }
-    std::sort(files.begin(), files.end(),
-              [](const DatasetFile& a, const DatasetFile& b) { return a.relative_path < b.relative_path; });
+    std::sort(files.begin(), files.end(), [](const DatasetFile& a, const DatasetFile& b) {
+      return a.relative_path < b.relative_path;
+    });
     if (layout.splits[split].role == SplitRole::kTrain) layout.train_file_count += files.size();
     layout.files.insert(layout.files.end(), std::make_move_iterator(files.begin()),
                         std::make_move_iterator(files.end()));
@@ -86,12 +89,14 @@ DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions&
 
   if (train_dirs.empty()) {
     throw std::runtime_error(fmt::format(
-        "dataset '{}' has no training data: expected train_* directories holding CAN logs", root.string()));
+        "dataset '{}' has no training data: expected train_* directories holding CAN logs",
+        root.string()));
   }
   if (layout.train_file_count == 0) {
-    throw std::runtime_error(fmt::format(
-        "dataset '{}' has no training files: its train_* directories hold no .csv/.parquet/.log/.txt file",
-        root.string()));
+    throw std::runtime_error(
+        fmt::format("dataset '{}' has no training files: its train_* directories hold no "
+                    ".csv/.parquet/.log/.txt file",
+                    root.string()));
   }
   return layout;
 }

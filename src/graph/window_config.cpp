@@ -6,7 +6,8 @@
 namespace headroom::graph {
 
 void WindowConfig::validate() const {
-  if (window < 2) throw std::invalid_argument("window must be at least 2 frames, got " + std::to_string(window));
+  if (window < 2)
+    throw std::invalid_argument("window must be at least 2 frames, got " + std::to_string(window));
   if (stride < 1) throw std::invalid_argument("stride must be at least 1 frame");
 }
 

@@ -53,7 +53,8 @@ void WindowGraphBuilder::build(std::span<const can::CanFrame> frames,
   local_.resize(length);
   for (std::size_t i = 0; i < length; ++i) {
     local_[i] = static_cast<std::uint32_t>(
-        std::lower_bound(out.node_keys.begin(), out.node_keys.end(), keys[i]) - out.node_keys.begin());
+        std::lower_bound(out.node_keys.begin(), out.node_keys.end(), keys[i]) -
+        out.node_keys.begin());
   }
 
   // Node statistics over the frames where the node is a source (frames 0..L-2).
@@ -92,9 +93,10 @@ void WindowGraphBuilder::build(std::span<const can::CanFrame> frames,
     for (std::size_t b = 0; b < can::kMaxPayloadBytes; ++b) {
       row[1 + b] = static_cast<float>(byte_sums_[n * can::kMaxPayloadBytes + b] / count / 255.0);
     }
-    row[9] = max_count > min_count
-                 ? static_cast<float>(static_cast<double>(count - min_count) / (max_count - min_count))
-                 : static_cast<float>(count);
+    row[9] =
+        max_count > min_count
+            ? static_cast<float>(static_cast<double>(count - min_count) / (max_count - min_count))
+            : static_cast<float>(count);
     row[10] = static_cast<float>(last_source_position_[n] / (window - 1.0));
   }
 
@@ -154,12 +156,16 @@ void WindowGraphBuilder::build(std::span<const can::CanFrame> frames,
     return std::pair(out.edge_index[2 * e], out.edge_index[2 * e + 1]) < key;
   };
   for (std::size_t e = 0; e < num_edges; ++e) {
-    const std::pair<std::int32_t, std::int32_t> reverse{out.edge_index[2 * e + 1], out.edge_index[2 * e]};
+    const std::pair<std::int32_t, std::int32_t> reverse{out.edge_index[2 * e + 1],
+                                                        out.edge_index[2 * e]};
     std::size_t lo = 0;
     std::size_t hi = num_edges;
     while (lo < hi) {
       const std::size_t mid = (lo + hi) / 2;
-      if (edge_less(mid, reverse)) lo = mid + 1; else hi = mid;
+      if (edge_less(mid, reverse))
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     const bool found = lo < num_edges && out.edge_index[2 * lo] == reverse.first &&
                        out.edge_index[2 * lo + 1] == reverse.second;

@@ -13,10 +13,12 @@ constexpr std::size_t kReadBatchFrames = 16 << 10;
 
 }  // namespace
 
-FileGraphResult build_file_graphs(const dataset::DatasetFile& file, const can::ReaderOptions& reader_options,
-                                  const graph::WindowConfig& window, const graph::CanIdVocabulary* vocabulary,
-                                  store::GraphSegmentWriter& segment, const ProgressCallback& progress,
-                                  const std::atomic<bool>* stop) {
+FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
+                                  const can::ReaderOptions& reader_options,
+                                  const graph::WindowConfig& window,
+                                  const graph::CanIdVocabulary* vocabulary,
+                                  store::GraphSegmentWriter& segment,
+                                  const ProgressCallback& progress, const std::atomic<bool>* stop) {
   auto reader = can::open_frame_reader(file.path, reader_options);
   graph::WindowGraphBuilder builder(window);
   graph::WindowGraph graph;

@@ -1,10 +1,10 @@
 #include "headroom/preprocess/preprocessor.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
-#include <fmt/format.h>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -57,24 +57,28 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
   options.window.validate();
   if (options.reader.format == can::LogFormat::kMappedCsv) options.reader.mapping.validate();
   const dataset::DatasetLayout layout = dataset::scan_dataset(dataset_root, options.scan);
-  const unsigned threads = options.threads > 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
+  const unsigned threads =
+      options.threads > 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
 
   store::StoreBuilder builder(store_path, options.overwrite);
 
   std::uint64_t total_bytes = 0;
   for (const auto& file : layout.files) total_bytes += file.size_bytes;
   util::ProgressBar progress_bar("preprocess", total_bytes, "rows", options.progress);
-  const ProgressCallback progress = [&](std::uint64_t bytes, std::uint64_t rows) { progress_bar.advance(bytes, rows); };
+  const ProgressCallback progress = [&](std::uint64_t bytes, std::uint64_t rows) {
+    progress_bar.advance(bytes, rows);
+  };
 
   std::vector<FileGraphResult> results(layout.files.size());
   std::vector<store::SegmentSummary> segments(layout.files.size());
   std::atomic<bool> stop{false};
 
   auto process = [&](std::size_t i, const graph::CanIdVocabulary* vocabulary) {
-    auto segment = builder.open_segment(i, vocabulary == nullptr ? store::SegmentKeys::kRawCanIds
-                                                                 : store::SegmentKeys::kVocabularyIndices);
-    results[i] = build_file_graphs(layout.files[i], options.reader, options.window, vocabulary, *segment,
-                                   progress, &stop);
+    auto segment =
+        builder.open_segment(i, vocabulary == nullptr ? store::SegmentKeys::kRawCanIds
+                                                      : store::SegmentKeys::kVocabularyIndices);
+    results[i] = build_file_graphs(layout.files[i], options.reader, options.window, vocabulary,
+                                   *segment, progress, &stop);
     segments[i] = segment->finish();
   };
 
@@ -101,7 +105,8 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
   metadata.validation_seed = options.seed;
   metadata.excluded_files = layout.excluded;
   for (const auto& split : layout.splits) {
-    metadata.splits.push_back({split.name, split.role == dataset::SplitRole::kTrain ? "train" : "test"});
+    metadata.splits.push_back(
+        {split.name, split.role == dataset::SplitRole::kTrain ? "train" : "test"});
   }
   std::map<std::string, std::uint32_t> attack_index;
   for (const auto& file : layout.files) attack_index.emplace(file.attack_type, 0);
@@ -130,7 +135,8 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
   }
   report.vocabulary_size = vocabulary.size();
   builder.commit(std::move(metadata), segments, vocabulary);
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return report;
 }
 

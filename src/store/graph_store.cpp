@@ -29,13 +29,13 @@ const std::set<std::string_view>& graph_data_arrays() {
 
 const std::vector<std::pair<std::string_view, std::string_view>>& required_arrays() {
   static const std::vector<std::pair<std::string_view, std::string_view>> names = {
-      {arrays::kNodeFeatures, "float32"},  {arrays::kNodeCanIds, "uint32"},
-      {arrays::kEdgeIndex, "int32"},       {arrays::kEdgeFeatures, "float32"},
-      {arrays::kNodeOffsets, "int64"},     {arrays::kEdgeOffsets, "int64"},
-      {arrays::kGraphNumNodes, "uint32"},  {arrays::kGraphNumEdges, "uint32"},
-      {arrays::kGraphLabel, "uint8"},      {arrays::kGraphSplit, "uint16"},
-      {arrays::kGraphFile, "uint32"},      {arrays::kGraphAttackType, "uint16"},
-      {arrays::kGraphWindow, "uint32"},    {arrays::kSplitTrain, "uint32"},
+      {arrays::kNodeFeatures, "float32"},   {arrays::kNodeCanIds, "uint32"},
+      {arrays::kEdgeIndex, "int32"},        {arrays::kEdgeFeatures, "float32"},
+      {arrays::kNodeOffsets, "int64"},      {arrays::kEdgeOffsets, "int64"},
+      {arrays::kGraphNumNodes, "uint32"},   {arrays::kGraphNumEdges, "uint32"},
+      {arrays::kGraphLabel, "uint8"},       {arrays::kGraphSplit, "uint16"},
+      {arrays::kGraphFile, "uint32"},       {arrays::kGraphAttackType, "uint16"},
+      {arrays::kGraphWindow, "uint32"},     {arrays::kSplitTrain, "uint32"},
       {arrays::kSplitValidation, "uint32"}, {arrays::kSplitTest, "uint32"}};
   return names;
 }
@@ -51,7 +51,8 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
   const auto manifest_path = path / kManifestFileName;
   std::ifstream manifest_file(manifest_path, std::ios::binary);
   if (!manifest_file) {
-    throw StoreError(fmt::format("{}: not a complete graph store (no {})", where, kManifestFileName));
+    throw StoreError(
+        fmt::format("{}: not a complete graph store (no {})", where, kManifestFileName));
   }
   std::stringstream text;
   text << manifest_file.rdbuf();
@@ -64,10 +65,12 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
 
   for (const auto& [name, dtype] : required_arrays()) {
     const auto it = m.arrays.find(std::string(name));
-    if (it == m.arrays.end()) throw StoreError(fmt::format("{}: manifest lists no array '{}'", where, name));
+    if (it == m.arrays.end())
+      throw StoreError(fmt::format("{}: manifest lists no array '{}'", where, name));
     const ArrayRecord& record = it->second;
     if (record.dtype != dtype) {
-      throw StoreError(fmt::format("{}: array '{}' has dtype {}, expected {}", where, name, record.dtype, dtype));
+      throw StoreError(fmt::format("{}: array '{}' has dtype {}, expected {}", where, name,
+                                   record.dtype, dtype));
     }
     std::uint64_t elements = 1;
     for (auto d : record.shape) elements *= d;
@@ -81,12 +84,14 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
       throw StoreError(fmt::format("{}: {}", where, e.what()));
     }
     if (mapped->size() != record.bytes) {
-      throw StoreError(fmt::format("{}: array file '{}' has {} bytes, manifest says {} (truncated store?)",
-                                   where, record.file, mapped->size(), record.bytes));
+      throw StoreError(
+          fmt::format("{}: array file '{}' has {} bytes, manifest says {} (truncated store?)",
+                      where, record.file, mapped->size(), record.bytes));
     }
     if (!graph_data_arrays().contains(name) &&
         util::checksum_hex(util::checksum_bytes(mapped->bytes())) != record.xxh3) {
-      throw StoreError(fmt::format("{}: checksum mismatch in '{}' (the store is corrupt)", where, record.file));
+      throw StoreError(
+          fmt::format("{}: checksum mismatch in '{}' (the store is corrupt)", where, record.file));
     }
     store.arrays_.emplace(std::string(name), std::move(mapped));
   }
@@ -98,8 +103,9 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
                                    m.arrays.at(std::string(name)).shape.at(0), rows));
     }
   };
-  for (auto name : {arrays::kGraphNumNodes, arrays::kGraphNumEdges, arrays::kGraphLabel,
-                    arrays::kGraphSplit, arrays::kGraphFile, arrays::kGraphAttackType, arrays::kGraphWindow}) {
+  for (auto name :
+       {arrays::kGraphNumNodes, arrays::kGraphNumEdges, arrays::kGraphLabel, arrays::kGraphSplit,
+        arrays::kGraphFile, arrays::kGraphAttackType, arrays::kGraphWindow}) {
     expect_rows(name, g);
   }
   expect_rows(arrays::kNodeOffsets, g + 1);
@@ -122,15 +128,17 @@ std::span<const T> GraphStore::typed(std::string_view name) const {
 }
 
 GraphSizeIndex GraphStore::size_index() const {
-  return {typed<std::uint32_t>(arrays::kGraphNumNodes), typed<std::uint32_t>(arrays::kGraphNumEdges),
-          typed<std::uint8_t>(arrays::kGraphLabel),     typed<std::uint16_t>(arrays::kGraphSplit),
-          typed<std::uint32_t>(arrays::kGraphFile),     typed<std::uint16_t>(arrays::kGraphAttackType),
-          typed<std::uint32_t>(arrays::kGraphWindow)};
+  return {
+      typed<std::uint32_t>(arrays::kGraphNumNodes), typed<std::uint32_t>(arrays::kGraphNumEdges),
+      typed<std::uint8_t>(arrays::kGraphLabel),     typed<std::uint16_t>(arrays::kGraphSplit),
+      typed<std::uint32_t>(arrays::kGraphFile),     typed<std::uint16_t>(arrays::kGraphAttackType),
+      typed<std::uint32_t>(arrays::kGraphWindow)};
 }
 
 GraphView GraphStore::graph(std::size_t graph_id) const {
   if (graph_id >= num_graphs()) {
-    throw std::out_of_range(fmt::format("graph {} out of range (store has {})", graph_id, num_graphs()));
+    throw std::out_of_range(
+        fmt::format("graph {} out of range (store has {})", graph_id, num_graphs()));
   }
   const auto node_offsets = typed<std::int64_t>(arrays::kNodeOffsets);
   const auto edge_offsets = typed<std::int64_t>(arrays::kEdgeOffsets);
@@ -149,18 +157,23 @@ GraphView GraphStore::graph(std::size_t graph_id) const {
   return view;
 }
 
-std::span<const std::uint32_t> GraphStore::train_ids() const { return typed<std::uint32_t>(arrays::kSplitTrain); }
+std::span<const std::uint32_t> GraphStore::train_ids() const {
+  return typed<std::uint32_t>(arrays::kSplitTrain);
+}
 std::span<const std::uint32_t> GraphStore::validation_ids() const {
   return typed<std::uint32_t>(arrays::kSplitValidation);
 }
-std::span<const std::uint32_t> GraphStore::test_ids() const { return typed<std::uint32_t>(arrays::kSplitTest); }
+std::span<const std::uint32_t> GraphStore::test_ids() const {
+  return typed<std::uint32_t>(arrays::kSplitTest);
+}
 
 void GraphStore::verify_all() const {
   for (const auto& [name, mapped] : arrays_) {
     const ArrayRecord& record = metadata_->arrays.at(name);
     // Read through the file, not the mapping, so verification does not grow this process's RSS.
     if (util::checksum_hex(util::checksum_file(mapped->path())) != record.xxh3) {
-      throw StoreError(fmt::format("{}: checksum mismatch in '{}' (the store is corrupt)", path_.string(), record.file));
+      throw StoreError(fmt::format("{}: checksum mismatch in '{}' (the store is corrupt)",
+                                   path_.string(), record.file));
     }
   }
 }

@@ -19,7 +19,8 @@ torch::Dtype torch_dtype(const std::string& dtype) {
 }
 
 // A tensor over [offset, offset + rows) rows of an array; the deleter holds the mapping.
-at::Tensor view_rows(const GraphStore& store, std::string_view name, std::int64_t first_row, std::int64_t rows) {
+at::Tensor view_rows(const GraphStore& store, std::string_view name, std::int64_t first_row,
+                     std::int64_t rows) {
   const ArrayRecord& record = store.metadata().arrays.at(std::string(name));
   const auto& mapped = store.array(name);
   std::vector<std::int64_t> shape(record.shape.begin(), record.shape.end());
@@ -33,7 +34,8 @@ at::Tensor view_rows(const GraphStore& store, std::string_view name, std::int64_
   auto* base = const_cast<std::byte*>(mapped->bytes().data());
   void* data = base + first_row * row_elements * element_bytes;
   auto keep_alive = mapped;
-  return torch::from_blob(data, shape, [keep_alive](void*) {}, torch::TensorOptions().dtype(dtype));
+  return torch::from_blob(
+      data, shape, [keep_alive](void*) {}, torch::TensorOptions().dtype(dtype));
 }
 
 }  // namespace
@@ -45,11 +47,13 @@ GraphTensors graph_tensors(const GraphStore& store, std::size_t graph_id) {
   const auto* nodes = reinterpret_cast<const std::int64_t*>(node_offsets.data());
   const auto* edges = reinterpret_cast<const std::int64_t*>(edge_offsets.data());
   GraphTensors tensors;
-  tensors.x = view_rows(store, arrays::kNodeFeatures, nodes[graph_id], static_cast<std::int64_t>(view.num_nodes()));
-  tensors.edge_index =
-      view_rows(store, arrays::kEdgeIndex, edges[graph_id], static_cast<std::int64_t>(view.num_edges())).t();
-  tensors.edge_attr =
-      view_rows(store, arrays::kEdgeFeatures, edges[graph_id], static_cast<std::int64_t>(view.num_edges()));
+  tensors.x = view_rows(store, arrays::kNodeFeatures, nodes[graph_id],
+                        static_cast<std::int64_t>(view.num_nodes()));
+  tensors.edge_index = view_rows(store, arrays::kEdgeIndex, edges[graph_id],
+                                 static_cast<std::int64_t>(view.num_edges()))
+                           .t();
+  tensors.edge_attr = view_rows(store, arrays::kEdgeFeatures, edges[graph_id],
+                                static_cast<std::int64_t>(view.num_edges()));
   tensors.y = view.label;
   return tensors;
 }

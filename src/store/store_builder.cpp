@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <fmt/format.h>
 #include <random>
 #include <system_error>
 
@@ -28,9 +28,11 @@ bool process_alive(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 ||
 template <typename T>
 class ChunkReader {
  public:
-  explicit ChunkReader(const std::filesystem::path& path) : path_(path), file_(std::fopen(path.c_str(), "rb")) {
+  explicit ChunkReader(const std::filesystem::path& path)
+      : path_(path), file_(std::fopen(path.c_str(), "rb")) {
     if (file_ == nullptr) {
-      throw std::system_error(errno, std::generic_category(), fmt::format("cannot open '{}'", path.string()));
+      throw std::system_error(errno, std::generic_category(),
+                              fmt::format("cannot open '{}'", path.string()));
     }
   }
   ~ChunkReader() {
@@ -105,17 +107,19 @@ std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t bound) {
 TrainValidationSplit split_train_validation(const std::vector<std::uint32_t>& training_graphs,
                                             double validation_fraction, std::uint64_t seed) {
   if (!(validation_fraction >= 0.0 && validation_fraction < 1.0)) {
-    throw std::invalid_argument(fmt::format("validation fraction must be in [0, 1), got {}", validation_fraction));
+    throw std::invalid_argument(
+        fmt::format("validation fraction must be in [0, 1), got {}", validation_fraction));
   }
   std::vector<std::uint32_t> order = training_graphs;
   std::mt19937_64 rng(seed);
   for (std::size_t i = order.size(); i > 1; --i) {
     std::swap(order[i - 1], order[uniform_below(rng, i)]);
   }
-  const auto validation_count =
-      static_cast<std::size_t>(std::llround(validation_fraction * static_cast<double>(order.size())));
+  const auto validation_count = static_cast<std::size_t>(
+      std::llround(validation_fraction * static_cast<double>(order.size())));
   TrainValidationSplit split;
-  split.validation.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(validation_count));
+  split.validation.assign(order.begin(),
+                          order.begin() + static_cast<std::ptrdiff_t>(validation_count));
   split.train.assign(order.begin() + static_cast<std::ptrdiff_t>(validation_count), order.end());
   std::sort(split.validation.begin(), split.validation.end());
   std::sort(split.train.begin(), split.train.end());
@@ -155,8 +159,10 @@ StoreBuilder::~StoreBuilder() {
   }
 }
 
-std::unique_ptr<GraphSegmentWriter> StoreBuilder::open_segment(std::size_t segment, SegmentKeys keys) const {
-  return std::make_unique<GraphSegmentWriter>(temporary_ / fmt::format("segment-{:06}", segment), keys);
+std::unique_ptr<GraphSegmentWriter> StoreBuilder::open_segment(std::size_t segment,
+                                                               SegmentKeys keys) const {
+  return std::make_unique<GraphSegmentWriter>(temporary_ / fmt::format("segment-{:06}", segment),
+                                              keys);
 }
 
 void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSummary>& segments,
@@ -167,7 +173,8 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
   auto open_array = [&](std::string_view name, std::string dtype, std::size_t element_bytes,
                         std::vector<std::uint64_t> trailing) {
     ArrayOutput out{std::string(name), dtype, std::move(trailing), element_bytes, nullptr};
-    out.writer = std::make_unique<util::ChecksummedFileWriter>(temporary_ / (out.name + file_suffix(dtype)));
+    out.writer =
+        std::make_unique<util::ChecksummedFileWriter>(temporary_ / (out.name + file_suffix(dtype)));
     return out;
   };
   const std::uint64_t nf = metadata.node_feature_count;
@@ -237,7 +244,8 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
     ChunkReader<std::uint32_t> key_reader(segment_file(segment, ".node_keys"));
     ChunkReader<float> feature_reader(segment_file(segment, ".node_features"));
     for (std::uint64_t done = 0; done < segment.nodes;) {
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkNodes, segment.nodes - done));
+      const std::size_t n =
+          static_cast<std::size_t>(std::min<std::uint64_t>(kChunkNodes, segment.nodes - done));
       key_reader.read(n, keys);
       feature_reader.read(n * nf, floats);
       can_ids.resize(n);
@@ -259,7 +267,8 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
       ChunkReader<std::int32_t> index_reader(segment_file(segment, ".edge_index"));
       ChunkReader<float> edge_feature_reader(segment_file(segment, ".edge_features"));
       for (std::uint64_t done = 0; done < segment.edges;) {
-        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkNodes, segment.edges - done));
+        const std::size_t n =
+            static_cast<std::size_t>(std::min<std::uint64_t>(kChunkNodes, segment.edges - done));
         index_reader.read(n * 2, ints);
         edge_index.writer->write_values(std::span<const std::int32_t>(ints));
         edge_feature_reader.read(n * ef, floats);
@@ -267,7 +276,8 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
         done += n;
       }
     }
-    for (const char* suffix : {".graphs", ".node_keys", ".node_features", ".edge_index", ".edge_features"}) {
+    for (const char* suffix :
+         {".graphs", ".node_keys", ".node_features", ".edge_index", ".edge_features"}) {
       std::filesystem::remove(segment_file(segment, suffix));
     }
   }
@@ -300,11 +310,12 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
   std::error_code ec;
   if (std::filesystem::exists(store_path_, ec)) {
     if (!overwrite_) {
-      throw std::runtime_error(
-          fmt::format("store '{}' already exists (use --force to replace it)", store_path_.string()));
+      throw std::runtime_error(fmt::format("store '{}' already exists (use --force to replace it)",
+                                           store_path_.string()));
     }
     // Swap old and new in one step, so the path always holds a complete store.
-    if (::renameat2(AT_FDCWD, temporary_.c_str(), AT_FDCWD, store_path_.c_str(), RENAME_EXCHANGE) != 0) {
+    if (::renameat2(AT_FDCWD, temporary_.c_str(), AT_FDCWD, store_path_.c_str(), RENAME_EXCHANGE) !=
+        0) {
       throw std::system_error(errno, std::generic_category(),
                               fmt::format("cannot replace store '{}'", store_path_.string()));
     }

@@ -34,7 +34,10 @@ void to_json(nlohmann::json& json, const StoreMetadata& m) {
   for (const auto& s : m.splits) splits.push_back({{"name", s.name}, {"role", s.role}});
   nlohmann::json arrays = nlohmann::json::object();
   for (const auto& [name, a] : m.arrays) {
-    arrays[name] = {{"file", a.file}, {"dtype", a.dtype}, {"shape", a.shape}, {"bytes", a.bytes},
+    arrays[name] = {{"file", a.file},
+                    {"dtype", a.dtype},
+                    {"shape", a.shape},
+                    {"bytes", a.bytes},
                     {"xxh3", a.xxh3}};
   }
   json = {{"format", kStoreFormatName},
@@ -118,10 +121,12 @@ StoreMetadata parse_manifest(const std::string& text, const std::string& where) 
   }
   const int version = json.value("version", 0);
   if (version != kStoreFormatVersion) {
-    throw StoreError(fmt::format("{}: store format version {} is not supported (this headroom reads {})",
-                                 where, version, kStoreFormatVersion));
+    throw StoreError(
+        fmt::format("{}: store format version {} is not supported (this headroom reads {})", where,
+                    version, kStoreFormatVersion));
   }
-  if (!json.contains(kChecksumField)) throw StoreError(fmt::format("{}: manifest has no checksum", where));
+  if (!json.contains(kChecksumField))
+    throw StoreError(fmt::format("{}: manifest has no checksum", where));
   const std::string recorded = json[kChecksumField].get<std::string>();
   json.erase(kChecksumField);
   if (util::checksum_hex(checksum_of(json)) != recorded) {

@@ -1,8 +1,8 @@
 #include "headroom/store/store_summary.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace headroom::store {
@@ -22,7 +22,8 @@ CountDistribution distribution(std::vector<std::uint64_t> values) {
   return d;
 }
 
-SplitSummary summarize_ids(std::string name, const GraphSizeIndex& index, std::span<const std::uint32_t> ids) {
+SplitSummary summarize_ids(std::string name, const GraphSizeIndex& index,
+                           std::span<const std::uint32_t> ids) {
   SplitSummary s;
   s.name = std::move(name);
   std::vector<std::uint64_t> nodes;
@@ -40,7 +41,9 @@ SplitSummary summarize_ids(std::string name, const GraphSizeIndex& index, std::s
   return s;
 }
 
-nlohmann::json to_json(const CountDistribution& d) { return {{"p50", d.p50}, {"p95", d.p95}, {"max", d.max}}; }
+nlohmann::json to_json(const CountDistribution& d) {
+  return {{"p50", d.p50}, {"p95", d.p95}, {"max", d.max}};
+}
 
 std::string human_bytes(std::uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -126,17 +129,20 @@ std::string render_summary(const StoreSummary& s) {
   auto line = [&](const std::string& text) { out += text + "\n"; };
   line(fmt::format("store      {}", s.path));
   line(fmt::format("graphs     {}  (window {}, stride {})", s.graphs, s.window, s.stride));
-  line(fmt::format("nodes      {}  per graph p50 {} / p95 {} / max {}", s.nodes, s.nodes_per_graph.p50,
-                   s.nodes_per_graph.p95, s.nodes_per_graph.max));
-  line(fmt::format("edges      {}  per graph p50 {} / p95 {} / max {}", s.edges, s.edges_per_graph.p50,
-                   s.edges_per_graph.p95, s.edges_per_graph.max));
-  line(fmt::format("CAN IDs    {} in the training vocabulary (+1 out-of-vocabulary index)", s.vocabulary_size));
+  line(fmt::format("nodes      {}  per graph p50 {} / p95 {} / max {}", s.nodes,
+                   s.nodes_per_graph.p50, s.nodes_per_graph.p95, s.nodes_per_graph.max));
+  line(fmt::format("edges      {}  per graph p50 {} / p95 {} / max {}", s.edges,
+                   s.edges_per_graph.p50, s.edges_per_graph.p95, s.edges_per_graph.max));
+  line(fmt::format("CAN IDs    {} in the training vocabulary (+1 out-of-vocabulary index)",
+                   s.vocabulary_size));
   line(fmt::format("on disk    {} ({} bytes)", human_bytes(s.bytes_on_disk), s.bytes_on_disk));
   line("");
-  line(fmt::format("{:<48} {:>8} {:>8} {:>8} {:>7}  {:>14}  {:>14}", "split", "graphs", "normal", "attack",
-                   "attack%", "nodes p50/95/max", "edges p50/95/max"));
+  line(fmt::format("{:<48} {:>8} {:>8} {:>8} {:>7}  {:>14}  {:>14}", "split", "graphs", "normal",
+                   "attack", "attack%", "nodes p50/95/max", "edges p50/95/max"));
   for (const auto& split : s.splits) {
-    const double share = split.graphs == 0 ? 0.0 : 100.0 * static_cast<double>(split.attack_graphs) / static_cast<double>(split.graphs);
+    const double share = split.graphs == 0 ? 0.0
+                                           : 100.0 * static_cast<double>(split.attack_graphs) /
+                                                 static_cast<double>(split.graphs);
     line(fmt::format("{:<48} {:>8} {:>8} {:>8} {:>6.1f}%  {:>14}  {:>14}", split.name, split.graphs,
                      split.graphs - split.attack_graphs, split.attack_graphs, share,
                      fmt::format("{}/{}/{}", split.nodes.p50, split.nodes.p95, split.nodes.max),

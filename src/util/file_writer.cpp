@@ -4,16 +4,17 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <fmt/format.h>
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 #include <system_error>
 
 namespace headroom::util {
 namespace {
 
 [[noreturn]] void throw_io(const std::string& what, const std::filesystem::path& path) {
-  throw std::system_error(errno, std::generic_category(), fmt::format("{} '{}'", what, path.string()));
+  throw std::system_error(errno, std::generic_category(),
+                          fmt::format("{} '{}'", what, path.string()));
 }
 
 void write_all(int fd, const std::byte* data, std::size_t size, const std::filesystem::path& path) {

@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <fmt/format.h>
+#include <cerrno>
 #include <system_error>
 
 namespace headroom::util {
@@ -14,13 +14,15 @@ namespace headroom::util {
 std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    throw std::system_error(errno, std::generic_category(), fmt::format("cannot open '{}'", path.string()));
+    throw std::system_error(errno, std::generic_category(),
+                            fmt::format("cannot open '{}'", path.string()));
   }
   struct stat info {};
   if (::fstat(fd, &info) != 0) {
     const int error = errno;
     ::close(fd);
-    throw std::system_error(error, std::generic_category(), fmt::format("cannot stat '{}'", path.string()));
+    throw std::system_error(error, std::generic_category(),
+                            fmt::format("cannot stat '{}'", path.string()));
   }
   const auto size = static_cast<std::size_t>(info.st_size);
   void* data = nullptr;
@@ -29,7 +31,8 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
     if (data == MAP_FAILED) {
       const int error = errno;
       ::close(fd);
-      throw std::system_error(error, std::generic_category(), fmt::format("cannot map '{}'", path.string()));
+      throw std::system_error(error, std::generic_category(),
+                              fmt::format("cannot map '{}'", path.string()));
     }
   }
   ::close(fd);  // the mapping keeps the file referenced

@@ -2,9 +2,9 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cstdio>
-#include <fmt/format.h>
 
 namespace headroom::util {
 namespace {
@@ -51,7 +51,8 @@ void ProgressBar::finish() {
 void ProgressBar::draw(bool final) {
   constexpr int kWidth = 30;
   const std::uint64_t done = std::min(done_.load(), total_);
-  const double fraction = total_ == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total_);
+  const double fraction =
+      total_ == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total_);
   const int filled = static_cast<int>(fraction * kWidth);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

@@ -1,5 +1,6 @@
 // The KD-GAT window construction, checked against values worked out by hand.
 #include "headroom/graph/window_graph_builder.hpp"
+#include "headroom/graph/can_id_vocabulary.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +9,8 @@
 namespace headroom::graph {
 namespace {
 
-can::CanFrame frame(std::uint32_t id, std::vector<std::uint8_t> bytes = {}, std::uint8_t label = 0) {
+can::CanFrame frame(std::uint32_t id, std::vector<std::uint8_t> bytes = {},
+                    std::uint8_t label = 0) {
   can::CanFrame f;
   f.id = id;
   f.dlc = static_cast<std::uint8_t>(bytes.size());
@@ -41,8 +43,9 @@ std::vector<std::uint32_t> keys_of(const std::vector<can::CanFrame>& frames) {
 
 // Frames A B A B C (keys 10, 20, 10, 20, 30), W = 5. Transitions: A->B@0, B->A@1, A->B@2, B->C@3.
 TEST(WindowGraphBuilder, MatchesHandComputedFeatures) {
-  const std::vector<can::CanFrame> frames = {frame(10, {255, 0, 51}), frame(20, {10}), frame(10, {0, 0, 51}),
-                                             frame(20, {30, 255}), frame(30, {7, 7, 7})};
+  const std::vector<can::CanFrame> frames = {frame(10, {255, 0, 51}), frame(20, {10}),
+                                             frame(10, {0, 0, 51}), frame(20, {30, 255}),
+                                             frame(30, {7, 7, 7})};
   WindowGraphBuilder builder(WindowConfig{5, 5});
   WindowGraph g;
   builder.build(frames, keys_of(frames), g);
@@ -70,7 +73,8 @@ TEST(WindowGraphBuilder, MatchesHandComputedFeatures) {
 
 // A A A B A A, W = 6: A->A at 0, 1, 4 (a self-loop with gaps 1 and 3), A->B at 2, B->A at 3.
 TEST(WindowGraphBuilder, SelfLoopsGapStatisticsAndMinMaxCounts) {
-  const std::vector<can::CanFrame> frames = {frame(5), frame(5), frame(5), frame(9, {}, 1), frame(5), frame(5)};
+  const std::vector<can::CanFrame> frames = {frame(5),        frame(5), frame(5),
+                                             frame(9, {}, 1), frame(5), frame(5)};
   WindowGraphBuilder builder(WindowConfig{6, 6});
   WindowGraph g;
   builder.build(frames, keys_of(frames), g);
@@ -101,7 +105,8 @@ TEST(WindowGraphBuilder, SingleFrameWindowHasOneNodeAndNoEdges) {
 
 TEST(WindowGraphBuilder, ReusedBuilderGivesTheSameGraph) {
   std::vector<can::CanFrame> frames;
-  for (std::uint32_t i = 0; i < 100; ++i) frames.push_back(frame((i * 7) % 13, {static_cast<std::uint8_t>(i)}));
+  for (std::uint32_t i = 0; i < 100; ++i)
+    frames.push_back(frame((i * 7) % 13, {static_cast<std::uint8_t>(i)}));
   WindowGraphBuilder builder(WindowConfig{});
   WindowGraph first;
   WindowGraph second;

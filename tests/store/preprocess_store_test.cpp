@@ -32,7 +32,8 @@ struct Row {
 
 std::string csv(const std::vector<Row>& rows) {
   std::string text = "timestamp,arbitration_id,data_field,attack\n";
-  for (const auto& r : rows) text += fmt::format("{:.6f},{:X},{},{}\n", r.t, r.id, r.payload, r.attack);
+  for (const auto& r : rows)
+    text += fmt::format("{:.6f},{:X},{},{}\n", r.t, r.id, r.payload, r.attack);
   return text;
 }
 
@@ -45,7 +46,8 @@ std::vector<Row> traffic(std::size_t n, std::vector<std::uint32_t> ids, std::siz
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
     const std::uint32_t id = ids[(state >> 33) % ids.size()];
     const auto byte = static_cast<unsigned>((state >> 20) & 0xFF);
-    rows.push_back({1000.0 + static_cast<double>(i) * 0.001, id, fmt::format("{:02X}00{:02X}", byte, i % 256),
+    rows.push_back({1000.0 + static_cast<double>(i) * 0.001, id,
+                    fmt::format("{:02X}00{:02X}", byte, i % 256),
                     (i >= attack_from && i < attack_to) ? 1 : 0});
   }
   return rows;
@@ -56,7 +58,8 @@ can::CanFrame to_frame(const Row& r) {
   f.timestamp_s = r.t;
   f.id = r.id;
   f.dlc = static_cast<std::uint8_t>(r.payload.size() / 2);
-  for (std::size_t b = 0; b < f.dlc; ++b) f.data[b] = static_cast<std::uint8_t>(std::stoul(r.payload.substr(2 * b, 2), nullptr, 16));
+  for (std::size_t b = 0; b < f.dlc; ++b)
+    f.data[b] = static_cast<std::uint8_t>(std::stoul(r.payload.substr(2 * b, 2), nullptr, 16));
   f.label = static_cast<std::uint8_t>(r.attack);
   return f;
 }
@@ -88,7 +91,8 @@ class PreprocessStore : public ::testing::Test {
 TEST_F(PreprocessStore, GraphsEqualTheBuilderOnTheSameFrames) {
   const auto store = build();
   const auto& m = store.metadata();
-  // Files in order: train_01/attack-free-1, train_02/DoS-1, test_01/spoofing-2 (masquerade left out).
+  // Files in order: train_01/attack-free-1, train_02/DoS-1, test_01/spoofing-2 (masquerade left
+  // out).
   ASSERT_EQ(m.files.size(), 3U);
   EXPECT_EQ(m.files[0].path, "train_01_attack_free/attack-free-1.csv");
   EXPECT_EQ(m.files[2].path, "test_01_known_vehicle_unknown_attack/spoofing-2.csv");
@@ -106,9 +110,11 @@ TEST_F(PreprocessStore, GraphsEqualTheBuilderOnTheSameFrames) {
 
   graph::WindowGraphBuilder builder(graph::WindowConfig{});
   graph::WindowGraph expected;
-  const std::vector<std::pair<const std::vector<Row>*, std::size_t>> files = {{&train_a_, 0}, {&train_b_, 10}, {&test_, 14}};
+  const std::vector<std::pair<const std::vector<Row>*, std::size_t>> files = {
+      {&train_a_, 0}, {&train_b_, 10}, {&test_, 14}};
   for (const auto& [rows, first_graph] : files) {
-    for (std::size_t w = 0; first_graph + w < store.num_graphs() && (w + 1) * 100 <= rows->size(); ++w) {
+    for (std::size_t w = 0; first_graph + w < store.num_graphs() && (w + 1) * 100 <= rows->size();
+         ++w) {
       std::vector<can::CanFrame> frames;
       std::vector<std::uint32_t> keys;
       for (std::size_t i = w * 100; i < (w + 1) * 100; ++i) {
@@ -118,10 +124,13 @@ TEST_F(PreprocessStore, GraphsEqualTheBuilderOnTheSameFrames) {
       builder.build(frames, keys, expected);
       const auto view = store.graph(first_graph + w);
       ASSERT_EQ(view.num_nodes(), expected.num_nodes());
-      EXPECT_TRUE(std::equal(view.node_features.begin(), view.node_features.end(), expected.node_features.begin()))
+      EXPECT_TRUE(std::equal(view.node_features.begin(), view.node_features.end(),
+                             expected.node_features.begin()))
           << "graph " << first_graph + w;
-      EXPECT_TRUE(std::equal(view.edge_index.begin(), view.edge_index.end(), expected.edge_index.begin()));
-      EXPECT_TRUE(std::equal(view.edge_features.begin(), view.edge_features.end(), expected.edge_features.begin()));
+      EXPECT_TRUE(
+          std::equal(view.edge_index.begin(), view.edge_index.end(), expected.edge_index.begin()));
+      EXPECT_TRUE(std::equal(view.edge_features.begin(), view.edge_features.end(),
+                             expected.edge_features.begin()));
       EXPECT_EQ(view.label, expected.label);
     }
   }
@@ -164,9 +173,11 @@ TEST_F(PreprocessStore, SizeIndexLabelsAndSplitsAreIndexListsIntoOneStore) {
             (std::vector<std::uint32_t>{14, 15}));
 
   // Same seed: same split. Another seed: another split.
-  const auto again = store::split_train_validation(std::vector<std::uint32_t>(all.begin(), all.end()), 0.2, 42);
+  const auto again =
+      store::split_train_validation(std::vector<std::uint32_t>(all.begin(), all.end()), 0.2, 42);
   EXPECT_EQ(again.validation, std::vector<std::uint32_t>(validation.begin(), validation.end()));
-  const auto other = store::split_train_validation(std::vector<std::uint32_t>(all.begin(), all.end()), 0.2, 7);
+  const auto other =
+      store::split_train_validation(std::vector<std::uint32_t>(all.begin(), all.end()), 0.2, 7);
   EXPECT_NE(other.validation, again.validation);
 }
 
@@ -189,12 +200,14 @@ TEST_F(PreprocessStore, TensorsAreZeroCopyViewsOfTheMapping) {
     whole = store::array_tensor(reopened, store::arrays::kNodeFeatures);
   }
   EXPECT_EQ(whole.size(0), static_cast<std::int64_t>(store.metadata().num_nodes));
-  EXPECT_FLOAT_EQ(whole[0][0].item<float>(), view.node_features.empty() ? 0.0F : store.graph(0).node_features[0]);
+  EXPECT_FLOAT_EQ(whole[0][0].item<float>(),
+                  view.node_features.empty() ? 0.0F : store.graph(0).node_features[0]);
 }
 
 TEST_F(PreprocessStore, ExistingStoreNeedsForceAndIsReplacedWhole) {
   build();
-  EXPECT_THROW(preprocess::preprocess_dataset(dir_ / "data", dir_ / "store", options_), std::runtime_error);
+  EXPECT_THROW(preprocess::preprocess_dataset(dir_ / "data", dir_ / "store", options_),
+               std::runtime_error);
   options_.overwrite = true;
   options_.window.window = 50;
   options_.window.stride = 50;
@@ -239,9 +252,11 @@ TEST_F(PreprocessStore, SkipPolicyDropsAndCountsBadRowsPerFile) {
 }
 
 TEST_F(PreprocessStore, DatasetErrorsAreOneLineAndLeaveNoStore) {
-  EXPECT_THROW(preprocess::preprocess_dataset(dir_ / "missing", dir_ / "store", options_), std::runtime_error);
+  EXPECT_THROW(preprocess::preprocess_dataset(dir_ / "missing", dir_ / "store", options_),
+               std::runtime_error);
   write_text_file(dir_ / "empty_ds/train_01/x.csv", "");
-  EXPECT_THROW(preprocess::preprocess_dataset(dir_ / "empty_ds", dir_ / "store", options_), can::InputError);
+  EXPECT_THROW(preprocess::preprocess_dataset(dir_ / "empty_ds", dir_ / "store", options_),
+               can::InputError);
   write_text_file(dir_ / "no_train/test_01/x.csv", csv(test_));
   try {
     preprocess::preprocess_dataset(dir_ / "no_train", dir_ / "store", options_);
@@ -250,9 +265,12 @@ TEST_F(PreprocessStore, DatasetErrorsAreOneLineAndLeaveNoStore) {
     EXPECT_NE(std::string(e.what()).find("no training"), std::string::npos) << e.what();
   }
   write_text_file(dir_ / "bad_parquet/train_01/x.parquet", "PAR1 this is not parquet");
-  EXPECT_THROW(preprocess::preprocess_dataset(dir_ / "bad_parquet", dir_ / "store", options_), can::InputError);
-  write_text_file(dir_ / "header_only/train_01/x.csv", "timestamp,arbitration_id,data_field,attack\n");
-  EXPECT_THROW(preprocess::preprocess_dataset(dir_ / "header_only", dir_ / "store", options_), can::InputError);
+  EXPECT_THROW(preprocess::preprocess_dataset(dir_ / "bad_parquet", dir_ / "store", options_),
+               can::InputError);
+  write_text_file(dir_ / "header_only/train_01/x.csv",
+                  "timestamp,arbitration_id,data_field,attack\n");
+  EXPECT_THROW(preprocess::preprocess_dataset(dir_ / "header_only", dir_ / "store", options_),
+               can::InputError);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "store"));
 }
 
@@ -273,7 +291,8 @@ TEST_F(PreprocessStore, CorruptionIsDetectedOnOpen) {
   EXPECT_NO_THROW(store::GraphStore::open(dir_ / "store"));
   flip("edge_features.f32");
   EXPECT_NO_THROW(store::GraphStore::open(dir_ / "store"));
-  EXPECT_THROW(store::GraphStore::open(dir_ / "store", store::StoreVerification::kFull), store::StoreError);
+  EXPECT_THROW(store::GraphStore::open(dir_ / "store", store::StoreVerification::kFull),
+               store::StoreError);
   std::filesystem::resize_file(dir_ / "store/edge_features.f32", 8);
   EXPECT_THROW(store::GraphStore::open(dir_ / "store"), store::StoreError);
 }

@@ -21,7 +21,8 @@ std::string read_file(const std::filesystem::path& path) {
 }
 
 std::string documented_snippet() {
-  const std::string doc = read_file(std::filesystem::path(HEADROOM_SOURCE_DIR) / "docs/store-format.md");
+  const std::string doc =
+      read_file(std::filesystem::path(HEADROOM_SOURCE_DIR) / "docs/store-format.md");
   const auto begin = doc.find("<!-- python-snippet:begin -->");
   const auto end = doc.find("<!-- python-snippet:end -->");
   if (begin == std::string::npos || end == std::string::npos) return {};
@@ -38,8 +39,8 @@ TEST(StorePythonSnippet, ReadsWhatHeadroomReads) {
   testing::TempDir dir;
   std::string rows = "timestamp,arbitration_id,data_field,attack\n";
   for (int i = 0; i < 730; ++i) {
-    rows += fmt::format("{}.5,{:X},{:02X}{:02X},{}\n", i, 0x100 + (i * 37) % 11, i % 256, (i * 7) % 256,
-                        i > 400 && i < 420 ? 1 : 0);
+    rows += fmt::format("{}.5,{:X},{:02X}{:02X},{}\n", i, 0x100 + (i * 37) % 11, i % 256,
+                        (i * 7) % 256, i > 400 && i < 420 ? 1 : 0);
   }
   testing::write_text_file(dir / "data/train_01/a-1.csv", rows);
   testing::write_text_file(dir / "data/test_01/b-1.csv", rows.substr(0, rows.size() / 2));
@@ -64,8 +65,8 @@ print(json.dumps(out))
   testing::write_text_file(dir / "driver.py", driver);
   std::string output;
   const int status =
-      testing::run_command(fmt::format("'{}' '{}' '{}'", HEADROOM_PYTHON, (dir / "driver.py").string(),
-                                       (dir / "store").string()),
+      testing::run_command(fmt::format("'{}' '{}' '{}'", HEADROOM_PYTHON,
+                                       (dir / "driver.py").string(), (dir / "store").string()),
                            &output);
   ASSERT_EQ(status, 0) << output;
   const auto json = nlohmann::json::parse(output);

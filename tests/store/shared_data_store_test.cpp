@@ -24,9 +24,12 @@ const std::map<std::string, Expected>& expected_files() {
       {"hcrl_sa/test_01_known_vehicle_known_attack/fuzzing-kia.parquet", {249990, 39812, 2499}},
       {"hcrl_sa/test_02_unknown_vehicle_known_attack/DoS-spark.parquet", {120570, 22587, 1205}},
       {"hcrl_sa/test_02_unknown_vehicle_known_attack/fuzzing-Spark.parquet", {65665, 5812, 656}},
-      {"hcrl_sa/test_03_known_vehicle_unknown_attack/malfunction-kia.parquet", {173436, 7401, 1734}},
-      {"hcrl_sa/test_03_known_vehicle_unknown_attack/malfunction-sonata.parquet", {132651, 15974, 1326}},
-      {"hcrl_sa/test_04_unknown_vehicle_unknown_attack/malfunction-spark.parquet", {79787, 8047, 797}},
+      {"hcrl_sa/test_03_known_vehicle_unknown_attack/malfunction-kia.parquet",
+       {173436, 7401, 1734}},
+      {"hcrl_sa/test_03_known_vehicle_unknown_attack/malfunction-sonata.parquet",
+       {132651, 15974, 1326}},
+      {"hcrl_sa/test_04_unknown_vehicle_unknown_attack/malfunction-spark.parquet",
+       {79787, 8047, 797}},
       {"hcrl_sa/train_01_attack_free/attack-free-kia.parquet", {192516, 0, 1925}},
       {"hcrl_sa/train_01_attack_free/attack-free-sonata.parquet", {117173, 0, 1171}},
       {"hcrl_sa/train_02_with_attacks/DoS-kia.parquet", {181901, 33141, 1819}},
@@ -68,10 +71,12 @@ void expect_dataset_counts(const std::string& dataset) {
   }
   EXPECT_EQ(store.num_graphs(), graphs);
   std::size_t expected_count = 0;
-  for (const auto& [path, e] : expected_files()) expected_count += path.rfind(dataset + "/", 0) == 0;
+  for (const auto& [path, e] : expected_files())
+    expected_count += path.rfind(dataset + "/", 0) == 0;
   EXPECT_EQ(checked, expected_count);
   // Every training graph is in exactly one of train/validation; test graphs are the rest.
-  EXPECT_EQ(store.train_ids().size() + store.validation_ids().size() + store.test_ids().size(), graphs);
+  EXPECT_EQ(store.train_ids().size() + store.validation_ids().size() + store.test_ids().size(),
+            graphs);
 }
 
 TEST(SharedDataStore, HcrlSaGraphCountsMatchTheMeasuredTable) {
@@ -90,7 +95,8 @@ TEST(SharedDataStore, CsvAndParquetTwinsGiveIdenticalStores) {
   testing::TempDir dir;
   const std::pair<const char*, const char*> twins[] = {
       {"set_01/train_02_with_attacks/DoS-1", "train_02_with_attacks/DoS-1"},
-      {"hcrl_sa/test_02_unknown_vehicle_known_attack/fuzzing-Spark", "test_02_unknown_vehicle_known_attack/fuzzing-Spark"}};
+      {"hcrl_sa/test_02_unknown_vehicle_known_attack/fuzzing-Spark",
+       "test_02_unknown_vehicle_known_attack/fuzzing-Spark"}};
   for (const auto& [source, target] : twins) {
     const auto csv = dir / "csv" / (std::string(target) + ".csv");
     const auto parquet = dir / "parquet" / (std::string(target) + ".parquet");
@@ -104,7 +110,8 @@ TEST(SharedDataStore, CsvAndParquetTwinsGiveIdenticalStores) {
   preprocess::preprocess_dataset(dir / "csv", dir / "csv_store", options);
   preprocess::preprocess_dataset(dir / "parquet", dir / "parquet_store", options);
   const auto from_csv = store::GraphStore::open(dir / "csv_store", store::StoreVerification::kFull);
-  const auto from_parquet = store::GraphStore::open(dir / "parquet_store", store::StoreVerification::kFull);
+  const auto from_parquet =
+      store::GraphStore::open(dir / "parquet_store", store::StoreVerification::kFull);
   ASSERT_GT(from_csv.num_graphs(), 1000U);
   EXPECT_EQ(from_csv.num_graphs(), from_parquet.num_graphs());
   EXPECT_EQ(from_csv.metadata().vocabulary, from_parquet.metadata().vocabulary);

@@ -11,7 +11,8 @@ namespace headroom::can {
 
 class InputError : public std::runtime_error {
  public:
-  InputError(std::filesystem::path file, std::uint64_t line, std::string column, std::string reason);
+  InputError(std::filesystem::path file, std::uint64_t line, std::string column,
+             std::string reason);
 
   const std::filesystem::path& file() const noexcept { return file_; }
   std::uint64_t line() const noexcept { return line_; }

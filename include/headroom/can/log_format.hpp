@@ -1,7 +1,11 @@
 // The CAN log formats headroom reads, the column mapping for any other CSV, and the factory that
 // opens a reader for a file.
+//
+// Every function here is thread-safe (none keeps state between calls); a reader it returns is
+// owned by the caller and used by one thread at a time (see FrameReader).
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -28,28 +32,44 @@ std::string_view log_format_name(LogFormat format);
 
 enum class IdBase { kHex, kDecimal };
 
-// Describes a CSV that no preset covers. A column is named by its header text, or, when the file
-// has no header, by its 0-based position written as a number ("0", "3").
+// Describes a CSV that no preset covers. A column is named by its header text (matched trimmed and
+// case-insensitively), or, when the file has no header, by its 0-based position written as a
+// number ("0", "3"). Fields are trimmed of spaces and tabs; a field may be enclosed in double
+// quotes (which lets it hold the delimiter). Blank lines are ignored; "\r\n" line ends are fine.
+//
+// Rows must have exactly as many columns as the header (fewer by the missing byte count in a
+// ragged row); without a header, at least as many as the highest mapped position needs.
 struct CsvColumnMapping {
   char delimiter = ',';
   bool has_header = true;
-  std::string timestamp;                   // seconds; empty: the row number is used
-  std::string id;                          // required
-  IdBase id_base = IdBase::kHex;           // "0x" prefixes are accepted in hex columns
-  std::string payload;                     // one hex string column ("DEADBEEF", "de ad be ef")
-  std::vector<std::string> payload_bytes;  // or: one column per byte, hex ("0f")
-  std::string dlc;                         // optional; with payload_bytes, the bytes to read
+  std::string timestamp;          // seconds; empty: the 0-based data row index is used
+  std::string id;                 // required
+  IdBase id_base = IdBase::kHex;  // "0x" prefixes are accepted in hex columns
+  // One hex string column ("DEADBEEF", "de ad be ef"; empty = no payload). With `dlc`, the
+  // payload must have exactly DLC bytes.
+  std::string payload;
+  // Or: one column per byte, hex ("0f", "F", "0x0f"). Without `dlc` the payload ends at the first
+  // empty byte column.
+  std::vector<std::string> payload_bytes;
+  std::string dlc;  // optional, decimal 0..8; with payload_bytes, the bytes to read
   // HCRL style: a row with DLC < payload_bytes.size() has fewer byte columns and every later
   // column (the label) moves left by the missing count. Needs `dlc`.
   bool ragged_payload = false;
-  std::string label;                       // empty: every frame is normal
+  std::string label;                               // empty: every frame is normal
   std::vector<std::string> attack_values = {"1"};  // label texts meaning attack, case-insensitive
+  // Label texts meaning normal, case-insensitive. Empty: every label that is not an attack value
+  // is normal. Non-empty: a label in neither set makes the row bad.
+  std::vector<std::string> normal_values;
 
-  // Throws std::invalid_argument naming the inconsistent field.
+  // Throws std::invalid_argument naming the inconsistent field (a missing id, no or two payload
+  // sources, more than 8 byte columns, a ragged payload without dlc, a non-numeric position when
+  // has_header is false, a quote or line break as delimiter, overlapping label values).
   void validate() const;
 };
 
-// The mappings of the two CSV presets (for reuse and for the docs).
+// The mappings of the two CSV presets (for reuse and for the docs). can-train-and-test: attack
+// "1", normal "0". HCRL: ragged DATA[i] byte columns, Flag "T" attack, "R" normal; without a
+// header the columns are positions 0..11.
 CsvColumnMapping can_train_test_mapping();
 CsvColumnMapping hcrl_car_hacking_mapping(bool has_header);
 
@@ -57,13 +77,21 @@ struct ReaderOptions {
   LogFormat format = LogFormat::kAuto;
   CsvColumnMapping mapping;  // used when format == kMappedCsv
   BadRowPolicy on_bad_row = BadRowPolicy::kError;
+  // Text formats read the file in blocks of this many bytes (the buffer only grows past it for a
+  // line longer than a block, up to 16 MiB). Tests shrink it to exercise block boundaries.
+  std::size_t block_bytes = std::size_t{1} << 20;
+  // Parquet is decoded in record batches of at most this many rows.
+  std::size_t parquet_batch_rows = 65536;
 };
 
 // Decides the format from the extension and the first line. Throws InputError when the file
 // cannot be read or matches no known format (the message suggests --format / a mapping).
 LogFormat detect_format(const std::filesystem::path& file);
 
-// Opens a streaming reader. Throws InputError for a missing, empty or unreadable file.
+// Opens a streaming reader; a CSV header is read and checked here, a Parquet schema too. Throws
+// InputError for a missing, empty or unreadable file, an unknown format (kAuto), a mapped column
+// missing from the header or schema; std::invalid_argument for an inconsistent mapping
+// (kMappedCsv). A candump log is unlabelled: every frame is normal; a CAN FD frame is a bad row.
 std::unique_ptr<FrameReader> open_frame_reader(const std::filesystem::path& file,
                                                const ReaderOptions& options);
 

@@ -17,10 +17,10 @@ struct SplitDirectory {
 };
 
 struct DatasetFile {
-  std::filesystem::path path;      // absolute
-  std::string relative_path;       // to the dataset root, '/'-separated
-  std::uint16_t split = 0;         // index into DatasetLayout::splits
-  std::string attack_type;         // from the file name, see attack_type_from_file_name
+  std::filesystem::path path;  // absolute
+  std::string relative_path;   // to the dataset root, '/'-separated
+  std::uint16_t split = 0;     // index into DatasetLayout::splits
+  std::string attack_type;     // from the file name, see attack_type_from_file_name
   std::uint64_t size_bytes = 0;
 };
 

@@ -25,12 +25,12 @@ class WindowGraphBuilder {
 
  private:
   WindowConfig config_;
-  std::vector<std::uint32_t> local_;      // per frame: local node index
-  std::vector<std::uint64_t> pairs_;  // packed (source, target, position) per transition
-  std::vector<std::uint32_t> degree_;     // per node
+  std::vector<std::uint32_t> local_;   // per frame: local node index
+  std::vector<std::uint64_t> pairs_;   // packed (source, target, position) per transition
+  std::vector<std::uint32_t> degree_;  // per node
   std::vector<std::uint32_t> source_count_;
   std::vector<std::uint32_t> last_source_position_;
-  std::vector<double> byte_sums_;         // per node x 8
+  std::vector<double> byte_sums_;  // per node x 8
 };
 
 }  // namespace headroom::graph

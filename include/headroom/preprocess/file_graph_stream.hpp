@@ -30,9 +30,12 @@ using ProgressCallback = std::function<void(std::uint64_t bytes, std::uint64_t r
 // otherwise keys are vocabulary indices. Throws can::InputError on bad input (naming file, line,
 // column), including a file with no frames. `stop` is polled between batches to abandon work
 // early when another file has failed.
-FileGraphResult build_file_graphs(const dataset::DatasetFile& file, const can::ReaderOptions& reader_options,
-                                  const graph::WindowConfig& window, const graph::CanIdVocabulary* vocabulary,
-                                  store::GraphSegmentWriter& segment, const ProgressCallback& progress,
+FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
+                                  const can::ReaderOptions& reader_options,
+                                  const graph::WindowConfig& window,
+                                  const graph::CanIdVocabulary* vocabulary,
+                                  store::GraphSegmentWriter& segment,
+                                  const ProgressCallback& progress,
                                   const std::atomic<bool>* stop = nullptr);
 
 }  // namespace headroom::preprocess

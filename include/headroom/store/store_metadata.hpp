@@ -22,10 +22,10 @@ struct SplitRecord {
 };
 
 struct SourceFileRecord {
-  std::string path;             // relative to the dataset root, '/'-separated
-  std::uint32_t split = 0;      // index into StoreMetadata::splits
+  std::string path;               // relative to the dataset root, '/'-separated
+  std::uint32_t split = 0;        // index into StoreMetadata::splits
   std::uint32_t attack_type = 0;  // index into StoreMetadata::attack_types
-  std::uint64_t rows = 0;       // frames read
+  std::uint64_t rows = 0;         // frames read
   std::uint64_t attack_rows = 0;
   std::uint64_t skipped_rows = 0;  // bad rows dropped under --on-bad-row skip
   std::uint64_t first_graph = 0;
@@ -33,11 +33,11 @@ struct SourceFileRecord {
 };
 
 struct ArrayRecord {
-  std::string file;                // inside the store directory
-  std::string dtype;               // numpy name: "float32", "int32", "int64", "uint32", "uint16", "uint8"
+  std::string file;   // inside the store directory
+  std::string dtype;  // numpy name: "float32", "int32", "int64", "uint32", "uint16", "uint8"
   std::vector<std::uint64_t> shape;
   std::uint64_t bytes = 0;
-  std::string xxh3;                // XXH3-64 of the file, 16 hex digits
+  std::string xxh3;  // XXH3-64 of the file, 16 hex digits
 };
 
 struct StoreMetadata {

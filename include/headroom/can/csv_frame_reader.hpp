@@ -1,0 +1,74 @@
+// The one CSV engine: reads any delimited text log described by a CsvColumnMapping, the
+// can-train-and-test and HCRL presets included.
+#pragma once
+
+#include <array>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "headroom/can/frame_reader.hpp"
+#include "headroom/can/line_source.hpp"
+#include "headroom/can/log_format.hpp"
+
+namespace headroom::can {
+
+// Parses rows in place from the LineSource buffer (std::from_chars, no allocation per row). Error
+// line numbers are physical 1-based lines; the column is the header text, or the position when the
+// file has no header (empty for a wrong column count). After a bad-row InputError the next read()
+// goes on with the following line. Not thread-safe.
+class CsvFrameReader final : public FrameReader {
+ public:
+  // Validates `mapping` (std::invalid_argument), opens the file and, when it has a header, reads
+  // and resolves it. Throws InputError for a missing/empty file, a file with no header line, or a
+  // mapped column absent from the header.
+  CsvFrameReader(std::filesystem::path file, CsvColumnMapping mapping, BadRowPolicy policy,
+                 std::size_t block_bytes = LineSource::kDefaultBlockBytes);
+
+  std::size_t read(std::span<CanFrame> out) override;
+  std::uint64_t skipped_rows() const override { return skipped_; }
+  const std::filesystem::path& path() const override { return lines_.path(); }
+
+ private:
+  struct Column {
+    int index = -1;    // position in a row (before any ragged shift); -1: not mapped
+    std::string name;  // as the header writes it, or the position: used in error messages
+  };
+
+  void resolve_columns(const std::vector<std::string>& header, std::uint64_t header_line);
+  Column resolve(const std::string& wanted, const std::vector<std::string>& header,
+                 std::uint64_t header_line) const;
+  // Splits `line` into fields_, trimmed and unquoted; false (error set) on a broken quote.
+  bool split(std::string_view line);
+  bool parse_row(std::string_view line, CanFrame& frame);
+  bool fail(const Column& column, std::string reason);
+  bool fail(std::string column, std::string reason);
+  std::string field_name(std::size_t position) const;
+  bool label_in(std::string_view text, const std::vector<std::string>& values) const;
+
+  LineSource lines_;
+  CsvColumnMapping mapping_;
+  BadRowPolicy policy_;
+
+  Column timestamp_, id_, payload_, dlc_, label_;
+  std::array<Column, kMaxPayloadBytes> bytes_;
+  std::size_t byte_columns_ = 0;
+  int ragged_after_ = INT_MAX;    // ragged rows shift columns past this position left
+  std::size_t header_width_ = 0;  // 0 without a header
+  std::size_t min_width_ = 0;     // columns a full (non-ragged) row needs
+  std::vector<std::string> header_;
+  std::string attack_text_, normal_text_;  // for error messages
+
+  std::vector<std::string_view> fields_;  // reused: capacity survives between rows
+  std::uint64_t data_rows_ = 0;
+  std::uint64_t skipped_ = 0;
+  std::string error_column_;
+  std::string error_reason_;
+};
+
+}  // namespace headroom::can

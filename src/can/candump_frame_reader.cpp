@@ -1,0 +1,134 @@
+#include "headroom/can/candump_frame_reader.hpp"
+
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "headroom/can/hex.hpp"
+#include "headroom/can/input_error.hpp"
+#include "headroom/can/text_fields.hpp"
+
+namespace headroom::can {
+namespace {
+
+// Splits off the next run of non-space characters, dropping the spaces before it.
+std::string_view next_token(std::string_view& rest) {
+  std::size_t start = 0;
+  while (start < rest.size() && is_space(rest[start])) ++start;
+  std::size_t stop = start;
+  while (stop < rest.size() && !is_space(rest[stop])) ++stop;
+  const std::string_view token = rest.substr(start, stop - start);
+  rest.remove_prefix(stop);
+  return token;
+}
+
+}  // namespace
+
+CandumpFrameReader::CandumpFrameReader(std::filesystem::path file, BadRowPolicy policy,
+                                       std::size_t block_bytes)
+    : lines_(std::move(file), block_bytes), policy_(policy) {}
+
+bool CandumpFrameReader::fail(std::string_view column, std::string reason) {
+  error_column_ = column;
+  error_reason_ = std::move(reason);
+  return false;
+}
+
+bool CandumpFrameReader::parse_line(std::string_view line, CanFrame& frame) {
+  frame = CanFrame{};
+  line = trim(line);
+  if (line.front() != '(') {
+    return fail("timestamp", "expected '(seconds)' at the start of a candump line");
+  }
+  const std::size_t close = line.find(')');
+  if (close == std::string_view::npos) return fail("timestamp", "missing ')' after the timestamp");
+  const std::string_view stamp = trim(line.substr(1, close - 1));
+  const auto [ptr, ec] =
+      std::from_chars(stamp.data(), stamp.data() + stamp.size(), frame.timestamp_s);
+  if (stamp.empty() || ec != std::errc() || ptr != stamp.data() + stamp.size() ||
+      !std::isfinite(frame.timestamp_s)) {
+    return fail("timestamp", fmt::format("timestamp '{}' is not a number", stamp));
+  }
+
+  std::string_view rest = line.substr(close + 1);
+  const std::string_view interface = next_token(rest);
+  if (interface.empty()) return fail("interface", "missing interface name after the timestamp");
+  const std::string_view frame_text = next_token(rest);
+  if (frame_text.empty()) return fail("frame", "missing frame after the interface name");
+  const std::string_view extra = next_token(rest);
+  // Recent candump versions may log the direction (T = sent, R = received) after the frame.
+  if (!(extra.empty() || ((extra == "T" || extra == "R") && next_token(rest).empty()))) {
+    return fail("frame", fmt::format("unexpected text '{}' after the frame", extra));
+  }
+  return parse_frame(frame_text, frame);
+}
+
+bool CandumpFrameReader::parse_frame(std::string_view text, CanFrame& frame) {
+  const std::size_t hash = text.find('#');
+  if (hash == std::string_view::npos) {
+    return fail("frame", fmt::format("frame '{}' has no '#' between ID and data", text));
+  }
+  const std::string_view id_text = text.substr(0, hash);
+  std::uint32_t id = 0;
+  if (id_text.empty()) return fail("id", "ID is empty");
+  bool hex = true;
+  for (char c : id_text) hex = hex && hex_digit_value(c) >= 0;
+  if (!hex) return fail("id", fmt::format("ID '{}' is not hexadecimal", id_text));
+  if (!parse_hex_u32(id_text, id) || id > kMaxCanId) {
+    return fail("id", fmt::format("ID '{}' exceeds 29 bits", id_text));
+  }
+  frame.id = id;
+
+  std::string_view data = text.substr(hash + 1);
+  if (!data.empty() && data.front() == '#') return fail("data", "CAN FD frames are not supported");
+  if (!data.empty() && (data.front() == 'R' || data.front() == 'r')) {
+    // Remote frame: it carries no data whatever length it requests.
+    const std::string_view length = data.substr(1);
+    const bool valid_length =
+        length.empty() || (length.size() == 1 && length[0] >= '0' && length[0] <= '8');
+    if (!valid_length) {
+      return fail("data", fmt::format("remote frame length '{}' is not a digit 0..8", length));
+    }
+    return true;
+  }
+  // A classic frame of 8 bytes may carry its raw DLC 9..F after '_' (len8_dlc); the payload is
+  // still 8 bytes.
+  const std::size_t underscore = data.find('_');
+  std::string_view raw_dlc;
+  if (underscore != std::string_view::npos) {
+    raw_dlc = data.substr(underscore + 1);
+    data = data.substr(0, underscore);
+  }
+  const HexPayloadResult result = decode_hex_payload(data, frame.data, '.');
+  if (result.error != HexPayloadError::kNone) {
+    return fail("data", describe_hex_payload_error(result, "payload"));
+  }
+  if (underscore != std::string_view::npos &&
+      (raw_dlc.size() != 1 || hex_digit_value(raw_dlc[0]) < 9 ||
+       result.bytes != kMaxPayloadBytes)) {
+    return fail("data",
+                fmt::format("raw DLC suffix '_{}' needs 8 data bytes and a value 9..F", raw_dlc));
+  }
+  frame.dlc = result.bytes;
+  return true;
+}
+
+std::size_t CandumpFrameReader::read(std::span<CanFrame> out) {
+  std::size_t n = 0;
+  std::string_view line;
+  while (n < out.size() && lines_.next(line)) {
+    if (is_blank(line)) continue;
+    if (parse_line(line, out[n])) {
+      ++n;
+      continue;
+    }
+    if (policy_ == BadRowPolicy::kError) {
+      throw InputError(path(), lines_.line_number(), error_column_, error_reason_);
+    }
+    ++skipped_;
+  }
+  return n;
+}
+
+}  // namespace headroom::can

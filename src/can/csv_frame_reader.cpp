@@ -1,0 +1,335 @@
+#include "headroom/can/csv_frame_reader.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "headroom/can/hex.hpp"
+#include "headroom/can/input_error.hpp"
+#include "headroom/can/text_fields.hpp"
+
+namespace headroom::can {
+namespace {
+
+// Lets the constructor reject a bad mapping before it opens the file.
+std::filesystem::path after_validating(const CsvColumnMapping& mapping,
+                                       std::filesystem::path file) {
+  mapping.validate();
+  return file;
+}
+
+}  // namespace
+
+CsvFrameReader::CsvFrameReader(std::filesystem::path file, CsvColumnMapping mapping,
+                               BadRowPolicy policy, std::size_t block_bytes)
+    : lines_(after_validating(mapping, std::move(file)), block_bytes),
+      mapping_(std::move(mapping)),
+      policy_(policy) {
+  std::vector<std::string> header;
+  std::uint64_t header_line = 0;
+  if (mapping_.has_header) {
+    std::string_view line;
+    bool found = false;
+    while (lines_.next(line)) {
+      if (!is_blank(line)) {
+        found = true;
+        break;
+      }
+    }
+    if (!found) throw InputError(path(), 0, "", "no header line (the file holds only blank lines)");
+    header_line = lines_.line_number();
+    if (!split(line)) throw InputError(path(), header_line, error_column_, error_reason_);
+    header.assign(fields_.begin(), fields_.end());
+  }
+  resolve_columns(header, header_line);
+  header_ = std::move(header);
+  fields_.reserve(std::max<std::size_t>(min_width_, header_width_) + 4);
+
+  attack_text_ = fmt::format("{}", fmt::join(mapping_.attack_values, ", "));
+  normal_text_ = fmt::format("{}", fmt::join(mapping_.normal_values, ", "));
+}
+
+CsvFrameReader::Column CsvFrameReader::resolve(const std::string& wanted,
+                                               const std::vector<std::string>& header,
+                                               std::uint64_t header_line) const {
+  Column column;
+  if (wanted.empty()) return column;
+  if (!mapping_.has_header) {
+    // validate() guarantees a non-negative number.
+    std::from_chars(wanted.data(), wanted.data() + wanted.size(), column.index);
+    column.name = wanted;
+    return column;
+  }
+  const std::string_view key = trim(wanted);
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    if (iequals(header[i], key)) {
+      column.index = static_cast<int>(i);
+      column.name = header[i];
+      return column;
+    }
+  }
+  throw InputError(
+      path(), header_line, std::string(key),
+      fmt::format("column not found in the header (columns: {})", fmt::join(header, ", ")));
+}
+
+void CsvFrameReader::resolve_columns(const std::vector<std::string>& header,
+                                     std::uint64_t header_line) {
+  timestamp_ = resolve(mapping_.timestamp, header, header_line);
+  id_ = resolve(mapping_.id, header, header_line);
+  payload_ = resolve(mapping_.payload, header, header_line);
+  dlc_ = resolve(mapping_.dlc, header, header_line);
+  label_ = resolve(mapping_.label, header, header_line);
+  byte_columns_ = mapping_.payload_bytes.size();
+  for (std::size_t i = 0; i < byte_columns_; ++i) {
+    bytes_[i] = resolve(mapping_.payload_bytes[i], header, header_line);
+  }
+
+  int highest = std::max({timestamp_.index, id_.index, payload_.index, dlc_.index, label_.index});
+  for (std::size_t i = 0; i < byte_columns_; ++i) highest = std::max(highest, bytes_[i].index);
+  min_width_ = static_cast<std::size_t>(highest + 1);
+  header_width_ = header.size();
+
+  if (mapping_.ragged_payload) {
+    // A short row leaves out the last byte columns; that only makes sense when they are one run
+    // after the DLC column, so that the DLC says how many are absent before they are reached.
+    for (std::size_t i = 1; i < byte_columns_; ++i) {
+      if (bytes_[i].index != bytes_[0].index + static_cast<int>(i)) {
+        throw InputError(path(), header_line, bytes_[i].name,
+                         "a ragged payload needs the byte columns side by side, in order");
+      }
+    }
+    if (dlc_.index >= bytes_[0].index) {
+      throw InputError(path(), header_line, dlc_.name,
+                       "a ragged payload needs the DLC column before the byte columns");
+    }
+    ragged_after_ = bytes_[byte_columns_ - 1].index;
+  }
+}
+
+std::string CsvFrameReader::field_name(std::size_t position) const {
+  if (position < header_.size()) return header_[position];
+  return std::to_string(position);
+}
+
+bool CsvFrameReader::fail(const Column& column, std::string reason) {
+  error_column_ = column.name;
+  error_reason_ = std::move(reason);
+  return false;
+}
+
+bool CsvFrameReader::fail(std::string column, std::string reason) {
+  error_column_ = std::move(column);
+  error_reason_ = std::move(reason);
+  return false;
+}
+
+bool CsvFrameReader::split(std::string_view line) {
+  fields_.clear();
+  const char delimiter = mapping_.delimiter;
+  const std::size_t size = line.size();
+  std::size_t pos = 0;
+  // With a tab delimiter a tab separates fields and must not be trimmed away as padding.
+  const auto padding = [delimiter](char c) { return c != delimiter && is_space(c); };
+  for (;;) {
+    while (pos < size && padding(line[pos])) ++pos;
+    if (pos < size && line[pos] == '"') {
+      std::size_t close = pos + 1;
+      for (;;) {
+        close = line.find('"', close);
+        if (close == std::string_view::npos) {
+          return fail(field_name(fields_.size()), "unterminated quoted field");
+        }
+        if (close + 1 < size && line[close + 1] == '"') {  // "" is an escaped quote
+          close += 2;
+          continue;
+        }
+        break;
+      }
+      fields_.push_back(line.substr(pos + 1, close - pos - 1));
+      pos = close + 1;
+      while (pos < size && padding(line[pos])) ++pos;
+      if (pos < size && line[pos] != delimiter) {
+        return fail(
+            field_name(fields_.size() - 1),
+            fmt::format("unexpected '{}' after a closing quote", printable_char(line[pos])));
+      }
+    } else {
+      std::size_t stop = line.find(delimiter, pos);
+      if (stop == std::string_view::npos) stop = size;
+      std::size_t last = stop;
+      while (last > pos && padding(line[last - 1])) --last;
+      fields_.push_back(line.substr(pos, last - pos));
+      pos = stop;
+    }
+    if (pos >= size) return true;
+    ++pos;  // the delimiter
+  }
+}
+
+bool CsvFrameReader::label_in(std::string_view text, const std::vector<std::string>& values) const {
+  for (const auto& value : values) {
+    if (iequals(text, value)) return true;
+  }
+  return false;
+}
+
+bool CsvFrameReader::parse_row(std::string_view line, CanFrame& frame) {
+  frame = CanFrame{};
+  const std::uint64_t row_index = data_rows_++;
+  if (!split(line)) return false;
+  const std::size_t found = fields_.size();
+
+  // The DLC comes first: in a ragged row it says where the later columns are.
+  int dlc = -1;
+  if (dlc_.index >= 0) {
+    if (static_cast<std::size_t>(dlc_.index) >= found) {
+      return fail("", fmt::format("expected {} columns, found {}",
+                                  header_width_ > 0 ? header_width_ : min_width_, found));
+    }
+    const std::string_view text = fields_[static_cast<std::size_t>(dlc_.index)];
+    unsigned value = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+      return fail(dlc_, fmt::format("DLC '{}' is not a number", text));
+    }
+    if (value > kMaxPayloadBytes) {
+      return fail(dlc_, fmt::format("DLC {} out of range 0..{}", value, kMaxPayloadBytes));
+    }
+    dlc = static_cast<int>(value);
+    if (byte_columns_ > 0 && static_cast<std::size_t>(dlc) > byte_columns_) {
+      return fail(dlc_, fmt::format("DLC {} but only {} payload byte columns are mapped", dlc,
+                                    byte_columns_));
+    }
+  }
+
+  int missing = 0;
+  if (mapping_.ragged_payload) missing = static_cast<int>(byte_columns_) - dlc;
+  if (header_width_ > 0) {
+    const std::size_t expected = header_width_ - static_cast<std::size_t>(missing);
+    if (found != expected) {
+      if (missing > 0) {
+        return fail("",
+                    fmt::format("expected {} columns for DLC {}, found {}", expected, dlc, found));
+      }
+      return fail("", fmt::format("expected {} columns, found {}", expected, found));
+    }
+  } else if (found + static_cast<std::size_t>(missing) < min_width_) {
+    return fail("", fmt::format("expected {} columns, found {}",
+                                min_width_ - static_cast<std::size_t>(missing), found));
+  }
+  const auto field = [&](const Column& column) {
+    const int position = column.index > ragged_after_ ? column.index - missing : column.index;
+    return fields_[static_cast<std::size_t>(position)];
+  };
+
+  if (timestamp_.index >= 0) {
+    const std::string_view text = field(timestamp_);
+    const auto [ptr, ec] =
+        std::from_chars(text.data(), text.data() + text.size(), frame.timestamp_s);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+      return fail(timestamp_, fmt::format("timestamp '{}' is not a number", text));
+    }
+    if (!std::isfinite(frame.timestamp_s)) {
+      return fail(timestamp_, fmt::format("timestamp '{}' is not a finite number", text));
+    }
+  } else {
+    frame.timestamp_s = static_cast<double>(row_index);
+  }
+
+  {
+    const std::string_view text = field(id_);
+    std::uint32_t id = 0;
+    if (mapping_.id_base == IdBase::kHex) {
+      if (!parse_hex_u32(text, id)) {
+        if (text.empty()) return fail(id_, "ID is empty");
+        const std::string_view digits = strip_hex_prefix(text);
+        const bool all_hex =
+            !digits.empty() && std::all_of(digits.begin(), digits.end(),
+                                           [](char c) { return hex_digit_value(c) >= 0; });
+        if (!all_hex) return fail(id_, fmt::format("ID '{}' is not hexadecimal", text));
+        return fail(id_, fmt::format("ID '{}' exceeds 29 bits", text));
+      }
+    } else {
+      const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+      if (text.empty()) return fail(id_, "ID is empty");
+      if (ec == std::errc::result_out_of_range) {
+        return fail(id_, fmt::format("ID '{}' exceeds 29 bits", text));
+      }
+      if (ec != std::errc() || ptr != text.data() + text.size()) {
+        return fail(id_, fmt::format("ID '{}' is not a decimal number", text));
+      }
+    }
+    if (id > kMaxCanId) return fail(id_, fmt::format("ID '{}' exceeds 29 bits", text));
+    frame.id = id;
+  }
+
+  if (payload_.index >= 0) {
+    const HexPayloadResult result = decode_hex_payload(field(payload_), frame.data, ' ');
+    if (result.error != HexPayloadError::kNone) {
+      return fail(payload_, describe_hex_payload_error(result, "payload"));
+    }
+    if (dlc >= 0 && result.bytes != dlc) {
+      return fail(payload_, fmt::format("DLC {} but the payload has {} bytes", dlc, result.bytes));
+    }
+    frame.dlc = result.bytes;
+  } else {
+    const std::size_t wanted = dlc >= 0 ? static_cast<std::size_t>(dlc) : byte_columns_;
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < wanted; ++i) {
+      const std::string_view raw = field(bytes_[i]);
+      if (dlc < 0 && raw.empty()) {
+        // Without a DLC, trailing empty byte columns mark a shorter frame.
+        for (std::size_t j = i + 1; j < wanted; ++j) {
+          if (!field(bytes_[j]).empty()) {
+            return fail(bytes_[j], fmt::format("payload byte set after the empty column '{}'",
+                                               bytes_[i].name));
+          }
+        }
+        break;
+      }
+      const std::string_view text = strip_hex_prefix(raw);
+      std::uint32_t value = 0;
+      if (text.empty() || text.size() > 2 || !parse_hex_u32(text, value)) {
+        return fail(bytes_[i], fmt::format("byte '{}' is not a hex byte (00..FF)", raw));
+      }
+      frame.data[i] = static_cast<std::uint8_t>(value);
+      ++count;
+    }
+    frame.dlc = static_cast<std::uint8_t>(count);
+  }
+
+  if (label_.index >= 0) {
+    const std::string_view text = field(label_);
+    if (label_in(text, mapping_.attack_values)) {
+      frame.label = 1;
+    } else if (!mapping_.normal_values.empty() && !label_in(text, mapping_.normal_values)) {
+      return fail(label_, fmt::format("label '{}' is neither attack ({}) nor normal ({})", text,
+                                      attack_text_, normal_text_));
+    }
+  }
+  return true;
+}
+
+std::size_t CsvFrameReader::read(std::span<CanFrame> out) {
+  std::size_t n = 0;
+  std::string_view line;
+  while (n < out.size() && lines_.next(line)) {
+    if (is_blank(line)) continue;
+    if (parse_row(line, out[n])) {
+      ++n;
+      continue;
+    }
+    if (policy_ == BadRowPolicy::kError) {
+      throw InputError(path(), lines_.line_number(), error_column_, error_reason_);
+    }
+    ++skipped_;
+  }
+  return n;
+}
+
+}  // namespace headroom::can

@@ -1,0 +1,160 @@
+#include "headroom/can/candump_frame_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "headroom/can/input_error.hpp"
+#include "test_support.hpp"
+
+namespace headroom::can {
+namespace {
+
+using headroom::testing::TempDir;
+using headroom::testing::write_text_file;
+
+CanFrame frame(double t, std::uint32_t id, std::vector<std::uint8_t> bytes) {
+  CanFrame f;
+  f.timestamp_s = t;
+  f.id = id;
+  f.dlc = static_cast<std::uint8_t>(bytes.size());
+  for (std::size_t i = 0; i < bytes.size(); ++i) f.data[i] = bytes[i];
+  return f;
+}
+
+std::vector<CanFrame> read_all(FrameReader& reader) {
+  std::vector<CanFrame> all;
+  std::vector<CanFrame> buffer(2);
+  while (const std::size_t n = reader.read(buffer))
+    all.insert(all.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
+  return all;
+}
+
+InputError catch_input_error(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an InputError";
+  return InputError("", 0, "", "");
+}
+
+TEST(CandumpReaderTest, FramesHaveExactValuesAndAreNormal) {
+  TempDir dir;
+  const auto file = dir / "drive.log";
+  write_text_file(file,
+                  "(1436509052.249713) can0 123#DEADBEEF\n"
+                  "\n"
+                  "(1436509052.250000) can0 1F334455#1122334455667788\r\n"
+                  "(1436509052.260000) vcan1 7FF#R\n"
+                  "(1436509052.270000) can0 100#\n"
+                  "  (1436509052.280000)  can0   0AB#01.02.03  \n"
+                  "(1436509052.290000) can0 321#R4 R\n"
+                  "(1436509052.300000) can0 456#0102030405060708_9");
+  CandumpFrameReader reader(file, BadRowPolicy::kError);
+  const auto frames = read_all(reader);
+  ASSERT_EQ(frames.size(), 7u);
+  EXPECT_EQ(frames[0], frame(1436509052.249713, 0x123, {0xDE, 0xAD, 0xBE, 0xEF}));
+  EXPECT_EQ(frames[1],
+            frame(1436509052.25, 0x1F334455, {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88}));
+  EXPECT_EQ(frames[2], frame(1436509052.26, 0x7FF, {}));  // remote frame: no data
+  EXPECT_EQ(frames[3], frame(1436509052.27, 0x100, {}));
+  EXPECT_EQ(frames[4], frame(1436509052.28, 0x0AB, {1, 2, 3}));
+  EXPECT_EQ(frames[5], frame(1436509052.29, 0x321, {}));
+  EXPECT_EQ(frames[6], frame(1436509052.3, 0x456, {1, 2, 3, 4, 5, 6, 7, 8}));
+  for (const auto& f : frames) EXPECT_EQ(f.label, 0);
+  EXPECT_EQ(reader.skipped_rows(), 0u);
+}
+
+TEST(CandumpReaderTest, CanFdFrameIsAClearError) {
+  TempDir dir;
+  const auto file = dir / "fd.log";
+  write_text_file(file, "(1.0) can0 123#00\n(2.0) can0 123##1DEADBEEF\n");
+  CandumpFrameReader reader(file, BadRowPolicy::kError);
+  const InputError e = catch_input_error([&] { read_all(reader); });
+  EXPECT_EQ(e.file(), file);
+  EXPECT_EQ(e.line(), 2u);
+  EXPECT_EQ(e.reason(), "CAN FD frames are not supported");
+}
+
+TEST(CandumpReaderTest, MalformedLinesGiveReasons) {
+  TempDir dir;
+  struct Case {
+    std::string line;
+    std::string column;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {"(1.0) can0 12G#00", "id", "ID '12G' is not hexadecimal"},
+      {"(1.0) can0 123456789#00", "id", "ID '123456789' exceeds 29 bits"},
+      {"(1.0) can0 123#0G", "data", "invalid hex digit 'G' in payload"},
+      {"(1.0) can0 123#000", "data", "odd number of hex digits (3) in payload"},
+      {"(1.0) can0 123#000102030405060708", "data", "payload has 9 bytes (max 8)"},
+      {"(abc) can0 123#00", "timestamp", "timestamp 'abc' is not a number"},
+      {"1.0 can0 123#00", "timestamp", "expected '(seconds)' at the start of a candump line"},
+      {"(1.0) can0 12300", "frame", "frame '12300' has no '#' between ID and data"},
+      {"(1.0) can0", "frame", "missing frame after the interface name"},
+      {"(1.0) can0 123#00 junk", "frame", "unexpected text 'junk' after the frame"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.line);
+    const auto file = dir / "bad.log";
+    write_text_file(file, "(0.5) can0 100#01\n\n" + c.line + "\n");
+    CandumpFrameReader reader(file, BadRowPolicy::kError);
+    const InputError e = catch_input_error([&] { read_all(reader); });
+    EXPECT_EQ(e.line(), 3u);
+    EXPECT_EQ(e.column(), c.column);
+    EXPECT_EQ(e.reason(), c.reason);
+  }
+}
+
+TEST(CandumpReaderTest, SkipPolicyCountsBadLines) {
+  TempDir dir;
+  const auto file = dir / "mixed.log";
+  write_text_file(file,
+                  "(1.0) can0 100#01\n"
+                  "(2.0) can0 101##0AA\n"
+                  "(3.0) can0 10Z#01\n"
+                  "(4.0) can0 102#02\n");
+  CandumpFrameReader reader(file, BadRowPolicy::kSkip);
+  const auto frames = read_all(reader);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0], frame(1.0, 0x100, {0x01}));
+  EXPECT_EQ(frames[1], frame(4.0, 0x102, {0x02}));
+  EXPECT_EQ(reader.skipped_rows(), 2u);
+}
+
+TEST(CandumpReaderTest, SmallBlocksReadTheSameFrames) {
+  TempDir dir;
+  const auto file = dir / "many.log";
+  std::string text;
+  std::vector<CanFrame> expected;
+  for (int i = 0; i < 500; ++i) {
+    text += "(" + std::to_string(1000 + i) + ".125) can0 " + std::to_string(100 + i % 600) + "#" +
+            std::string(static_cast<std::size_t>(2 * (i % 9)), 'A') + "\n";
+    expected.push_back(
+        frame(1000 + i + 0.125,
+              static_cast<std::uint32_t>(std::stoul(std::to_string(100 + i % 600), nullptr, 16)),
+              std::vector<std::uint8_t>(static_cast<std::size_t>(i % 9), 0xAA)));
+  }
+  write_text_file(file, text);
+  for (std::size_t block : {std::size_t{5}, std::size_t{333}}) {
+    CandumpFrameReader reader(file, BadRowPolicy::kError, block);
+    EXPECT_EQ(read_all(reader), expected) << block;
+  }
+}
+
+TEST(CandumpReaderTest, EmptyFileIsAnInputError) {
+  TempDir dir;
+  write_text_file(dir / "empty.log", "");
+  const InputError e =
+      catch_input_error([&] { CandumpFrameReader(dir / "empty.log", BadRowPolicy::kError); });
+  EXPECT_EQ(e.reason(), "file is empty (0 bytes)");
+  EXPECT_EQ(e.line(), 0u);
+}
+
+}  // namespace
+}  // namespace headroom::can

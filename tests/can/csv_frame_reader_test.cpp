@@ -1,0 +1,539 @@
+// The CSV engine with the can-train-and-test preset, the HCRL preset and hand-written mappings.
+#include "headroom/can/csv_frame_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "headroom/can/input_error.hpp"
+#include "headroom/can/log_format.hpp"
+#include "test_support.hpp"
+
+namespace headroom::can {
+namespace {
+
+using headroom::testing::TempDir;
+using headroom::testing::write_text_file;
+
+CanFrame frame(double t, std::uint32_t id, std::vector<std::uint8_t> bytes, std::uint8_t label) {
+  CanFrame f;
+  f.timestamp_s = t;
+  f.id = id;
+  f.dlc = static_cast<std::uint8_t>(bytes.size());
+  for (std::size_t i = 0; i < bytes.size(); ++i) f.data[i] = bytes[i];
+  f.label = label;
+  return f;
+}
+
+std::vector<CanFrame> read_all(FrameReader& reader, std::size_t chunk = 3) {
+  std::vector<CanFrame> all;
+  std::vector<CanFrame> buffer(chunk);
+  while (const std::size_t n = reader.read(buffer))
+    all.insert(all.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
+  return all;
+}
+
+std::vector<CanFrame> read_file(const std::filesystem::path& file, const CsvColumnMapping& mapping,
+                                BadRowPolicy policy = BadRowPolicy::kError,
+                                std::uint64_t* skipped = nullptr) {
+  CsvFrameReader reader(file, mapping, policy);
+  auto frames = read_all(reader);
+  if (skipped != nullptr) *skipped = reader.skipped_rows();
+  return frames;
+}
+
+InputError catch_input_error(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an InputError";
+  return InputError("", 0, "", "");
+}
+
+// Reads a can-train-and-test file whose only bad row is `bad_row` (third line) and returns the
+// error the reader throws.
+InputError can_train_test_error(const std::string& bad_row) {
+  TempDir dir;
+  const auto file = dir / "bad.csv";
+  write_text_file(file,
+                  "timestamp,arbitration_id,data_field,attack\n"
+                  "1.0,1E5,00,0\n" +
+                      bad_row + "\n1.5,1E5,00,0\n");
+  return catch_input_error([&] { read_file(file, can_train_test_mapping()); });
+}
+
+constexpr const char* kHeader = "timestamp,arbitration_id,data_field,attack\n";
+
+TEST(CsvReaderTest, CanTrainTestFramesHaveExactValues) {
+  TempDir dir;
+  const auto file = dir / "log.csv";
+  write_text_file(file, std::string(kHeader) +
+                            "1672531200.0,1E5,460196E001FE6701,0\n"
+                            "1672531200.000023,F9,9301000000,1\n"
+                            "1672531200.5,7ff,,0\n"
+                            "1672531201.25,1fffffff,deadbeef,1\n");
+  const auto frames = read_file(file, can_train_test_mapping());
+  ASSERT_EQ(frames.size(), 4u);
+  EXPECT_EQ(frames[0],
+            frame(1672531200.0, 0x1E5, {0x46, 0x01, 0x96, 0xE0, 0x01, 0xFE, 0x67, 0x01}, 0));
+  EXPECT_EQ(frames[1], frame(1672531200.000023, 0xF9, {0x93, 0x01, 0x00, 0x00, 0x00}, 1));
+  EXPECT_EQ(frames[2], frame(1672531200.5, 0x7FF, {}, 0));
+  EXPECT_EQ(frames[3], frame(1672531201.25, 0x1FFFFFFF, {0xDE, 0xAD, 0xBE, 0xEF}, 1));
+}
+
+TEST(CsvReaderTest, ToleratesCrlfTrailingSpaceQuotesBlankLinesAndNoFinalNewline) {
+  TempDir dir;
+  const auto file = dir / "messy.csv";
+  write_text_file(file,
+                  "\xEF\xBB\xBF"
+                  "Timestamp , Arbitration_ID,DATA_FIELD,attack\r\n"
+                  "\r\n"
+                  "1.5,\"0x1A\", \"0102\" ,1  \r\n"
+                  "   \n"
+                  "2.5 ,2B,0304,0\t\r\n"
+                  "3.5,3C,05,1");
+  const auto frames = read_file(file, can_train_test_mapping());
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(frames[0], frame(1.5, 0x1A, {0x01, 0x02}, 1));
+  EXPECT_EQ(frames[1], frame(2.5, 0x2B, {0x03, 0x04}, 0));
+  EXPECT_EQ(frames[2], frame(3.5, 0x3C, {0x05}, 1));
+}
+
+TEST(CsvReaderTest, HeaderOnlyFileYieldsNoFrames) {
+  TempDir dir;
+  const auto file = dir / "header.csv";
+  write_text_file(file, kHeader);
+  std::uint64_t skipped = 99;
+  EXPECT_TRUE(read_file(file, can_train_test_mapping(), BadRowPolicy::kError, &skipped).empty());
+  EXPECT_EQ(skipped, 0u);
+}
+
+TEST(CsvReaderTest, InvalidHexDigitNamesFileLineColumnAndDigit) {
+  TempDir dir;
+  const auto file = dir / "bad.csv";
+  write_text_file(file, std::string(kHeader) + "1.0,1E5,00,0\n1.1,1E5,00G0,0\n");
+  const InputError e = catch_input_error([&] { read_file(file, can_train_test_mapping()); });
+  EXPECT_EQ(e.file(), file);
+  EXPECT_EQ(e.line(), 3u);
+  EXPECT_EQ(e.column(), "data_field");
+  EXPECT_EQ(e.reason(), "invalid hex digit 'G' in payload");
+  const std::string what = e.what();
+  EXPECT_NE(what.find(file.string() + ":3"), std::string::npos) << what;
+  EXPECT_NE(what.find("data_field"), std::string::npos) << what;
+}
+
+TEST(CsvReaderTest, RowErrorsGiveTheReasonAndColumn) {
+  struct Case {
+    std::string row;
+    std::string column;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {"1.2,1E5,000102030405060708,0", "data_field", "payload has 9 bytes (max 8)"},
+      {"1.2,1E5,012,0", "data_field", "odd number of hex digits (3) in payload"},
+      {"1.2,1E5,00,X", "attack", "label 'X' is neither attack (1) nor normal (0)"},
+      {"1.2,1E5,00", "", "expected 4 columns, found 3"},
+      {"1.2,1E5,00,0,7", "", "expected 4 columns, found 5"},
+      {"1.2,ZZ,00,0", "arbitration_id", "ID 'ZZ' is not hexadecimal"},
+      {"1.2,,00,0", "arbitration_id", "ID is empty"},
+      {"1.2,123456789,00,0", "arbitration_id", "ID '123456789' exceeds 29 bits"},
+      {"1.2,20000000,00,0", "arbitration_id", "ID '20000000' exceeds 29 bits"},
+      {"abc,1E5,00,0", "timestamp", "timestamp 'abc' is not a number"},
+      {"1.2x,1E5,00,0", "timestamp", "timestamp '1.2x' is not a number"},
+      {"nan,1E5,00,0", "timestamp", "timestamp 'nan' is not a finite number"},
+      {"1.2,1E5,\"00,0", "data_field", "unterminated quoted field"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.row);
+    const InputError e = can_train_test_error(c.row);
+    EXPECT_EQ(e.line(), 3u);
+    EXPECT_EQ(e.reason(), c.reason);
+    EXPECT_EQ(e.column(), c.column);
+  }
+}
+
+TEST(CsvReaderTest, SkipPolicyDropsAndCountsBadRows) {
+  TempDir dir;
+  const auto file = dir / "mixed.csv";
+  write_text_file(file, std::string(kHeader) +
+                            "1.0,100,00,0\n"
+                            "1.1,10G,00,0\n"
+                            "1.2,200,01,1\n"
+                            "1.3,300,0,0\n"
+                            "\n"
+                            "1.4,400,02,2\n"
+                            "1.5,500,03,0\n");
+  std::uint64_t skipped = 0;
+  const auto frames = read_file(file, can_train_test_mapping(), BadRowPolicy::kSkip, &skipped);
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(frames[0], frame(1.0, 0x100, {0x00}, 0));
+  EXPECT_EQ(frames[1], frame(1.2, 0x200, {0x01}, 1));
+  EXPECT_EQ(frames[2], frame(1.5, 0x500, {0x03}, 0));
+  EXPECT_EQ(skipped, 3u);
+}
+
+TEST(CsvReaderTest, HeaderMissingAMappedColumnIsAnInputError) {
+  TempDir dir;
+  const auto file = dir / "wrong.csv";
+  write_text_file(file, "timestamp,arbitration_id,payload,attack\n");
+  const InputError e = catch_input_error([&] { read_file(file, can_train_test_mapping()); });
+  EXPECT_EQ(e.line(), 1u);
+  EXPECT_EQ(e.column(), "data_field");
+  EXPECT_NE(e.reason().find("not found in the header"), std::string::npos) << e.reason();
+  EXPECT_NE(e.reason().find("payload"), std::string::npos) << e.reason();
+}
+
+TEST(CsvReaderTest, EmptyMissingAndBlankFilesAreInputErrors) {
+  TempDir dir;
+  write_text_file(dir / "empty.csv", "");
+  write_text_file(dir / "blank.csv", "\n  \n\r\n");
+  const InputError empty =
+      catch_input_error([&] { read_file(dir / "empty.csv", can_train_test_mapping()); });
+  EXPECT_EQ(empty.reason(), "file is empty (0 bytes)");
+  EXPECT_EQ(empty.file(), dir / "empty.csv");
+  const InputError missing =
+      catch_input_error([&] { read_file(dir / "nope.csv", can_train_test_mapping()); });
+  EXPECT_NE(missing.reason().find("No such file"), std::string::npos) << missing.reason();
+  const InputError blank =
+      catch_input_error([&] { read_file(dir / "blank.csv", can_train_test_mapping()); });
+  EXPECT_NE(blank.reason().find("no header line"), std::string::npos) << blank.reason();
+}
+
+// Every block size, from one byte up, must give the same frames: no row may be lost or split
+// where a block ends, including a "\r\n" cut between two blocks.
+TEST(CsvReaderTest, BlockBoundariesNeverDropOrSplitRows) {
+  TempDir dir;
+  const auto file = dir / "big.csv";
+  std::string text = kHeader;
+  std::vector<CanFrame> expected;
+  for (int i = 0; i < 3000; ++i) {
+    const std::uint32_t id = static_cast<std::uint32_t>((i * 37) % 0x800);
+    std::vector<std::uint8_t> bytes;
+    std::string hex;
+    for (int b = 0; b < i % 9; ++b) {
+      bytes.push_back(static_cast<std::uint8_t>(i + b));
+      hex += fmt::format("{:02X}", static_cast<unsigned>(bytes.back()));
+    }
+    const double t = 1000.0 + i * 0.001;
+    text += fmt::format("{},{:X},{},{}{}", t, id, hex, i % 5 == 0 ? 1 : 0, i % 2 ? "\r\n" : "\n");
+    expected.push_back(frame(t, id, bytes, i % 5 == 0 ? 1 : 0));
+  }
+  write_text_file(file, text);
+  for (std::size_t block :
+       {std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{4093}, std::size_t{1} << 20}) {
+    SCOPED_TRACE(block);
+    CsvFrameReader reader(file, can_train_test_mapping(), BadRowPolicy::kError, block);
+    EXPECT_EQ(read_all(reader, 1000), expected);
+  }
+}
+
+TEST(CsvReaderTest, FileLargerThanTheDefaultBlockKeepsEveryRowAndLineNumber) {
+  TempDir dir;
+  const auto file = dir / "large.csv";
+  std::string text = kHeader;
+  constexpr int kRows = 80000;  // about 2.5 MiB: the default 1 MiB block is refilled twice
+  for (int i = 0; i < kRows; ++i)
+    text += fmt::format("{}.5,{:X},0011223344556677,0\n", i, i % 0x7FF);
+  text += "1.0,1E5,0G,0\n";
+  write_text_file(file, text);
+  ASSERT_GT(text.size(), std::size_t{2} << 20);
+  // kSkip reads past the bad last row, so every good row can be counted and checked.
+  CsvFrameReader reader(file, can_train_test_mapping(), BadRowPolicy::kSkip);
+  std::vector<CanFrame> buffer(4096);
+  std::size_t total = 0;
+  while (const std::size_t n = reader.read(buffer)) {
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(buffer[i].timestamp_s, static_cast<double>(total + i) + 0.5);
+    }
+    total += n;
+  }
+  EXPECT_EQ(total, static_cast<std::size_t>(kRows));
+  EXPECT_EQ(reader.skipped_rows(), 1u);
+
+  CsvFrameReader strict(file, can_train_test_mapping(), BadRowPolicy::kError);
+  const InputError e = catch_input_error([&] {
+    while (strict.read(buffer) > 0) {
+    }
+  });
+  EXPECT_EQ(e.line(), static_cast<std::uint64_t>(kRows) + 2);
+  EXPECT_EQ(e.reason(), "invalid hex digit 'G' in payload");
+}
+
+TEST(CsvReaderTest, LineLongerThanTheBlockStillParses) {
+  TempDir dir;
+  const auto file = dir / "wide.csv";
+  write_text_file(file, std::string(kHeader) + "1.0,1E5," + "0102030405060708" + ",0" +
+                            std::string(200, ' ') + "\n2.0,1E6,,1\n");
+  CsvFrameReader reader(file, can_train_test_mapping(), BadRowPolicy::kError, 16);
+  const auto frames = read_all(reader);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0], frame(1.0, 0x1E5, {1, 2, 3, 4, 5, 6, 7, 8}, 0));
+  EXPECT_EQ(frames[1], frame(2.0, 0x1E6, {}, 1));
+}
+
+TEST(HcrlCsvReaderTest, HeaderlessRaggedRowsShiftTheFlag) {
+  TempDir dir;
+  const auto file = dir / "hcrl.csv";
+  write_text_file(file,
+                  "1478198376.389427,0316,8,05,21,68,09,21,21,00,6f,R\n"
+                  "1478198376.389636,0316,2,05,21,R\n"
+                  "1478198376.389864,0000,8,00,00,00,00,00,00,00,00,T\n"
+                  "1478198376.390000,018f,0,T\r\n");
+  const auto frames = read_file(file, hcrl_car_hacking_mapping(false));
+  ASSERT_EQ(frames.size(), 4u);
+  EXPECT_EQ(frames[0],
+            frame(1478198376.389427, 0x316, {0x05, 0x21, 0x68, 0x09, 0x21, 0x21, 0x00, 0x6F}, 0));
+  EXPECT_EQ(frames[1], frame(1478198376.389636, 0x316, {0x05, 0x21}, 0));
+  EXPECT_EQ(frames[2], frame(1478198376.389864, 0x000, {0, 0, 0, 0, 0, 0, 0, 0}, 1));
+  EXPECT_EQ(frames[3], frame(1478198376.39, 0x18F, {}, 1));
+}
+
+TEST(HcrlCsvReaderTest, HeaderVersionReadsTheSameFrames) {
+  TempDir dir;
+  const auto file = dir / "hcrl_header.csv";
+  write_text_file(file,
+                  "Timestamp,CAN ID,DLC,DATA[0],DATA[1],DATA[2],DATA[3],DATA[4],DATA[5],DATA[6],"
+                  "DATA[7],Flag\n"
+                  "1.25,0316,3,05,21,68,T\n"
+                  "2.5,02a0,8,01,02,03,04,05,06,07,08,r\n");
+  const auto frames = read_file(file, hcrl_car_hacking_mapping(true));
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0], frame(1.25, 0x316, {0x05, 0x21, 0x68}, 1));
+  EXPECT_EQ(frames[1], frame(2.5, 0x2A0, {1, 2, 3, 4, 5, 6, 7, 8}, 0));
+}
+
+TEST(HcrlCsvReaderTest, RowErrorsNameTheColumn) {
+  TempDir dir;
+  struct Case {
+    std::string row;
+    std::string column;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {"1.0,0316,9,05,21,R", "DLC", "DLC 9 out of range 0..8"},
+      {"1.0,0316,x,05,21,R", "DLC", "DLC 'x' is not a number"},
+      {"1.0,0316,2,05,R", "", "expected 6 columns for DLC 2, found 5"},
+      {"1.0,0316,2,05,21,X", "Flag", "label 'X' is neither attack (T) nor normal (R)"},
+      {"1.0,0316,2,05,2G,R", "DATA[1]", "byte '2G' is not a hex byte (00..FF)"},
+      {"1.0,0316,2,05,123,R", "DATA[1]", "byte '123' is not a hex byte (00..FF)"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.row);
+    const auto file = dir / "bad.csv";
+    write_text_file(file,
+                    "Timestamp,CAN ID,DLC,DATA[0],DATA[1],DATA[2],DATA[3],DATA[4],DATA[5],DATA[6],"
+                    "DATA[7],Flag\n1.0,0316,1,05,R\n" +
+                        c.row + "\n");
+    const InputError e =
+        catch_input_error([&] { read_file(file, hcrl_car_hacking_mapping(true)); });
+    EXPECT_EQ(e.line(), 3u);
+    EXPECT_EQ(e.column(), c.column);
+    EXPECT_EQ(e.reason(), c.reason);
+  }
+}
+
+TEST(HcrlCsvReaderTest, HeaderlessErrorsUsePositionsAsColumnNames) {
+  TempDir dir;
+  const auto file = dir / "bad.csv";
+  write_text_file(file, "1.0,0316,2,05,21,R\n1.0,0316,9,05,21,R\n");
+  const InputError e = catch_input_error([&] { read_file(file, hcrl_car_hacking_mapping(false)); });
+  EXPECT_EQ(e.line(), 2u);
+  EXPECT_EQ(e.column(), "2");
+  EXPECT_EQ(e.reason(), "DLC 9 out of range 0..8");
+
+  write_text_file(file, "1.0,0316,8,05,21,68,09,21,21,00,6f\n");
+  const InputError short_row =
+      catch_input_error([&] { read_file(file, hcrl_car_hacking_mapping(false)); });
+  EXPECT_EQ(short_row.line(), 1u);
+  EXPECT_EQ(short_row.reason(), "expected 12 columns, found 11");
+}
+
+TEST(MappedCsvReaderTest, SemicolonsDecimalIdsByteColumnsAndNamedLabels) {
+  TempDir dir;
+  const auto file = dir / "custom.csv";
+  write_text_file(file,
+                  "time;id;b0;b1;b2;class\n"
+                  "0.5;291;de;AD;0xbe;Normal\n"
+                  "0.75;2047;01;;;FUZZING\n"
+                  "1.0;100;;;;dos\n");
+  CsvColumnMapping mapping;
+  mapping.delimiter = ';';
+  mapping.timestamp = "time";
+  mapping.id = "ID";
+  mapping.id_base = IdBase::kDecimal;
+  mapping.payload_bytes = {"b0", "b1", "b2"};
+  mapping.label = "class";
+  mapping.attack_values = {"fuzzing", "DoS"};
+  mapping.normal_values = {"normal"};
+  const auto frames = read_file(file, mapping);
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(frames[0], frame(0.5, 291, {0xDE, 0xAD, 0xBE}, 0));
+  EXPECT_EQ(frames[1], frame(0.75, 2047, {0x01}, 1));
+  EXPECT_EQ(frames[2], frame(1.0, 100, {}, 1));
+}
+
+TEST(MappedCsvReaderTest, ByteAfterAnEmptyByteColumnIsBad) {
+  TempDir dir;
+  const auto file = dir / "gap.csv";
+  write_text_file(file, "id,b0,b1\n10,01,\n11,,02\n");
+  CsvColumnMapping mapping;
+  mapping.id = "id";
+  mapping.payload_bytes = {"b0", "b1"};
+  const InputError e = catch_input_error([&] { read_file(file, mapping); });
+  EXPECT_EQ(e.line(), 3u);
+  EXPECT_EQ(e.column(), "b1");
+  EXPECT_EQ(e.reason(), "payload byte set after the empty column 'b0'");
+}
+
+TEST(MappedCsvReaderTest, HeaderlessPositionsTabsSpacedPayloadAndRowIndexTimestamps) {
+  TempDir dir;
+  const auto file = dir / "plain.txt";
+  write_text_file(file,
+                  "x\t0x18FEF100\tde ad be ef\tTRUE\n"
+                  "y\t7DF\t\tfalse\textra\n");
+  CsvColumnMapping mapping;
+  mapping.delimiter = '\t';
+  mapping.has_header = false;
+  mapping.id = "1";
+  mapping.payload = "2";
+  mapping.label = "3";
+  mapping.attack_values = {"true"};
+  const auto frames = read_file(file, mapping);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0], frame(0.0, 0x18FEF100, {0xDE, 0xAD, 0xBE, 0xEF}, 1));
+  EXPECT_EQ(frames[1], frame(1.0, 0x7DF, {}, 0));
+}
+
+TEST(MappedCsvReaderTest, QuotedFieldMayHoldTheDelimiter) {
+  TempDir dir;
+  const auto file = dir / "quoted.csv";
+  write_text_file(file, "id,note,data\n\"10\",\"a, \"\"b\"\"\",\"0A0B\"\n");
+  CsvColumnMapping mapping;
+  mapping.id = "id";
+  mapping.payload = "data";
+  const auto frames = read_file(file, mapping);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0], frame(0.0, 0x10, {0x0A, 0x0B}, 0));
+}
+
+TEST(MappedCsvReaderTest, DlcMustMatchAHexPayload) {
+  TempDir dir;
+  const auto file = dir / "dlc.csv";
+  write_text_file(file, "id,len,data\n10,2,0A0B\n11,3,0A0B\n");
+  CsvColumnMapping mapping;
+  mapping.id = "id";
+  mapping.dlc = "len";
+  mapping.payload = "data";
+  const InputError e = catch_input_error([&] { read_file(file, mapping); });
+  EXPECT_EQ(e.line(), 3u);
+  EXPECT_EQ(e.column(), "data");
+  EXPECT_EQ(e.reason(), "DLC 3 but the payload has 2 bytes");
+}
+
+TEST(MappedCsvReaderTest, DecimalIdErrors) {
+  TempDir dir;
+  const auto file = dir / "dec.csv";
+  CsvColumnMapping mapping;
+  mapping.id = "id";
+  mapping.id_base = IdBase::kDecimal;
+  mapping.payload = "data";
+  write_text_file(file, "id,data\n1A,00\n");
+  EXPECT_EQ(catch_input_error([&] { read_file(file, mapping); }).reason(),
+            "ID '1A' is not a decimal number");
+  write_text_file(file, "id,data\n536870912,00\n");
+  EXPECT_EQ(catch_input_error([&] { read_file(file, mapping); }).reason(),
+            "ID '536870912' exceeds 29 bits");
+}
+
+TEST(MappedCsvReaderTest, HeaderlessRowNeedsTheHighestMappedPosition) {
+  TempDir dir;
+  const auto file = dir / "short.csv";
+  write_text_file(file, "10,0A,1\n11,0B\n");
+  CsvColumnMapping mapping;
+  mapping.has_header = false;
+  mapping.id = "0";
+  mapping.payload = "1";
+  mapping.label = "2";
+  const InputError e = catch_input_error([&] { read_file(file, mapping); });
+  EXPECT_EQ(e.line(), 2u);
+  EXPECT_EQ(e.reason(), "expected 3 columns, found 2");
+}
+
+TEST(CsvMappingTest, PresetsAreValidAndConsistent) {
+  EXPECT_NO_THROW(can_train_test_mapping().validate());
+  EXPECT_NO_THROW(hcrl_car_hacking_mapping(true).validate());
+  EXPECT_NO_THROW(hcrl_car_hacking_mapping(false).validate());
+  const auto hcrl = hcrl_car_hacking_mapping(false);
+  EXPECT_FALSE(hcrl.has_header);
+  EXPECT_TRUE(hcrl.ragged_payload);
+  EXPECT_EQ(hcrl.payload_bytes.size(), 8u);
+  EXPECT_EQ(hcrl.label, "11");
+  EXPECT_EQ(hcrl.attack_values, std::vector<std::string>{"T"});
+  EXPECT_EQ(hcrl.normal_values, std::vector<std::string>{"R"});
+  EXPECT_EQ(can_train_test_mapping().normal_values, std::vector<std::string>{"0"});
+}
+
+TEST(CsvMappingTest, ValidateNamesTheInconsistentField) {
+  const auto rejects = [](const CsvColumnMapping& mapping, const std::string& field) {
+    try {
+      mapping.validate();
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+      return;
+    }
+    ADD_FAILURE() << "no std::invalid_argument for " << field;
+  };
+  CsvColumnMapping base;
+  base.id = "id";
+  base.payload = "data";
+  EXPECT_NO_THROW(base.validate());
+
+  auto m = base;
+  m.id.clear();
+  rejects(m, "id");
+  m = base;
+  m.payload_bytes = {"b0"};
+  rejects(m, "payload");
+  m = base;
+  m.payload.clear();
+  rejects(m, "payload");
+  m = base;
+  m.payload.clear();
+  m.payload_bytes = {"0", "1", "2", "3", "4", "5", "6", "7", "8"};
+  rejects(m, "payload_bytes");
+  m = base;
+  m.payload.clear();
+  m.payload_bytes = {"b0"};
+  m.ragged_payload = true;
+  rejects(m, "ragged_payload");
+  m = base;
+  m.has_header = false;
+  m.id = "0";
+  m.payload = "data";
+  rejects(m, "payload");
+  m = base;
+  m.delimiter = '"';
+  rejects(m, "delimiter");
+  m = base;
+  m.label = "flag";
+  m.attack_values = {"T"};
+  m.normal_values = {"t"};
+  rejects(m, "normal_values");
+}
+
+TEST(CsvMappingTest, ReaderRejectsAnInvalidMappingBeforeOpeningTheFile) {
+  CsvColumnMapping mapping;
+  mapping.payload = "data";
+  EXPECT_THROW(CsvFrameReader("/nonexistent/file.csv", mapping, BadRowPolicy::kError),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace headroom::can
