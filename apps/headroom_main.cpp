@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   // Every flag of a subcommand can also come from a TOML file: a [preprocess] section for
   // `headroom preprocess`, and so on. Flags on the command line win.
   app.set_config("--config", "", "Read options from a TOML file ([SUBCOMMAND] sections)");
+  app.fallthrough();  // so --config may follow the subcommand
   headroom::cli::add_generate_command(app);
   headroom::cli::add_preprocess_command(app);
   headroom::cli::add_inspect_command(app);

@@ -1,0 +1,173 @@
+// The headroom binary end to end: subcommands, exit codes, one-line errors, JSON output, config
+// files and the CSV column mapping on the command line.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+namespace headroom {
+namespace {
+
+using testing::run_command;
+using testing::TempDir;
+using testing::write_text_file;
+
+std::string headroom(const std::string& args) {
+  return fmt::format("'{}' {}", HEADROOM_BINARY, args);
+}
+
+int count_lines(const std::string& text) {
+  int lines = 0;
+  for (char c : text) lines += c == '\n';
+  return lines;
+}
+
+TEST(HeadroomCli, EverySubcommandHasHelp) {
+  for (const std::string sub : {"", "generate", "preprocess", "inspect", "run"}) {
+    std::string output;
+    EXPECT_EQ(run_command(headroom(sub + " --help"), &output), 0) << sub;
+    EXPECT_NE(output.find("--help"), std::string::npos) << sub;
+  }
+  std::string output;
+  run_command(headroom("preprocess --help"), &output);
+  for (const char* flag :
+       {"--window", "--stride", "--threads", "--on-bad-row", "--csv-id", "--attack-values"}) {
+    EXPECT_NE(output.find(flag), std::string::npos) << flag;
+  }
+}
+
+TEST(HeadroomCli, GeneratePreprocessInspectJson) {
+  TempDir dir;
+  std::string output;
+  ASSERT_EQ(run_command(headroom(fmt::format("generate --out '{}' --frames 30000 --seed 3",
+                                             (dir / "ds").string())),
+                        &output),
+            0)
+      << output;
+  ASSERT_EQ(run_command(headroom(fmt::format("preprocess '{}' --out '{}' --no-progress",
+                                             (dir / "ds").string(), (dir / "store").string())),
+                        &output),
+            0)
+      << output;
+  EXPECT_NE(output.find("30000 rows"), std::string::npos) << output;
+
+  ASSERT_EQ(run_command(headroom(fmt::format("inspect '{}' --json", (dir / "store").string())) +
+                            " 2>/dev/null",
+                        &output),
+            0);
+  const auto json = nlohmann::json::parse(output);
+  std::uint64_t graphs = 0;
+  std::uint64_t rows = 0;
+  for (const auto& file : json["files"]) {
+    const auto path = file["path"].get<std::string>();
+    EXPECT_TRUE(path.rfind("train_", 0) == 0 || path.rfind("test_", 0) == 0) << path;
+    EXPECT_TRUE(std::filesystem::exists(dir / "ds" / path)) << path;
+    const auto file_rows = file["rows"].get<std::uint64_t>();
+    EXPECT_EQ(file["graphs"].get<std::uint64_t>(),
+              file_rows < 100 ? 1 : (file_rows - 100) / 100 + 1)
+        << path;
+    graphs += file["graphs"].get<std::uint64_t>();
+    rows += file_rows;
+  }
+  EXPECT_EQ(rows, 30000U);
+  EXPECT_EQ(json["graphs"].get<std::uint64_t>(), graphs);
+  bool saw_validation = false;
+  for (const auto& split : json["splits"]) {
+    if (split["name"] == "validation") {
+      saw_validation = true;
+      EXPECT_GT(split["graphs"].get<int>(), 0);
+      EXPECT_GE(split["nodes"]["max"].get<int>(), split["nodes"]["p95"].get<int>());
+      EXPECT_GE(split["nodes"]["p95"].get<int>(), split["nodes"]["p50"].get<int>());
+    }
+  }
+  EXPECT_TRUE(saw_validation);
+  EXPECT_GT(json["bytes_on_disk"].get<std::uint64_t>(), 0U);
+
+  ASSERT_EQ(run_command(headroom(fmt::format("inspect '{}' --verify", (dir / "store").string())),
+                        &output),
+            0);
+  EXPECT_NE(output.find("verified"), std::string::npos);
+}
+
+TEST(HeadroomCli, ErrorsAreOneLineWithNonZeroExit) {
+  TempDir dir;
+  std::string output;
+  EXPECT_EQ(run_command(headroom(fmt::format("preprocess '{}' --out '{}'", (dir / "nope").string(),
+                                             (dir / "s").string())),
+                        &output),
+            1);
+  EXPECT_EQ(count_lines(output), 1) << output;
+  EXPECT_NE(output.find("does not exist"), std::string::npos) << output;
+
+  write_text_file(dir / "ds/train_01/a-1.csv",
+                  "timestamp,arbitration_id,data_field,attack\n1.0,100,0011,0\n1.1,100,00112,0\n");
+  EXPECT_EQ(run_command(headroom(fmt::format("preprocess '{}' --out '{}'", (dir / "ds").string(),
+                                             (dir / "s").string())),
+                        &output),
+            1);
+  EXPECT_EQ(count_lines(output), 1) << output;
+  EXPECT_NE(output.find("a-1.csv:3"), std::string::npos) << output;
+  EXPECT_NE(output.find("data_field"), std::string::npos) << output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "s"));
+
+  EXPECT_EQ(
+      run_command(headroom(fmt::format("preprocess '{}' --out '{}' --on-bad-row skip --no-progress",
+                                       (dir / "ds").string(), (dir / "s").string())),
+                  &output),
+      0)
+      << output;
+  EXPECT_NE(output.find("skipped 1 malformed row"), std::string::npos) << output;
+
+  EXPECT_EQ(run_command(headroom(fmt::format("inspect '{}'", (dir / "ds").string())), &output), 1);
+  EXPECT_NE(output.find("not a complete graph store"), std::string::npos) << output;
+}
+
+TEST(HeadroomCli, ConfigFileAndColumnMapping) {
+  TempDir dir;
+  // A CSV no preset knows: semicolons, decimal IDs, one column per byte, text labels.
+  std::string rows = "Time;Ident;Len;B0;B1;Class\n";
+  for (int i = 0; i < 260; ++i) {
+    rows += fmt::format("{}.0;{};2;{:02x};ff;{}\n", i, 100 + i % 5, i % 256,
+                        i >= 150 && i < 160 ? "Fuzzing" : "Normal");
+  }
+  write_text_file(dir / "ds/train_01/odd-1.csv", rows);
+  write_text_file(dir / "config.toml", R"([preprocess]
+window = 50
+stride = 50
+format = "csv"
+csv-delimiter = ";"
+csv-timestamp = "Time"
+csv-id = "Ident"
+csv-id-base = "dec"
+csv-dlc = "Len"
+csv-payload-bytes = ["B0", "B1"]
+csv-label = "Class"
+attack-values = ["fuzzing"]
+normal-values = ["normal"]
+)");
+  std::string output;
+  ASSERT_EQ(
+      run_command(headroom(fmt::format("preprocess '{}' --out '{}' --config '{}' --no-progress",
+                                       (dir / "ds").string(), (dir / "s").string(),
+                                       (dir / "config.toml").string())),
+                  &output),
+      0)
+      << output;
+  ASSERT_EQ(
+      run_command(headroom(fmt::format("inspect '{}' --json", (dir / "s").string())), &output), 0);
+  const auto json = nlohmann::json::parse(output);
+  EXPECT_EQ(json["window"].get<int>(), 50);
+  EXPECT_EQ(json["graphs"].get<int>(), 5);  // (260-50)//50+1
+  EXPECT_EQ(json["vocabulary_size"].get<int>(), 5);
+  int attack_graphs = 0;
+  for (const auto& split : json["splits"]) {
+    if (split["name"] == "train" || split["name"] == "validation")
+      attack_graphs += split["attack_graphs"].get<int>();
+  }
+  EXPECT_EQ(attack_graphs, 1);  // rows 150..159 fall in window 3 only
+}
+
+}  // namespace
+}  // namespace headroom
