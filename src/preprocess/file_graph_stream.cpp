@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
+#include <future>
 
 #include "headroom/can/input_error.hpp"
 #include "headroom/graph/window_graph_builder.hpp"
@@ -10,6 +12,39 @@ namespace headroom::preprocess {
 namespace {
 
 constexpr std::size_t kReadBatchFrames = 16 << 10;
+// Windows per chunk: large enough that handing a chunk to a thread costs little next to building
+// it (~1 ms of work at W = 100), small enough that a few chunks in flight cost little memory.
+constexpr std::size_t kWindowsPerChunk = 128;
+
+// Consecutive windows of one file with the frames they cover (window k starts at frame k * S).
+struct FrameChunk {
+  std::vector<can::CanFrame> frames;
+  std::size_t windows = 0;
+  std::size_t short_window = 0;  // > 0: one window of this many frames (a file shorter than W)
+};
+
+struct GraphChunk {
+  std::vector<graph::WindowGraph> graphs;
+};
+
+GraphChunk build_chunk(const FrameChunk& chunk, const graph::WindowConfig& window,
+                       const graph::CanIdVocabulary* vocabulary) {
+  graph::WindowGraphBuilder builder(window);
+  std::vector<std::uint32_t> keys;
+  GraphChunk out;
+  const std::size_t count = chunk.short_window > 0 ? 1 : chunk.windows;
+  const std::size_t length = chunk.short_window > 0 ? chunk.short_window : window.window;
+  out.graphs.resize(count);
+  for (std::size_t w = 0; w < count; ++w) {
+    const std::span<const can::CanFrame> frames(chunk.frames.data() + w * window.stride, length);
+    keys.resize(length);
+    for (std::size_t i = 0; i < length; ++i) {
+      keys[i] = vocabulary == nullptr ? frames[i].id : vocabulary->index_of(frames[i].id);
+    }
+    builder.build(frames, keys, out.graphs[w]);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -18,71 +53,117 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
                                   const graph::WindowConfig& window,
                                   const graph::CanIdVocabulary* vocabulary,
                                   store::GraphSegmentWriter& segment,
-                                  const ProgressCallback& progress, const std::atomic<bool>* stop) {
+                                  const ProgressCallback& progress, const std::atomic<bool>* stop,
+                                  unsigned helper_threads) {
   auto reader = can::open_frame_reader(file.path, reader_options);
-  graph::WindowGraphBuilder builder(window);
-  graph::WindowGraph graph;
   FileGraphResult result;
 
-  // `pending` holds the frames from the start of the next window on. A window is cut as soon as
-  // its W frames are buffered; then the first S frames are dropped (or, when S > W, the buffer is
-  // emptied and the next S - W frames are skipped).
+  // `pending` holds the frames from the start of the next window on. A chunk of windows is cut
+  // as soon as its frames are buffered; then the frames before the next chunk's first window are
+  // dropped (or, when S > W, skipped as they arrive).
+  const std::size_t chunk_span = (kWindowsPerChunk - 1) * window.stride + window.window;
+  const std::size_t chunk_advance = kWindowsPerChunk * window.stride;
   std::vector<can::CanFrame> pending;
-  std::vector<std::uint32_t> keys;
-  std::vector<std::uint32_t> seen_ids;
-  pending.reserve(window.window);
   std::vector<can::CanFrame> batch(kReadBatchFrames);
-  std::uint32_t window_index = 0;
-  std::uint64_t skip = 0;
+  std::vector<std::uint32_t> seen_ids;
   std::size_t dedupe_at = 1U << 16;
+  std::uint64_t skip = 0;
+  std::uint32_t window_index = 0;
 
-  auto emit = [&](std::size_t length) {
-    keys.resize(length);
-    for (std::size_t i = 0; i < length; ++i) {
-      keys[i] = vocabulary == nullptr ? pending[i].id : vocabulary->index_of(pending[i].id);
+  // Chunks being built, oldest first; written strictly in this order so the store is the same
+  // whatever the thread count.
+  std::deque<std::future<GraphChunk>> in_flight;
+  auto write_chunk = [&](const GraphChunk& chunk) {
+    for (const auto& graph : chunk.graphs) {
+      segment.append(graph, window_index++);
+      ++result.graphs;
     }
-    builder.build(std::span(pending.data(), length), keys, graph);
-    segment.append(graph, window_index++);
-    ++result.graphs;
+  };
+  auto submit = [&](FrameChunk chunk) {
+    if (helper_threads == 0) {
+      write_chunk(build_chunk(chunk, window, vocabulary));
+      return;
+    }
+    if (in_flight.size() >= 2 * helper_threads) {
+      write_chunk(in_flight.front().get());
+      in_flight.pop_front();
+    }
+    in_flight.push_back(
+        std::async(std::launch::async, [chunk = std::move(chunk), &window, vocabulary] {
+          return build_chunk(chunk, window, vocabulary);
+        }));
+  };
+  auto drain = [&] {
+    while (!in_flight.empty()) {
+      write_chunk(in_flight.front().get());
+      in_flight.pop_front();
+    }
   };
 
-  for (;;) {
-    if (stop != nullptr && stop->load(std::memory_order_relaxed)) return result;
-    const std::size_t n = reader->read(batch);
-    if (n == 0) break;
-    result.rows += n;
-    for (std::size_t i = 0; i < n; ++i) {
-      const can::CanFrame& frame = batch[i];
-      result.attack_rows += frame.label != 0;
-      if (vocabulary == nullptr) seen_ids.push_back(frame.id);
-      if (skip > 0) {
-        --skip;
-        continue;
+  try {
+    for (;;) {
+      if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
+        drain();
+        return result;
       }
-      pending.push_back(frame);
-      if (pending.size() == window.window) {
-        emit(window.window);
-        if (window.stride >= window.window) {
+      const std::size_t n = reader->read(batch);
+      if (n == 0) break;
+      result.rows += n;
+      std::size_t first_kept = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        result.attack_rows += batch[i].label != 0;
+        if (vocabulary == nullptr) seen_ids.push_back(batch[i].id);
+      }
+      if (skip > 0) {
+        first_kept = static_cast<std::size_t>(std::min<std::uint64_t>(skip, n));
+        skip -= first_kept;
+      }
+      pending.insert(pending.end(), batch.begin() + static_cast<std::ptrdiff_t>(first_kept),
+                     batch.begin() + static_cast<std::ptrdiff_t>(n));
+      while (skip == 0 && pending.size() >= chunk_span) {
+        FrameChunk chunk;
+        chunk.windows = kWindowsPerChunk;
+        chunk.frames.assign(pending.begin(),
+                            pending.begin() + static_cast<std::ptrdiff_t>(chunk_span));
+        submit(std::move(chunk));
+        if (chunk_advance >= pending.size()) {
+          skip = chunk_advance - pending.size();
           pending.clear();
-          skip = window.stride - window.window;
         } else {
-          pending.erase(pending.begin(), pending.begin() + window.stride);
+          pending.erase(pending.begin(),
+                        pending.begin() + static_cast<std::ptrdiff_t>(chunk_advance));
         }
       }
+      if (vocabulary == nullptr && seen_ids.size() > dedupe_at) {
+        std::sort(seen_ids.begin(), seen_ids.end());
+        seen_ids.erase(std::unique(seen_ids.begin(), seen_ids.end()), seen_ids.end());
+        dedupe_at = 2 * seen_ids.size() + (1U << 16);  // keeps the sorting cost linear overall
+      }
+      if (progress) progress(0, n);
     }
-    if (vocabulary == nullptr && seen_ids.size() > dedupe_at) {
-      std::sort(seen_ids.begin(), seen_ids.end());
-      seen_ids.erase(std::unique(seen_ids.begin(), seen_ids.end()), seen_ids.end());
-      dedupe_at = 2 * seen_ids.size() + (1U << 16);  // keeps the sorting cost linear overall
-    }
-    if (progress) progress(0, n);
-  }
 
-  if (result.rows == 0) {
-    throw can::InputError(file.path, 0, "", "no CAN frames in the file");
+    if (result.rows == 0) throw can::InputError(file.path, 0, "", "no CAN frames in the file");
+    // The last, partial chunk: the windows that fit in what is left.
+    if (skip == 0 && pending.size() >= window.window) {
+      FrameChunk chunk;
+      chunk.windows = (pending.size() - window.window) / window.stride + 1;
+      chunk.frames = std::move(pending);
+      submit(std::move(chunk));
+    } else if (result.graphs == 0 && in_flight.empty() && result.rows < window.window) {
+      // A file shorter than one window still gives one graph of all its frames, as upstream.
+      FrameChunk chunk;
+      chunk.short_window = pending.size();
+      chunk.frames = std::move(pending);
+      submit(std::move(chunk));
+    }
+    drain();
+  } catch (...) {
+    // Let helpers finish before the segment and builders they reference go away.
+    for (auto& f : in_flight) {
+      if (f.valid()) f.wait();
+    }
+    throw;
   }
-  // A file shorter than one window still gives one graph of all its frames, as upstream.
-  if (result.graphs == 0) emit(pending.size());
 
   result.skipped_rows = reader->skipped_rows();
   if (vocabulary == nullptr) {

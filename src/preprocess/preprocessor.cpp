@@ -73,16 +73,24 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
   std::vector<store::SegmentSummary> segments(layout.files.size());
   std::atomic<bool> stop{false};
 
+  // Threads left over when a phase has fewer files than threads build each file's windows in
+  // parallel with its reading.
+  auto helpers_for = [&](std::size_t files) -> unsigned {
+    if (files == 0 || files >= threads) return 0;
+    return static_cast<unsigned>((threads - files) / files);
+  };
+  unsigned helper_threads = 0;
   auto process = [&](std::size_t i, const graph::CanIdVocabulary* vocabulary) {
     auto segment =
         builder.open_segment(i, vocabulary == nullptr ? store::SegmentKeys::kRawCanIds
                                                       : store::SegmentKeys::kVocabularyIndices);
     results[i] = build_file_graphs(layout.files[i], options.reader, options.window, vocabulary,
-                                   *segment, progress, &stop);
+                                   *segment, progress, &stop, helper_threads);
     segments[i] = segment->finish();
   };
 
   // Training files first, keyed by raw CAN ID; their IDs make the vocabulary the test files need.
+  helper_threads = helpers_for(layout.train_file_count);
   parallel_for(layout.train_file_count, threads, stop, [&](std::size_t i) { process(i, nullptr); });
   std::vector<std::uint32_t> training_ids;
   for (std::size_t i = 0; i < layout.train_file_count; ++i) {
@@ -90,6 +98,7 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
   }
   const graph::CanIdVocabulary vocabulary(std::move(training_ids));
   const std::size_t test_files = layout.files.size() - layout.train_file_count;
+  helper_threads = helpers_for(test_files);
   parallel_for(test_files, threads, stop,
                [&](std::size_t i) { process(layout.train_file_count + i, &vocabulary); });
   progress_bar.finish();

@@ -1,7 +1,9 @@
-// Turns one CAN log into its window graphs, streaming: frames are read in bounded batches and
-// each window's graph is written to the segment as soon as it is complete.
+// Turns one CAN log into its window graphs, streaming: frames are read in bounded batches, cut
+// into chunks of whole windows, and each chunk's graphs are built (on helper threads when given)
+// and written to the segment in file order.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -29,13 +31,12 @@ using ProgressCallback = std::function<void(std::uint64_t bytes, std::uint64_t r
 // CAN IDs (training files, read before the vocabulary exists) and the IDs seen are collected;
 // otherwise keys are vocabulary indices. Throws can::InputError on bad input (naming file, line,
 // column), including a file with no frames. `stop` is polled between batches to abandon work
-// early when another file has failed.
-FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
-                                  const can::ReaderOptions& reader_options,
-                                  const graph::WindowConfig& window,
-                                  const graph::CanIdVocabulary* vocabulary,
-                                  store::GraphSegmentWriter& segment,
-                                  const ProgressCallback& progress,
-                                  const std::atomic<bool>* stop = nullptr);
+// early when another file has failed. `helper_threads` > 0 builds chunks of windows in parallel
+// with reading (the result is identical); memory stays bounded by a few chunks per helper.
+FileGraphResult build_file_graphs(
+    const dataset::DatasetFile& file, const can::ReaderOptions& reader_options,
+    const graph::WindowConfig& window, const graph::CanIdVocabulary* vocabulary,
+    store::GraphSegmentWriter& segment, const ProgressCallback& progress,
+    const std::atomic<bool>* stop = nullptr, unsigned helper_threads = 0);
 
 }  // namespace headroom::preprocess
