@@ -163,6 +163,26 @@ BENCHMARK(BM_PreprocessSharedCsv)
     ->Iterations(1)
     ->Unit(benchmark::kSecond);
 
+// One large file alone: with more threads than files, helper threads build its windows while
+// it is read (the chunk-level parallelism).
+void BM_PreprocessSingleFile(benchmark::State& state) {
+  const auto root = bench_dir() / "single-file";
+  if (!fs::exists(root)) {
+    fs::create_directories(root / "train_01_attack_free");
+    fs::create_symlink(
+        fs::absolute(synthetic_dataset(16) / "train_01_attack_free/attack-free-1.csv"),
+        root / "train_01_attack_free/attack-free-1.csv");
+  }
+  run_case(state, root, static_cast<unsigned>(state.range(0)));
+}
+BENCHMARK(BM_PreprocessSingleFile)
+    ->Arg(1)
+    ->Arg(2)
+    ->ArgName("threads")
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
+
 // The peak RSS of a child that does nothing: the process baseline (loaded libraries) to subtract.
 void BM_ChildBaseline(benchmark::State& state) {
   long max_rss_kib = 0;

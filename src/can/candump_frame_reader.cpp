@@ -8,6 +8,7 @@
 #include "headroom/can/hex.hpp"
 #include "headroom/can/input_error.hpp"
 #include "headroom/can/text_fields.hpp"
+#include "line_frame_loop.hpp"
 
 namespace headroom::can {
 namespace {
@@ -115,20 +116,9 @@ bool CandumpFrameReader::parse_frame(std::string_view text, CanFrame& frame) {
 }
 
 std::size_t CandumpFrameReader::read(std::span<CanFrame> out) {
-  std::size_t n = 0;
-  std::string_view line;
-  while (n < out.size() && lines_.next(line)) {
-    if (is_blank(line)) continue;
-    if (parse_line(line, out[n])) {
-      ++n;
-      continue;
-    }
-    if (policy_ == BadRowPolicy::kError) {
-      throw InputError(path(), lines_.line_number(), error_column_, error_reason_);
-    }
-    ++skipped_;
-  }
-  return n;
+  return read_line_frames(
+      lines_, out, policy_, skipped_, error_column_, error_reason_,
+      [this](std::string_view line, CanFrame& frame) { return parse_line(line, frame); });
 }
 
 }  // namespace headroom::can

@@ -11,6 +11,7 @@
 #include "headroom/can/hex.hpp"
 #include "headroom/can/input_error.hpp"
 #include "headroom/can/text_fields.hpp"
+#include "line_frame_loop.hpp"
 
 namespace headroom::can {
 namespace {
@@ -316,20 +317,9 @@ bool CsvFrameReader::parse_row(std::string_view line, CanFrame& frame) {
 }
 
 std::size_t CsvFrameReader::read(std::span<CanFrame> out) {
-  std::size_t n = 0;
-  std::string_view line;
-  while (n < out.size() && lines_.next(line)) {
-    if (is_blank(line)) continue;
-    if (parse_row(line, out[n])) {
-      ++n;
-      continue;
-    }
-    if (policy_ == BadRowPolicy::kError) {
-      throw InputError(path(), lines_.line_number(), error_column_, error_reason_);
-    }
-    ++skipped_;
-  }
-  return n;
+  return read_line_frames(
+      lines_, out, policy_, skipped_, error_column_, error_reason_,
+      [this](std::string_view line, CanFrame& frame) { return parse_row(line, frame); });
 }
 
 }  // namespace headroom::can

@@ -2,71 +2,60 @@
 
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "headroom/can/input_error.hpp"
+#include "reader_test_support.hpp"
 #include "test_support.hpp"
 
 namespace headroom::can {
 namespace {
 
+using headroom::testing::BadRowCase;
+using headroom::testing::catch_input_error;
+using headroom::testing::expect_bad_rows;
+using headroom::testing::frame;
+using headroom::testing::read_all;
 using headroom::testing::TempDir;
 using headroom::testing::write_text_file;
 
-CanFrame frame(double t, std::uint32_t id, std::vector<std::uint8_t> bytes) {
-  CanFrame f;
-  f.timestamp_s = t;
-  f.id = id;
-  f.dlc = static_cast<std::uint8_t>(bytes.size());
-  for (std::size_t i = 0; i < bytes.size(); ++i) f.data[i] = bytes[i];
-  return f;
-}
-
-std::vector<CanFrame> read_all(FrameReader& reader) {
-  std::vector<CanFrame> all;
-  std::vector<CanFrame> buffer(2);
-  while (const std::size_t n = reader.read(buffer))
-    all.insert(all.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
-  return all;
-}
-
-InputError catch_input_error(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return InputError("", 0, "", "");
+// Writes `text` to a temporary candump log and reads every frame of it; `skipped` gets the count of
+// rows dropped under kSkip.
+std::vector<CanFrame> read_candump_text(const std::string& text, BadRowPolicy policy,
+                                        std::uint64_t& skipped) {
+  TempDir dir;
+  const auto file = dir / "drive.log";
+  write_text_file(file, text);
+  CandumpFrameReader reader(file, policy);
+  auto frames = read_all(reader);
+  skipped = reader.skipped_rows();
+  return frames;
 }
 
 TEST(CandumpReaderTest, FramesHaveExactValuesAndAreNormal) {
-  TempDir dir;
-  const auto file = dir / "drive.log";
-  write_text_file(file,
-                  "(1436509052.249713) can0 123#DEADBEEF\n"
-                  "\n"
-                  "(1436509052.250000) can0 1F334455#1122334455667788\r\n"
-                  "(1436509052.260000) vcan1 7FF#R\n"
-                  "(1436509052.270000) can0 100#\n"
-                  "  (1436509052.280000)  can0   0AB#01.02.03  \n"
-                  "(1436509052.290000) can0 321#R4 R\n"
-                  "(1436509052.300000) can0 456#0102030405060708_9");
-  CandumpFrameReader reader(file, BadRowPolicy::kError);
-  const auto frames = read_all(reader);
-  ASSERT_EQ(frames.size(), 7u);
-  EXPECT_EQ(frames[0], frame(1436509052.249713, 0x123, {0xDE, 0xAD, 0xBE, 0xEF}));
-  EXPECT_EQ(frames[1],
-            frame(1436509052.25, 0x1F334455, {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88}));
-  EXPECT_EQ(frames[2], frame(1436509052.26, 0x7FF, {}));  // remote frame: no data
-  EXPECT_EQ(frames[3], frame(1436509052.27, 0x100, {}));
-  EXPECT_EQ(frames[4], frame(1436509052.28, 0x0AB, {1, 2, 3}));
-  EXPECT_EQ(frames[5], frame(1436509052.29, 0x321, {}));
-  EXPECT_EQ(frames[6], frame(1436509052.3, 0x456, {1, 2, 3, 4, 5, 6, 7, 8}));
-  for (const auto& f : frames) EXPECT_EQ(f.label, 0);
-  EXPECT_EQ(reader.skipped_rows(), 0u);
+  // frame() leaves the label 0 (normal).
+  const std::vector<CanFrame> expected = {
+      frame(1436509052.249713, 0x123, {0xDE, 0xAD, 0xBE, 0xEF}),
+      frame(1436509052.25, 0x1F334455, {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88}),
+      frame(1436509052.26, 0x7FF, {}),  // remote frame: no data
+      frame(1436509052.27, 0x100, {}),
+      frame(1436509052.28, 0x0AB, {1, 2, 3}),
+      frame(1436509052.29, 0x321, {}),
+      frame(1436509052.3, 0x456, {1, 2, 3, 4, 5, 6, 7, 8}),
+  };
+  std::uint64_t skipped = 99;
+  EXPECT_EQ(read_candump_text("(1436509052.249713) can0 123#DEADBEEF\n"
+                              "\n"
+                              "(1436509052.250000) can0 1F334455#1122334455667788\r\n"
+                              "(1436509052.260000) vcan1 7FF#R\n"
+                              "(1436509052.270000) can0 100#\n"
+                              "  (1436509052.280000)  can0   0AB#01.02.03  \n"
+                              "(1436509052.290000) can0 321#R4 R\n"
+                              "(1436509052.300000) can0 456#0102030405060708_9",
+                              BadRowPolicy::kError, skipped),
+            expected);
+  EXPECT_EQ(skipped, 0u);
 }
 
 TEST(CandumpReaderTest, CanFdFrameIsAClearError) {
@@ -81,13 +70,7 @@ TEST(CandumpReaderTest, CanFdFrameIsAClearError) {
 }
 
 TEST(CandumpReaderTest, MalformedLinesGiveReasons) {
-  TempDir dir;
-  struct Case {
-    std::string line;
-    std::string column;
-    std::string reason;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<BadRowCase> cases = {
       {"(1.0) can0 12G#00", "id", "ID '12G' is not hexadecimal"},
       {"(1.0) can0 123456789#00", "id", "ID '123456789' exceeds 29 bits"},
       {"(1.0) can0 123#0G", "data", "invalid hex digit 'G' in payload"},
@@ -99,32 +82,21 @@ TEST(CandumpReaderTest, MalformedLinesGiveReasons) {
       {"(1.0) can0", "frame", "missing frame after the interface name"},
       {"(1.0) can0 123#00 junk", "frame", "unexpected text 'junk' after the frame"},
   };
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.line);
-    const auto file = dir / "bad.log";
-    write_text_file(file, "(0.5) can0 100#01\n\n" + c.line + "\n");
+  expect_bad_rows(cases, "(0.5) can0 100#01\n\n", "", [](const std::filesystem::path& file) {
     CandumpFrameReader reader(file, BadRowPolicy::kError);
-    const InputError e = catch_input_error([&] { read_all(reader); });
-    EXPECT_EQ(e.line(), 3u);
-    EXPECT_EQ(e.column(), c.column);
-    EXPECT_EQ(e.reason(), c.reason);
-  }
+    read_all(reader);
+  });
 }
 
 TEST(CandumpReaderTest, SkipPolicyCountsBadLines) {
-  TempDir dir;
-  const auto file = dir / "mixed.log";
-  write_text_file(file,
-                  "(1.0) can0 100#01\n"
-                  "(2.0) can0 101##0AA\n"
-                  "(3.0) can0 10Z#01\n"
-                  "(4.0) can0 102#02\n");
-  CandumpFrameReader reader(file, BadRowPolicy::kSkip);
-  const auto frames = read_all(reader);
-  ASSERT_EQ(frames.size(), 2u);
-  EXPECT_EQ(frames[0], frame(1.0, 0x100, {0x01}));
-  EXPECT_EQ(frames[1], frame(4.0, 0x102, {0x02}));
-  EXPECT_EQ(reader.skipped_rows(), 2u);
+  std::uint64_t skipped = 0;
+  EXPECT_EQ(read_candump_text("(1.0) can0 100#01\n"
+                              "(2.0) can0 101##0AA\n"
+                              "(3.0) can0 10Z#01\n"
+                              "(4.0) can0 102#02\n",
+                              BadRowPolicy::kSkip, skipped),
+            (std::vector<CanFrame>{frame(1.0, 0x100, {0x01}), frame(4.0, 0x102, {0x02})}));
+  EXPECT_EQ(skipped, 2u);
 }
 
 TEST(CandumpReaderTest, SmallBlocksReadTheSameFrames) {

@@ -5,38 +5,25 @@
 
 #include <fmt/format.h>
 
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "headroom/can/input_error.hpp"
 #include "headroom/can/log_format.hpp"
+#include "reader_test_support.hpp"
 #include "test_support.hpp"
 
 namespace headroom::can {
 namespace {
 
+using headroom::testing::BadRowCase;
+using headroom::testing::catch_input_error;
+using headroom::testing::expect_bad_rows;
+using headroom::testing::frame;
+using headroom::testing::read_all;
 using headroom::testing::TempDir;
 using headroom::testing::write_text_file;
-
-CanFrame frame(double t, std::uint32_t id, std::vector<std::uint8_t> bytes, std::uint8_t label) {
-  CanFrame f;
-  f.timestamp_s = t;
-  f.id = id;
-  f.dlc = static_cast<std::uint8_t>(bytes.size());
-  for (std::size_t i = 0; i < bytes.size(); ++i) f.data[i] = bytes[i];
-  f.label = label;
-  return f;
-}
-
-std::vector<CanFrame> read_all(FrameReader& reader, std::size_t chunk = 3) {
-  std::vector<CanFrame> all;
-  std::vector<CanFrame> buffer(chunk);
-  while (const std::size_t n = reader.read(buffer))
-    all.insert(all.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
-  return all;
-}
 
 std::vector<CanFrame> read_file(const std::filesystem::path& file, const CsvColumnMapping& mapping,
                                 BadRowPolicy policy = BadRowPolicy::kError,
@@ -47,63 +34,48 @@ std::vector<CanFrame> read_file(const std::filesystem::path& file, const CsvColu
   return frames;
 }
 
-InputError catch_input_error(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return InputError("", 0, "", "");
-}
-
-// Reads a can-train-and-test file whose only bad row is `bad_row` (third line) and returns the
-// error the reader throws.
-InputError can_train_test_error(const std::string& bad_row) {
+// Writes `text` to a temporary file and reads every frame of it with `mapping` under kError.
+std::vector<CanFrame> read_csv_text(const std::string& text, const CsvColumnMapping& mapping) {
   TempDir dir;
-  const auto file = dir / "bad.csv";
-  write_text_file(file,
-                  "timestamp,arbitration_id,data_field,attack\n"
-                  "1.0,1E5,00,0\n" +
-                      bad_row + "\n1.5,1E5,00,0\n");
-  return catch_input_error([&] { read_file(file, can_train_test_mapping()); });
+  const auto file = dir / "log.csv";
+  write_text_file(file, text);
+  return read_file(file, mapping);
 }
 
 constexpr const char* kHeader = "timestamp,arbitration_id,data_field,attack\n";
+constexpr const char* kHcrlHeader =
+    "Timestamp,CAN ID,DLC,DATA[0],DATA[1],DATA[2],DATA[3],DATA[4],DATA[5],DATA[6],DATA[7],Flag\n";
 
 TEST(CsvReaderTest, CanTrainTestFramesHaveExactValues) {
-  TempDir dir;
-  const auto file = dir / "log.csv";
-  write_text_file(file, std::string(kHeader) +
-                            "1672531200.0,1E5,460196E001FE6701,0\n"
-                            "1672531200.000023,F9,9301000000,1\n"
-                            "1672531200.5,7ff,,0\n"
-                            "1672531201.25,1fffffff,deadbeef,1\n");
-  const auto frames = read_file(file, can_train_test_mapping());
-  ASSERT_EQ(frames.size(), 4u);
-  EXPECT_EQ(frames[0],
-            frame(1672531200.0, 0x1E5, {0x46, 0x01, 0x96, 0xE0, 0x01, 0xFE, 0x67, 0x01}, 0));
-  EXPECT_EQ(frames[1], frame(1672531200.000023, 0xF9, {0x93, 0x01, 0x00, 0x00, 0x00}, 1));
-  EXPECT_EQ(frames[2], frame(1672531200.5, 0x7FF, {}, 0));
-  EXPECT_EQ(frames[3], frame(1672531201.25, 0x1FFFFFFF, {0xDE, 0xAD, 0xBE, 0xEF}, 1));
+  const std::vector<CanFrame> expected = {
+      frame(1672531200.0, 0x1E5, {0x46, 0x01, 0x96, 0xE0, 0x01, 0xFE, 0x67, 0x01}, 0),
+      frame(1672531200.000023, 0xF9, {0x93, 0x01, 0x00, 0x00, 0x00}, 1),
+      frame(1672531200.5, 0x7FF, {}, 0),
+      frame(1672531201.25, 0x1FFFFFFF, {0xDE, 0xAD, 0xBE, 0xEF}, 1),
+  };
+  EXPECT_EQ(read_csv_text(std::string(kHeader) + "1672531200.0,1E5,460196E001FE6701,0\n"
+                                                 "1672531200.000023,F9,9301000000,1\n"
+                                                 "1672531200.5,7ff,,0\n"
+                                                 "1672531201.25,1fffffff,deadbeef,1\n",
+                          can_train_test_mapping()),
+            expected);
 }
 
 TEST(CsvReaderTest, ToleratesCrlfTrailingSpaceQuotesBlankLinesAndNoFinalNewline) {
-  TempDir dir;
-  const auto file = dir / "messy.csv";
-  write_text_file(file,
-                  "\xEF\xBB\xBF"
-                  "Timestamp , Arbitration_ID,DATA_FIELD,attack\r\n"
-                  "\r\n"
-                  "1.5,\"0x1A\", \"0102\" ,1  \r\n"
-                  "   \n"
-                  "2.5 ,2B,0304,0\t\r\n"
-                  "3.5,3C,05,1");
-  const auto frames = read_file(file, can_train_test_mapping());
-  ASSERT_EQ(frames.size(), 3u);
-  EXPECT_EQ(frames[0], frame(1.5, 0x1A, {0x01, 0x02}, 1));
-  EXPECT_EQ(frames[1], frame(2.5, 0x2B, {0x03, 0x04}, 0));
-  EXPECT_EQ(frames[2], frame(3.5, 0x3C, {0x05}, 1));
+  const std::vector<CanFrame> expected = {
+      frame(1.5, 0x1A, {0x01, 0x02}, 1),
+      frame(2.5, 0x2B, {0x03, 0x04}, 0),
+      frame(3.5, 0x3C, {0x05}, 1),
+  };
+  EXPECT_EQ(read_csv_text("\xEF\xBB\xBF"
+                          "Timestamp , Arbitration_ID,DATA_FIELD,attack\r\n"
+                          "\r\n"
+                          "1.5,\"0x1A\", \"0102\" ,1  \r\n"
+                          "   \n"
+                          "2.5 ,2B,0304,0\t\r\n"
+                          "3.5,3C,05,1",
+                          can_train_test_mapping()),
+            expected);
 }
 
 TEST(CsvReaderTest, HeaderOnlyFileYieldsNoFrames) {
@@ -130,12 +102,7 @@ TEST(CsvReaderTest, InvalidHexDigitNamesFileLineColumnAndDigit) {
 }
 
 TEST(CsvReaderTest, RowErrorsGiveTheReasonAndColumn) {
-  struct Case {
-    std::string row;
-    std::string column;
-    std::string reason;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<BadRowCase> cases = {
       {"1.2,1E5,000102030405060708,0", "data_field", "payload has 9 bytes (max 8)"},
       {"1.2,1E5,012,0", "data_field", "odd number of hex digits (3) in payload"},
       {"1.2,1E5,00,X", "attack", "label 'X' is neither attack (1) nor normal (0)"},
@@ -150,13 +117,9 @@ TEST(CsvReaderTest, RowErrorsGiveTheReasonAndColumn) {
       {"nan,1E5,00,0", "timestamp", "timestamp 'nan' is not a finite number"},
       {"1.2,1E5,\"00,0", "data_field", "unterminated quoted field"},
   };
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.row);
-    const InputError e = can_train_test_error(c.row);
-    EXPECT_EQ(e.line(), 3u);
-    EXPECT_EQ(e.reason(), c.reason);
-    EXPECT_EQ(e.column(), c.column);
-  }
+  expect_bad_rows(
+      cases, std::string(kHeader) + "1.0,1E5,00,0\n", "1.5,1E5,00,0\n",
+      [](const std::filesystem::path& file) { read_file(file, can_train_test_mapping()); });
 }
 
 TEST(CsvReaderTest, SkipPolicyDropsAndCountsBadRows) {
@@ -279,44 +242,33 @@ TEST(CsvReaderTest, LineLongerThanTheBlockStillParses) {
 }
 
 TEST(HcrlCsvReaderTest, HeaderlessRaggedRowsShiftTheFlag) {
-  TempDir dir;
-  const auto file = dir / "hcrl.csv";
-  write_text_file(file,
-                  "1478198376.389427,0316,8,05,21,68,09,21,21,00,6f,R\n"
-                  "1478198376.389636,0316,2,05,21,R\n"
-                  "1478198376.389864,0000,8,00,00,00,00,00,00,00,00,T\n"
-                  "1478198376.390000,018f,0,T\r\n");
-  const auto frames = read_file(file, hcrl_car_hacking_mapping(false));
-  ASSERT_EQ(frames.size(), 4u);
-  EXPECT_EQ(frames[0],
-            frame(1478198376.389427, 0x316, {0x05, 0x21, 0x68, 0x09, 0x21, 0x21, 0x00, 0x6F}, 0));
-  EXPECT_EQ(frames[1], frame(1478198376.389636, 0x316, {0x05, 0x21}, 0));
-  EXPECT_EQ(frames[2], frame(1478198376.389864, 0x000, {0, 0, 0, 0, 0, 0, 0, 0}, 1));
-  EXPECT_EQ(frames[3], frame(1478198376.39, 0x18F, {}, 1));
+  const std::vector<CanFrame> expected = {
+      frame(1478198376.389427, 0x316, {0x05, 0x21, 0x68, 0x09, 0x21, 0x21, 0x00, 0x6F}, 0),
+      frame(1478198376.389636, 0x316, {0x05, 0x21}, 0),
+      frame(1478198376.389864, 0x000, {0, 0, 0, 0, 0, 0, 0, 0}, 1),
+      frame(1478198376.39, 0x18F, {}, 1),
+  };
+  EXPECT_EQ(read_csv_text("1478198376.389427,0316,8,05,21,68,09,21,21,00,6f,R\n"
+                          "1478198376.389636,0316,2,05,21,R\n"
+                          "1478198376.389864,0000,8,00,00,00,00,00,00,00,00,T\n"
+                          "1478198376.390000,018f,0,T\r\n",
+                          hcrl_car_hacking_mapping(false)),
+            expected);
 }
 
 TEST(HcrlCsvReaderTest, HeaderVersionReadsTheSameFrames) {
-  TempDir dir;
-  const auto file = dir / "hcrl_header.csv";
-  write_text_file(file,
-                  "Timestamp,CAN ID,DLC,DATA[0],DATA[1],DATA[2],DATA[3],DATA[4],DATA[5],DATA[6],"
-                  "DATA[7],Flag\n"
-                  "1.25,0316,3,05,21,68,T\n"
-                  "2.5,02a0,8,01,02,03,04,05,06,07,08,r\n");
-  const auto frames = read_file(file, hcrl_car_hacking_mapping(true));
-  ASSERT_EQ(frames.size(), 2u);
-  EXPECT_EQ(frames[0], frame(1.25, 0x316, {0x05, 0x21, 0x68}, 1));
-  EXPECT_EQ(frames[1], frame(2.5, 0x2A0, {1, 2, 3, 4, 5, 6, 7, 8}, 0));
+  const std::vector<CanFrame> expected = {
+      frame(1.25, 0x316, {0x05, 0x21, 0x68}, 1),
+      frame(2.5, 0x2A0, {1, 2, 3, 4, 5, 6, 7, 8}, 0),
+  };
+  EXPECT_EQ(read_csv_text(std::string(kHcrlHeader) + "1.25,0316,3,05,21,68,T\n"
+                                                     "2.5,02a0,8,01,02,03,04,05,06,07,08,r\n",
+                          hcrl_car_hacking_mapping(true)),
+            expected);
 }
 
 TEST(HcrlCsvReaderTest, RowErrorsNameTheColumn) {
-  TempDir dir;
-  struct Case {
-    std::string row;
-    std::string column;
-    std::string reason;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<BadRowCase> cases = {
       {"1.0,0316,9,05,21,R", "DLC", "DLC 9 out of range 0..8"},
       {"1.0,0316,x,05,21,R", "DLC", "DLC 'x' is not a number"},
       {"1.0,0316,2,05,R", "", "expected 6 columns for DLC 2, found 5"},
@@ -324,19 +276,9 @@ TEST(HcrlCsvReaderTest, RowErrorsNameTheColumn) {
       {"1.0,0316,2,05,2G,R", "DATA[1]", "byte '2G' is not a hex byte (00..FF)"},
       {"1.0,0316,2,05,123,R", "DATA[1]", "byte '123' is not a hex byte (00..FF)"},
   };
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.row);
-    const auto file = dir / "bad.csv";
-    write_text_file(file,
-                    "Timestamp,CAN ID,DLC,DATA[0],DATA[1],DATA[2],DATA[3],DATA[4],DATA[5],DATA[6],"
-                    "DATA[7],Flag\n1.0,0316,1,05,R\n" +
-                        c.row + "\n");
-    const InputError e =
-        catch_input_error([&] { read_file(file, hcrl_car_hacking_mapping(true)); });
-    EXPECT_EQ(e.line(), 3u);
-    EXPECT_EQ(e.column(), c.column);
-    EXPECT_EQ(e.reason(), c.reason);
-  }
+  expect_bad_rows(
+      cases, std::string(kHcrlHeader) + "1.0,0316,1,05,R\n", "",
+      [](const std::filesystem::path& file) { read_file(file, hcrl_car_hacking_mapping(true)); });
 }
 
 TEST(HcrlCsvReaderTest, HeaderlessErrorsUsePositionsAsColumnNames) {
@@ -356,13 +298,6 @@ TEST(HcrlCsvReaderTest, HeaderlessErrorsUsePositionsAsColumnNames) {
 }
 
 TEST(MappedCsvReaderTest, SemicolonsDecimalIdsByteColumnsAndNamedLabels) {
-  TempDir dir;
-  const auto file = dir / "custom.csv";
-  write_text_file(file,
-                  "time;id;b0;b1;b2;class\n"
-                  "0.5;291;de;AD;0xbe;Normal\n"
-                  "0.75;2047;01;;;FUZZING\n"
-                  "1.0;100;;;;dos\n");
   CsvColumnMapping mapping;
   mapping.delimiter = ';';
   mapping.timestamp = "time";
@@ -372,11 +307,17 @@ TEST(MappedCsvReaderTest, SemicolonsDecimalIdsByteColumnsAndNamedLabels) {
   mapping.label = "class";
   mapping.attack_values = {"fuzzing", "DoS"};
   mapping.normal_values = {"normal"};
-  const auto frames = read_file(file, mapping);
-  ASSERT_EQ(frames.size(), 3u);
-  EXPECT_EQ(frames[0], frame(0.5, 291, {0xDE, 0xAD, 0xBE}, 0));
-  EXPECT_EQ(frames[1], frame(0.75, 2047, {0x01}, 1));
-  EXPECT_EQ(frames[2], frame(1.0, 100, {}, 1));
+  const std::vector<CanFrame> expected = {
+      frame(0.5, 291, {0xDE, 0xAD, 0xBE}, 0),
+      frame(0.75, 2047, {0x01}, 1),
+      frame(1.0, 100, {}, 1),
+  };
+  EXPECT_EQ(read_csv_text("time;id;b0;b1;b2;class\n"
+                          "0.5;291;de;AD;0xbe;Normal\n"
+                          "0.75;2047;01;;;FUZZING\n"
+                          "1.0;100;;;;dos\n",
+                          mapping),
+            expected);
 }
 
 TEST(MappedCsvReaderTest, ByteAfterAnEmptyByteColumnIsBad) {
@@ -393,11 +334,6 @@ TEST(MappedCsvReaderTest, ByteAfterAnEmptyByteColumnIsBad) {
 }
 
 TEST(MappedCsvReaderTest, HeaderlessPositionsTabsSpacedPayloadAndRowIndexTimestamps) {
-  TempDir dir;
-  const auto file = dir / "plain.txt";
-  write_text_file(file,
-                  "x\t0x18FEF100\tde ad be ef\tTRUE\n"
-                  "y\t7DF\t\tfalse\textra\n");
   CsvColumnMapping mapping;
   mapping.delimiter = '\t';
   mapping.has_header = false;
@@ -405,22 +341,22 @@ TEST(MappedCsvReaderTest, HeaderlessPositionsTabsSpacedPayloadAndRowIndexTimesta
   mapping.payload = "2";
   mapping.label = "3";
   mapping.attack_values = {"true"};
-  const auto frames = read_file(file, mapping);
-  ASSERT_EQ(frames.size(), 2u);
-  EXPECT_EQ(frames[0], frame(0.0, 0x18FEF100, {0xDE, 0xAD, 0xBE, 0xEF}, 1));
-  EXPECT_EQ(frames[1], frame(1.0, 0x7DF, {}, 0));
+  const std::vector<CanFrame> expected = {
+      frame(0.0, 0x18FEF100, {0xDE, 0xAD, 0xBE, 0xEF}, 1),
+      frame(1.0, 0x7DF, {}, 0),
+  };
+  EXPECT_EQ(read_csv_text("x\t0x18FEF100\tde ad be ef\tTRUE\n"
+                          "y\t7DF\t\tfalse\textra\n",
+                          mapping),
+            expected);
 }
 
 TEST(MappedCsvReaderTest, QuotedFieldMayHoldTheDelimiter) {
-  TempDir dir;
-  const auto file = dir / "quoted.csv";
-  write_text_file(file, "id,note,data\n\"10\",\"a, \"\"b\"\"\",\"0A0B\"\n");
   CsvColumnMapping mapping;
   mapping.id = "id";
   mapping.payload = "data";
-  const auto frames = read_file(file, mapping);
-  ASSERT_EQ(frames.size(), 1u);
-  EXPECT_EQ(frames[0], frame(0.0, 0x10, {0x0A, 0x0B}, 0));
+  EXPECT_EQ(read_csv_text("id,note,data\n\"10\",\"a, \"\"b\"\"\",\"0A0B\"\n", mapping),
+            std::vector<CanFrame>{frame(0.0, 0x10, {0x0A, 0x0B}, 0)});
 }
 
 TEST(MappedCsvReaderTest, DlcMustMatchAHexPayload) {

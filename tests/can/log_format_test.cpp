@@ -3,36 +3,21 @@
 
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "headroom/can/input_error.hpp"
+#include "reader_test_support.hpp"
 #include "test_support.hpp"
 
 namespace headroom::can {
 namespace {
 
+using headroom::testing::catch_input_error;
+using headroom::testing::frame;
+using headroom::testing::read_all;
 using headroom::testing::TempDir;
 using headroom::testing::write_text_file;
-
-InputError catch_input_error(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return InputError("", 0, "", "");
-}
-
-std::vector<CanFrame> read_all(FrameReader& reader) {
-  std::vector<CanFrame> all;
-  std::vector<CanFrame> buffer(16);
-  while (const std::size_t n = reader.read(buffer))
-    all.insert(all.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
-  return all;
-}
 
 LogFormat detect_text(const std::string& name, const std::string& content) {
   TempDir dir;
@@ -118,28 +103,23 @@ TEST(LogFormatTest, FactoryAutoDetectsTextFormats) {
                   "DATA[7],Flag\n1.5,0316,2,05,21,T\n");
   write_text_file(dir / "dump.log", "(3.5) can0 18FEF100#AA\n");
 
-  const auto first = [&](const std::string& name, const ReaderOptions& options) {
-    auto reader = open_frame_reader(dir / name, options);
-    const auto frames = read_all(*reader);
-    EXPECT_FALSE(frames.empty()) << name;
-    return frames.empty() ? CanFrame{} : frames.front();
+  struct Case {
+    std::string name;
+    CanFrame first;
   };
-  const ReaderOptions automatic;
-  CanFrame f = first("ctt.csv", automatic);
-  EXPECT_EQ(f.id, 0x1E5u);
-  EXPECT_EQ(f.dlc, 2);
-  EXPECT_EQ(f.label, 1);
-  f = first("hcrl.csv", automatic);
-  EXPECT_EQ(f.id, 0x316u);
-  EXPECT_EQ(f.data[1], 0x21);
-  EXPECT_EQ(f.label, 1);
-  f = first("hcrl_header.csv", automatic);
-  EXPECT_EQ(f.timestamp_s, 1.5);
-  EXPECT_EQ(f.dlc, 2);
-  f = first("dump.log", automatic);
-  EXPECT_EQ(f.id, 0x18FEF100u);
-  EXPECT_EQ(f.data[0], 0xAA);
-  EXPECT_EQ(f.label, 0);
+  const std::vector<Case> cases = {
+      {"ctt.csv", frame(2.5, 0x1E5, {0x01, 0x02}, 1)},
+      {"hcrl.csv", frame(1.5, 0x316, {0x05, 0x21}, 1)},
+      {"hcrl_header.csv", frame(1.5, 0x316, {0x05, 0x21}, 1)},
+      {"dump.log", frame(3.5, 0x18FEF100, {0xAA}, 0)},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto reader = open_frame_reader(dir / c.name, ReaderOptions{});
+    const auto frames = read_all(*reader);
+    ASSERT_FALSE(frames.empty());
+    EXPECT_EQ(frames.front(), c.first);
+  }
 
   // An explicit format wins over detection: this can-train-and-test file read as a mapped CSV.
   ReaderOptions mapped;

@@ -4,48 +4,23 @@
 
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "headroom/can/input_error.hpp"
 #include "headroom/can/log_format.hpp"
+#include "reader_test_support.hpp"
 #include "test_support.hpp"
 
 namespace headroom::can {
 namespace {
 
+using headroom::testing::catch_input_error;
+using headroom::testing::frame;
+using headroom::testing::read_all;
 using headroom::testing::run_command;
 using headroom::testing::TempDir;
 using headroom::testing::write_text_file;
-
-CanFrame frame(double t, std::uint32_t id, std::vector<std::uint8_t> bytes, std::uint8_t label) {
-  CanFrame f;
-  f.timestamp_s = t;
-  f.id = id;
-  f.dlc = static_cast<std::uint8_t>(bytes.size());
-  for (std::size_t i = 0; i < bytes.size(); ++i) f.data[i] = bytes[i];
-  f.label = label;
-  return f;
-}
-
-std::vector<CanFrame> read_all(FrameReader& reader, std::size_t chunk = 3) {
-  std::vector<CanFrame> all;
-  std::vector<CanFrame> buffer(chunk);
-  while (const std::size_t n = reader.read(buffer))
-    all.insert(all.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
-  return all;
-}
-
-InputError catch_input_error(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return InputError("", 0, "", "");
-}
 
 // Writes every fixture into `dir` with one Python run (starting Python is the slow part).
 constexpr const char* kFixtureScript = R"PY(

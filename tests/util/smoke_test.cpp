@@ -1,5 +1,0 @@
-#include <gtest/gtest.h>
-namespace headroom {
-int torch_smoke();
-}
-TEST(Smoke, TorchLinks) { EXPECT_EQ(headroom::torch_smoke(), 4); }
