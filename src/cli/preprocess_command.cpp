@@ -9,7 +9,10 @@
 
 namespace headroom::cli {
 
-void print_preprocess_report(const preprocess::PreprocessReport& report) {
+void preprocess_and_summarize(const std::filesystem::path& dataset,
+                              const std::filesystem::path& store,
+                              const preprocess::PreprocessOptions& options) {
+  const auto report = preprocess::preprocess_dataset(dataset, store, options);
   for (const auto& file : report.files) {
     if (file.skipped_rows > 0) {
       fmt::print(stderr, "warning: {}: skipped {} malformed row(s)\n", file.path,
@@ -22,6 +25,7 @@ void print_preprocess_report(const preprocess::PreprocessReport& report) {
       "preprocessed {} files, {} rows ({} skipped) into {} graphs in {:.2f} s ({:.2f} M rows/s)\n",
       report.files.size(), report.rows, report.skipped_rows, report.graphs, report.seconds,
       report.seconds > 0 ? static_cast<double>(report.rows) / report.seconds / 1e6 : 0.0);
+  fmt::print("{}", store::render_summary(store::summarize_store(store::GraphStore::open(store))));
 }
 
 void add_preprocess_command(CLI::App& app) {
@@ -46,10 +50,7 @@ void add_preprocess_command(CLI::App& app) {
       "            --csv-payload Data --csv-label Class --attack-values Fuzzing,DoS");
   command->callback([state] {
     const auto options = state->flags.resolve();
-    const auto report = preprocess::preprocess_dataset(state->dataset, state->store, options);
-    print_preprocess_report(report);
-    const auto store = store::GraphStore::open(state->store);
-    fmt::print("{}", store::render_summary(store::summarize_store(store)));
+    preprocess_and_summarize(state->dataset, state->store, options);
   });
 }
 

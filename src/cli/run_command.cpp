@@ -5,8 +5,6 @@
 #include "headroom/can/synthetic_traffic.hpp"
 #include "headroom/cli/commands.hpp"
 #include "headroom/cli/preprocess_flags.hpp"
-#include "headroom/store/graph_store.hpp"
-#include "headroom/store/store_summary.hpp"
 
 namespace headroom::cli {
 
@@ -65,10 +63,7 @@ void add_run_command(CLI::App& app) {
     }
     auto options = state->flags.resolve();
     options.overwrite = true;  // the main job rebuilds its own store every run
-    const auto report = preprocess::preprocess_dataset(dataset, store, options);
-    print_preprocess_report(report);
-    const auto opened = store::GraphStore::open(store);
-    fmt::print("{}", store::render_summary(store::summarize_store(opened)));
+    preprocess_and_summarize(dataset, store, options);
     fmt::print("\ntraining stages: not part of this build yet (see the issue tracker)\n");
   });
 }

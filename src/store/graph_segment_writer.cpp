@@ -18,11 +18,11 @@ constexpr std::size_t kSegmentBuffer = 256 << 10;
 
 GraphSegmentWriter::GraphSegmentWriter(std::filesystem::path prefix, SegmentKeys keys)
     : summary_{prefix, keys, 0, 0, 0},
-      node_keys_(with_suffix(prefix, ".node_keys"), kSegmentBuffer),
-      node_features_(with_suffix(prefix, ".node_features"), kSegmentBuffer),
-      edge_index_(with_suffix(prefix, ".edge_index"), kSegmentBuffer),
-      edge_features_(with_suffix(prefix, ".edge_features"), kSegmentBuffer),
-      graph_records_(with_suffix(prefix, ".graphs"), kSegmentBuffer) {}
+      node_keys_(with_suffix(prefix, ".node_keys"), kSegmentBuffer, false),
+      node_features_(with_suffix(prefix, ".node_features"), kSegmentBuffer, false),
+      edge_index_(with_suffix(prefix, ".edge_index"), kSegmentBuffer, false),
+      edge_features_(with_suffix(prefix, ".edge_features"), kSegmentBuffer, false),
+      graph_records_(with_suffix(prefix, ".graphs"), kSegmentBuffer, false) {}
 
 void GraphSegmentWriter::append(const graph::WindowGraph& graph, std::uint32_t window_index) {
   node_keys_.write_values(std::span<const std::uint32_t>(graph.node_keys));

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include "headroom/store/store_arrays.hpp"
@@ -11,37 +10,6 @@
 #include "headroom/util/file_writer.hpp"
 
 namespace headroom::store {
-namespace {
-
-std::size_t dtype_bytes(const std::string& dtype) {
-  if (dtype == "float32" || dtype == "int32" || dtype == "uint32") return 4;
-  if (dtype == "int64") return 8;
-  if (dtype == "uint16") return 2;
-  if (dtype == "uint8") return 1;
-  return 0;
-}
-
-const std::set<std::string_view>& graph_data_arrays() {
-  static const std::set<std::string_view> names = {arrays::kNodeFeatures, arrays::kNodeCanIds,
-                                                   arrays::kEdgeIndex, arrays::kEdgeFeatures};
-  return names;
-}
-
-const std::vector<std::pair<std::string_view, std::string_view>>& required_arrays() {
-  static const std::vector<std::pair<std::string_view, std::string_view>> names = {
-      {arrays::kNodeFeatures, "float32"},   {arrays::kNodeCanIds, "uint32"},
-      {arrays::kEdgeIndex, "int32"},        {arrays::kEdgeFeatures, "float32"},
-      {arrays::kNodeOffsets, "int64"},      {arrays::kEdgeOffsets, "int64"},
-      {arrays::kGraphNumNodes, "uint32"},   {arrays::kGraphNumEdges, "uint32"},
-      {arrays::kGraphLabel, "uint8"},       {arrays::kGraphSplit, "uint16"},
-      {arrays::kGraphFile, "uint32"},       {arrays::kGraphAttackType, "uint16"},
-      {arrays::kGraphWindow, "uint32"},     {arrays::kSplitTrain, "uint32"},
-      {arrays::kSplitValidation, "uint32"}, {arrays::kSplitTest, "uint32"}};
-  return names;
-}
-
-}  // namespace
-
 GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification verification) {
   const std::string where = path.string();
   std::error_code ec;
@@ -63,7 +31,9 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
   store.manifest_bytes_ = text.str().size();
   const StoreMetadata& m = *store.metadata_;
 
-  for (const auto& [name, dtype] : required_arrays()) {
+  for (const arrays::ArraySpec& spec : arrays::kArraySpecs) {
+    const std::string_view name = spec.name;
+    const std::string_view dtype = spec.dtype;
     const auto it = m.arrays.find(std::string(name));
     if (it == m.arrays.end())
       throw StoreError(fmt::format("{}: manifest lists no array '{}'", where, name));
@@ -74,7 +44,7 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
     }
     std::uint64_t elements = 1;
     for (auto d : record.shape) elements *= d;
-    if (elements * dtype_bytes(record.dtype) != record.bytes) {
+    if (elements * spec.element_bytes != record.bytes) {
       throw StoreError(fmt::format("{}: array '{}' shape does not match its size", where, name));
     }
     std::shared_ptr<const util::MappedFile> mapped;
@@ -88,7 +58,7 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
           fmt::format("{}: array file '{}' has {} bytes, manifest says {} (truncated store?)",
                       where, record.file, mapped->size(), record.bytes));
     }
-    if (!graph_data_arrays().contains(name) &&
+    if (!spec.graph_data &&
         util::checksum_hex(util::checksum_bytes(mapped->bytes())) != record.xxh3) {
       throw StoreError(
           fmt::format("{}: checksum mismatch in '{}' (the store is corrupt)", where, record.file));
@@ -115,6 +85,14 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
   expect_rows(arrays::kEdgeIndex, m.num_edges);
   expect_rows(arrays::kEdgeFeatures, m.num_edges);
 
+  store.node_offsets_ = store.typed<std::int64_t>(arrays::kNodeOffsets);
+  store.edge_offsets_ = store.typed<std::int64_t>(arrays::kEdgeOffsets);
+  store.all_.node_features = store.typed<float>(arrays::kNodeFeatures);
+  store.all_.node_can_ids = store.typed<std::uint32_t>(arrays::kNodeCanIds);
+  store.all_.edge_index = store.typed<std::int32_t>(arrays::kEdgeIndex);
+  store.all_.edge_features = store.typed<float>(arrays::kEdgeFeatures);
+  store.labels_ = store.typed<std::uint8_t>(arrays::kGraphLabel);
+
   if (verification == StoreVerification::kFull) store.verify_all();
   return store;
 }
@@ -140,20 +118,18 @@ GraphView GraphStore::graph(std::size_t graph_id) const {
     throw std::out_of_range(
         fmt::format("graph {} out of range (store has {})", graph_id, num_graphs()));
   }
-  const auto node_offsets = typed<std::int64_t>(arrays::kNodeOffsets);
-  const auto edge_offsets = typed<std::int64_t>(arrays::kEdgeOffsets);
-  const auto n0 = static_cast<std::size_t>(node_offsets[graph_id]);
-  const auto n1 = static_cast<std::size_t>(node_offsets[graph_id + 1]);
-  const auto e0 = static_cast<std::size_t>(edge_offsets[graph_id]);
-  const auto e1 = static_cast<std::size_t>(edge_offsets[graph_id + 1]);
+  const auto n0 = static_cast<std::size_t>(node_offsets_[graph_id]);
+  const auto n1 = static_cast<std::size_t>(node_offsets_[graph_id + 1]);
+  const auto e0 = static_cast<std::size_t>(edge_offsets_[graph_id]);
+  const auto e1 = static_cast<std::size_t>(edge_offsets_[graph_id + 1]);
   const std::size_t nf = metadata_->node_feature_count;
   const std::size_t ef = metadata_->edge_feature_count;
   GraphView view;
-  view.node_features = typed<float>(arrays::kNodeFeatures).subspan(n0 * nf, (n1 - n0) * nf);
-  view.node_can_ids = typed<std::uint32_t>(arrays::kNodeCanIds).subspan(n0, n1 - n0);
-  view.edge_index = typed<std::int32_t>(arrays::kEdgeIndex).subspan(e0 * 2, (e1 - e0) * 2);
-  view.edge_features = typed<float>(arrays::kEdgeFeatures).subspan(e0 * ef, (e1 - e0) * ef);
-  view.label = typed<std::uint8_t>(arrays::kGraphLabel)[graph_id];
+  view.node_features = all_.node_features.subspan(n0 * nf, (n1 - n0) * nf);
+  view.node_can_ids = all_.node_can_ids.subspan(n0, n1 - n0);
+  view.edge_index = all_.edge_index.subspan(e0 * 2, (e1 - e0) * 2);
+  view.edge_features = all_.edge_features.subspan(e0 * ef, (e1 - e0) * ef);
+  view.label = labels_[graph_id];
   return view;
 }
 

@@ -61,35 +61,24 @@ std::filesystem::path segment_file(const SegmentSummary& segment, const char* su
 }
 
 struct ArrayOutput {
-  std::string name;
-  std::string dtype;
+  const arrays::ArraySpec& spec;
   std::vector<std::uint64_t> trailing_shape;  // shape after the first dimension
-  std::size_t element_bytes;
   std::unique_ptr<util::ChecksummedFileWriter> writer;
 
   ArrayRecord finish() {
     writer->close();
     ArrayRecord record;
     record.file = writer->path().filename().string();
-    record.dtype = dtype;
+    record.dtype = spec.dtype;
     std::uint64_t row_elements = 1;
     for (auto d : trailing_shape) row_elements *= d;
-    record.shape.push_back(writer->bytes_written() / element_bytes / row_elements);
+    record.shape.push_back(writer->bytes_written() / spec.element_bytes / row_elements);
     record.shape.insert(record.shape.end(), trailing_shape.begin(), trailing_shape.end());
     record.bytes = writer->bytes_written();
     record.xxh3 = util::checksum_hex(writer->checksum());
     return record;
   }
 };
-
-std::string file_suffix(const std::string& dtype) {
-  if (dtype == "float32") return ".f32";
-  if (dtype == "int32") return ".i32";
-  if (dtype == "int64") return ".i64";
-  if (dtype == "uint32") return ".u32";
-  if (dtype == "uint16") return ".u16";
-  return ".u8";
-}
 
 // Exactly uniform integer in [0, bound) from mt19937_64, independent of the standard library's
 // (implementation-defined) distributions, so splits are identical on every platform.
@@ -170,28 +159,28 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
   if (segments.size() != metadata.files.size()) {
     throw std::invalid_argument("one segment per source file expected");
   }
-  auto open_array = [&](std::string_view name, std::string dtype, std::size_t element_bytes,
-                        std::vector<std::uint64_t> trailing) {
-    ArrayOutput out{std::string(name), dtype, std::move(trailing), element_bytes, nullptr};
-    out.writer =
-        std::make_unique<util::ChecksummedFileWriter>(temporary_ / (out.name + file_suffix(dtype)));
+  auto open_array = [&](std::string_view name, std::vector<std::uint64_t> trailing = {}) {
+    const arrays::ArraySpec& spec = arrays::spec_of(name);
+    ArrayOutput out{spec, std::move(trailing), nullptr};
+    out.writer = std::make_unique<util::ChecksummedFileWriter>(
+        temporary_ / (std::string(spec.name) + std::string(spec.file_suffix)));
     return out;
   };
   const std::uint64_t nf = metadata.node_feature_count;
   const std::uint64_t ef = metadata.edge_feature_count;
-  auto node_features = open_array(arrays::kNodeFeatures, "float32", 4, {nf});
-  auto node_can_ids = open_array(arrays::kNodeCanIds, "uint32", 4, {});
-  auto edge_index = open_array(arrays::kEdgeIndex, "int32", 4, {2});
-  auto edge_features = open_array(arrays::kEdgeFeatures, "float32", 4, {ef});
-  auto node_offsets = open_array(arrays::kNodeOffsets, "int64", 8, {});
-  auto edge_offsets = open_array(arrays::kEdgeOffsets, "int64", 8, {});
-  auto graph_num_nodes = open_array(arrays::kGraphNumNodes, "uint32", 4, {});
-  auto graph_num_edges = open_array(arrays::kGraphNumEdges, "uint32", 4, {});
-  auto graph_label = open_array(arrays::kGraphLabel, "uint8", 1, {});
-  auto graph_split = open_array(arrays::kGraphSplit, "uint16", 2, {});
-  auto graph_file = open_array(arrays::kGraphFile, "uint32", 4, {});
-  auto graph_attack_type = open_array(arrays::kGraphAttackType, "uint16", 2, {});
-  auto graph_window = open_array(arrays::kGraphWindow, "uint32", 4, {});
+  auto node_features = open_array(arrays::kNodeFeatures, {nf});
+  auto node_can_ids = open_array(arrays::kNodeCanIds);
+  auto edge_index = open_array(arrays::kEdgeIndex, {2});
+  auto edge_features = open_array(arrays::kEdgeFeatures, {ef});
+  auto node_offsets = open_array(arrays::kNodeOffsets);
+  auto edge_offsets = open_array(arrays::kEdgeOffsets);
+  auto graph_num_nodes = open_array(arrays::kGraphNumNodes);
+  auto graph_num_edges = open_array(arrays::kGraphNumEdges);
+  auto graph_label = open_array(arrays::kGraphLabel);
+  auto graph_split = open_array(arrays::kGraphSplit);
+  auto graph_file = open_array(arrays::kGraphFile);
+  auto graph_attack_type = open_array(arrays::kGraphAttackType);
+  auto graph_window = open_array(arrays::kGraphWindow);
 
   std::int64_t node_offset = 0;
   std::int64_t edge_offset = 0;
@@ -284,9 +273,9 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
 
   const auto split = split_train_validation(training_graphs, metadata.validation_fraction,
                                             metadata.validation_seed);
-  auto split_train = open_array(arrays::kSplitTrain, "uint32", 4, {});
-  auto split_validation = open_array(arrays::kSplitValidation, "uint32", 4, {});
-  auto split_test = open_array(arrays::kSplitTest, "uint32", 4, {});
+  auto split_train = open_array(arrays::kSplitTrain);
+  auto split_validation = open_array(arrays::kSplitValidation);
+  auto split_test = open_array(arrays::kSplitTest);
   split_train.writer->write_values(std::span<const std::uint32_t>(split.train));
   split_validation.writer->write_values(std::span<const std::uint32_t>(split.validation));
   split_test.writer->write_values(std::span<const std::uint32_t>(test_graphs));
@@ -300,7 +289,7 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
        {&node_features, &node_can_ids, &edge_index, &edge_features, &node_offsets, &edge_offsets,
         &graph_num_nodes, &graph_num_edges, &graph_label, &graph_split, &graph_file,
         &graph_attack_type, &graph_window, &split_train, &split_validation, &split_test}) {
-    metadata.arrays.emplace(out->name, out->finish());
+    metadata.arrays.emplace(std::string(out->spec.name), out->finish());
   }
 
   // The manifest is the commit record: written last, and a store without it never opens.

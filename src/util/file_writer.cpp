@@ -36,11 +36,14 @@ struct ChecksummedFileWriter::HashState {
   ~HashState() { XXH3_freeState(state); }
 };
 
-ChecksummedFileWriter::ChecksummedFileWriter(std::filesystem::path path, std::size_t buffer_bytes)
-    : path_(std::move(path)), buffer_(buffer_bytes), hash_(std::make_unique<HashState>()) {
+ChecksummedFileWriter::ChecksummedFileWriter(std::filesystem::path path, std::size_t buffer_bytes,
+                                             bool compute_checksum)
+    : path_(std::move(path)),
+      buffer_(buffer_bytes),
+      hash_(compute_checksum ? std::make_unique<HashState>() : nullptr) {
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) throw_io("cannot create", path_);
-  XXH3_64bits_reset(hash_->state);
+  if (hash_) XXH3_64bits_reset(hash_->state);
 }
 
 ChecksummedFileWriter::~ChecksummedFileWriter() {
@@ -48,7 +51,7 @@ ChecksummedFileWriter::~ChecksummedFileWriter() {
 }
 
 void ChecksummedFileWriter::write(std::span<const std::byte> bytes) {
-  XXH3_64bits_update(hash_->state, bytes.data(), bytes.size());
+  if (hash_) XXH3_64bits_update(hash_->state, bytes.data(), bytes.size());
   bytes_written_ += bytes.size();
   if (bytes.size() >= buffer_.size()) {
     flush_buffer();
@@ -77,7 +80,9 @@ void ChecksummedFileWriter::close(bool durable) {
   fd_ = -1;
 }
 
-std::uint64_t ChecksummedFileWriter::checksum() const { return XXH3_64bits_digest(hash_->state); }
+std::uint64_t ChecksummedFileWriter::checksum() const {
+  return hash_ ? XXH3_64bits_digest(hash_->state) : 0;
+}
 
 void fsync_directory(const std::filesystem::path& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -29,7 +29,10 @@ struct PreprocessFlags {
   preprocess::PreprocessOptions resolve() const;
 };
 
-// Prints per-file skip warnings, exclusions and the totals line of a preprocess run.
-void print_preprocess_report(const preprocess::PreprocessReport& report);
+// Builds the store, then prints per-file skip warnings, exclusions, the totals line and the
+// store's summary: what `preprocess` and `run` show.
+void preprocess_and_summarize(const std::filesystem::path& dataset,
+                              const std::filesystem::path& store,
+                              const preprocess::PreprocessOptions& options);
 
 }  // namespace headroom::cli

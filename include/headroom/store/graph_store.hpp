@@ -77,6 +77,11 @@ class GraphStore {
   std::shared_ptr<const StoreMetadata> metadata_;
   std::map<std::string, std::shared_ptr<const util::MappedFile>, std::less<>> arrays_;
   std::uint64_t manifest_bytes_ = 0;
+  // Resolved once at open: graph() runs per graph on the batching path.
+  std::span<const std::int64_t> node_offsets_;
+  std::span<const std::int64_t> edge_offsets_;
+  GraphView all_;  // every graph's arrays, whole
+  std::span<const std::uint8_t> labels_;
 };
 
 }  // namespace headroom::store

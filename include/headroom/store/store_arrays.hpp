@@ -2,6 +2,8 @@
 // writer, the reader and the docs agree.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -31,5 +33,41 @@ inline constexpr std::string_view kSplitValidation = "split_validation";  // uin
 inline constexpr std::string_view kSplitTest = "split_test";              // uint32
 
 inline constexpr std::uint32_t kOutOfVocabularyCanId = 0xFFFFFFFFU;
+
+// What the writer produces and the reader requires, per array.
+struct ArraySpec {
+  std::string_view name;
+  std::string_view dtype;  // numpy name, as the manifest records it
+  std::size_t element_bytes;
+  std::string_view file_suffix;  // the file is name + suffix
+  bool graph_data;               // large graph data: checksummed only on full verification
+};
+
+inline constexpr std::array<ArraySpec, 16> kArraySpecs = {{
+    {kNodeFeatures, "float32", 4, ".f32", true},
+    {kNodeCanIds, "uint32", 4, ".u32", true},
+    {kEdgeIndex, "int32", 4, ".i32", true},
+    {kEdgeFeatures, "float32", 4, ".f32", true},
+    {kNodeOffsets, "int64", 8, ".i64", false},
+    {kEdgeOffsets, "int64", 8, ".i64", false},
+    {kGraphNumNodes, "uint32", 4, ".u32", false},
+    {kGraphNumEdges, "uint32", 4, ".u32", false},
+    {kGraphLabel, "uint8", 1, ".u8", false},
+    {kGraphSplit, "uint16", 2, ".u16", false},
+    {kGraphFile, "uint32", 4, ".u32", false},
+    {kGraphAttackType, "uint16", 2, ".u16", false},
+    {kGraphWindow, "uint32", 4, ".u32", false},
+    {kSplitTrain, "uint32", 4, ".u32", false},
+    {kSplitValidation, "uint32", 4, ".u32", false},
+    {kSplitTest, "uint32", 4, ".u32", false},
+}};
+
+// The spec of a named array; every name above has one.
+constexpr const ArraySpec& spec_of(std::string_view name) {
+  for (const auto& spec : kArraySpecs) {
+    if (spec.name == name) return spec;
+  }
+  throw "unknown array name";  // a compile-time error in constant evaluation
+}
 
 }  // namespace headroom::store::arrays

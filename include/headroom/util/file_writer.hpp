@@ -15,8 +15,10 @@ namespace headroom::util {
 // Not thread-safe. Throws std::system_error naming the file on any I/O failure.
 class ChecksummedFileWriter {
  public:
-  // Creates (truncates) `path`. `buffer_bytes` is the write buffer size.
-  explicit ChecksummedFileWriter(std::filesystem::path path, std::size_t buffer_bytes = 1 << 20);
+  // Creates (truncates) `path`. `buffer_bytes` is the write buffer size. Scratch files that are
+  // never verified pass `compute_checksum = false` to skip the hashing.
+  explicit ChecksummedFileWriter(std::filesystem::path path, std::size_t buffer_bytes = 1 << 20,
+                                 bool compute_checksum = true);
   ~ChecksummedFileWriter();  // closes without fsync if close() was not called
   ChecksummedFileWriter(const ChecksummedFileWriter&) = delete;
   ChecksummedFileWriter& operator=(const ChecksummedFileWriter&) = delete;
@@ -31,7 +33,7 @@ class ChecksummedFileWriter {
   void close(bool durable = true);
 
   std::uint64_t bytes_written() const { return bytes_written_; }
-  std::uint64_t checksum() const;  // XXH3-64 of all bytes written so far
+  std::uint64_t checksum() const;  // XXH3-64 of all bytes written so far (0 when not computed)
   const std::filesystem::path& path() const { return path_; }
 
  private:
