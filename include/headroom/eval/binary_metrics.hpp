@@ -1,0 +1,38 @@
+// Binary classification metrics (attack = positive class), computed from labels and attack scores.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace headroom::eval {
+
+struct ConfusionMatrix {
+  std::int64_t true_negatives = 0;
+  std::int64_t false_positives = 0;
+  std::int64_t false_negatives = 0;
+  std::int64_t true_positives = 0;
+};
+
+struct BinaryMetrics {
+  std::int64_t count = 0;
+  std::int64_t positives = 0;
+  double accuracy = 0;
+  double precision = 0;  // 0 when nothing is predicted positive (as scikit-learn's zero_division=0)
+  double recall = 0;     // 0 when there are no positives
+  double f1 = 0;
+  double roc_auc = 0;    // NaN when only one class is present
+  ConfusionMatrix confusion;
+};
+
+// Prediction = score >= threshold. labels are 0/1; scores any real (e.g. P(attack)).
+BinaryMetrics binary_metrics(std::span<const std::uint8_t> labels, std::span<const float> scores,
+                             double threshold = 0.5);
+
+// Area under the ROC curve by the rank statistic, ties counted half. NaN with a single class.
+double roc_auc(std::span<const std::uint8_t> labels, std::span<const float> scores);
+
+void to_json(nlohmann::json& json, const BinaryMetrics& metrics);
+
+}  // namespace headroom::eval

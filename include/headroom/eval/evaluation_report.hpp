@@ -1,0 +1,38 @@
+// Evaluation of one model's per-graph attack scores over a store: the validation split, each test
+// directory, and each attack type within them; as JSON and as a printed table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "headroom/eval/binary_metrics.hpp"
+#include "headroom/store/graph_store.hpp"
+
+namespace headroom::eval {
+
+struct EvaluationGroup {
+  std::string split;        // "validation" or a test directory name
+  std::string attack_type;  // "" for the whole split, else one attack type (e.g. "dos")
+  BinaryMetrics metrics;
+};
+
+struct ModelEvaluation {
+  std::string model;  // e.g. "teacher_curriculum"
+  std::vector<EvaluationGroup> groups;  // whole splits first, in store order; then attack types
+};
+
+// `scores[i]` belongs to graph `graph_ids[i]`; graphs are grouped by the store's split and attack
+// type records. Validation graphs (store validation ids) form the "validation" split.
+ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string model,
+                                std::span<const std::uint32_t> graph_ids,
+                                std::span<const float> scores, double threshold = 0.5);
+
+void to_json(nlohmann::json& json, const ModelEvaluation& evaluation);
+
+// A fixed-width table: one row per group (split, attack type, n, acc, precision, recall, F1, AUC).
+std::string render_table(const ModelEvaluation& evaluation);
+
+}  // namespace headroom::eval

@@ -1,0 +1,31 @@
+// A batch of graphs as one disjoint-union graph: node rows of all graphs stacked, edge indices
+// shifted by each graph's first node, and a membership vector mapping every node to its graph.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+
+namespace headroom::loader {
+
+// Owns its tensors (they do not view the store). Not thread-safe to mutate; safe to share const.
+struct GraphBatch {
+  at::Tensor x;           // float32 [num_nodes, node_feature_count]; column 0 = CAN-ID index
+  at::Tensor edge_index;  // int64 [2, num_edges], (source, target) rows, batch-global node indices
+  at::Tensor edge_attr;   // float32 [num_edges, edge_feature_count]; undefined when not collated
+  at::Tensor batch;       // int64 [num_nodes]: position (0..num_graphs-1) of the node's graph
+  at::Tensor y;           // int64 [num_graphs]: graph labels (1 = attack)
+  at::Tensor graph_ids;   // int64 [num_graphs]: store graph ids, in batch order
+  std::int64_t num_graphs = 0;
+  std::int64_t num_nodes = 0;
+  std::int64_t num_edges = 0;
+
+  // A copy on `device` (the same object's tensors when already there). non_blocking needs the
+  // source in pinned memory to overlap with compute.
+  GraphBatch to(const c10::Device& device, bool non_blocking = false) const;
+  // Bytes held by the batch's tensors.
+  std::int64_t bytes() const;
+};
+
+}  // namespace headroom::loader
