@@ -5,8 +5,11 @@
 #include <iostream>
 
 #include "headroom/cli/commands.hpp"
+#include "headroom/memory/tensor_memory_meter.hpp"
 
 int main(int argc, char** argv) {
+  // Before any tensor exists, so that every CPU tensor byte is counted (memory meter).
+  headroom::memory::install_counting_cpu_allocator();
   CLI::App app{"headroom: memory-planned GNN training for CAN-bus intrusion detection"};
   app.set_version_flag("--version", std::string("headroom ") + HEADROOM_VERSION);
   app.require_subcommand(1);
@@ -18,6 +21,7 @@ int main(int argc, char** argv) {
   headroom::cli::add_preprocess_command(app);
   headroom::cli::add_inspect_command(app);
   headroom::cli::add_run_command(app);
+  headroom::cli::add_training_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,5 +1,8 @@
 #include "test_support.hpp"
 
+#include "headroom/can/synthetic_traffic.hpp"
+#include "headroom/preprocess/preprocessor.hpp"
+
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -40,6 +43,19 @@ std::filesystem::path shared_data_dir() {
   std::error_code ec;
   if (std::filesystem::is_directory(dir / "can", ec)) return std::filesystem::canonical(dir);
   return {};
+}
+
+std::filesystem::path build_synthetic_store(const std::filesystem::path& dir, std::uint64_t frames,
+                                            std::uint64_t seed) {
+  can::SyntheticDatasetOptions options;
+  options.total_frames = frames;
+  options.seed = seed;
+  can::generate_synthetic_dataset(dir / "data", options, /*overwrite=*/true);
+  preprocess::PreprocessOptions preprocess_options;
+  preprocess_options.threads = 2;
+  preprocess_options.progress = 0;
+  preprocess::preprocess_dataset(dir / "data", dir / "store", preprocess_options);
+  return dir / "store";
 }
 
 int run_command(const std::string& command, std::string* output) {

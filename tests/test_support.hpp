@@ -1,6 +1,7 @@
 // Helpers shared by the tests: temporary directories, fixture files and the shared real data.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -27,6 +28,11 @@ void write_text_file(const std::filesystem::path& file, std::string_view content
 
 // ../shared/data next to the repository, or an empty path when it is absent.
 std::filesystem::path shared_data_dir();
+
+// Generates a synthetic dataset of `frames` frames under dir/data and preprocesses it into
+// dir/store (2 threads, no progress bar); returns the store path.
+std::filesystem::path build_synthetic_store(const std::filesystem::path& dir,
+                                            std::uint64_t frames = 40000, std::uint64_t seed = 7);
 
 // Runs a shell command, returns its exit status; stdout+stderr go to *output when given.
 int run_command(const std::string& command, std::string* output = nullptr);

@@ -5,11 +5,13 @@
 #include "headroom/can/synthetic_traffic.hpp"
 #include "headroom/cli/commands.hpp"
 #include "headroom/cli/preprocess_flags.hpp"
+#include "headroom/cli/training_flags.hpp"
+#include "headroom/train/pipeline.hpp"
 
 namespace headroom::cli {
 
-// The main job. Today it covers the data layer of the chain: (generate the synthetic default)
-// -> preprocess -> store summary; the training stages join it as they land.
+// The main job: (generate the synthetic default) -> preprocess -> VGAE teacher -> GAT teacher
+// (curriculum) -> VGAE student (KD) -> GAT student (KD) -> evaluation -> summary table.
 void add_run_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "run", "Run the pipeline on a dataset (default: the embedded synthetic one)");
@@ -20,6 +22,7 @@ void add_run_command(CLI::App& app) {
     can::SyntheticDatasetOptions synthetic;
     bool regenerate = false;
     PreprocessFlags flags;
+    TrainingFlags training;
   };
   auto state = std::make_shared<State>();
   command->add_option("DATASET", state->dataset,
@@ -37,6 +40,8 @@ void add_run_command(CLI::App& app) {
   command->add_flag("--regenerate", state->regenerate,
                     "Regenerate the synthetic dataset even if it exists");
   state->flags.add_to(*command);
+  state->training.add_to(*command, /*with_store=*/false, /*with_preset=*/false,
+                         /*shares_preprocess_flags=*/true);
   command->footer(
       "Example: headroom run            (synthetic default)\n"
       "         headroom run ../shared/data/can/hcrl_sa --threads 2");
@@ -64,7 +69,13 @@ void add_run_command(CLI::App& app) {
     auto options = state->flags.resolve();
     options.overwrite = true;  // the main job rebuilds its own store every run
     preprocess_and_summarize(dataset, store, options);
-    fmt::print("\ntraining stages: not part of this build yet (see the issue tracker)\n");
+
+    auto config = state->training.resolve(train::Stage::kAutoencoder);
+    config.store = store;
+    config.seed = options.seed;
+    config.threads = static_cast<int>(options.threads);
+    const auto result = train::run_pipeline(config);
+    fmt::print("\n{}", train::render_pipeline_summary(result));
   });
 }
 

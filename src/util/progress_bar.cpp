@@ -48,6 +48,11 @@ void ProgressBar::finish() {
   finished_ = true;
 }
 
+void ProgressBar::set_status(std::string status) {
+  std::lock_guard lock(draw_mutex_);
+  status_ = std::move(status);
+}
+
 void ProgressBar::draw(bool final) {
   constexpr int kWidth = 30;
   const std::uint64_t done = std::min(done_.load(), total_);
@@ -59,9 +64,10 @@ void ProgressBar::draw(bool final) {
   const double items = static_cast<double>(items_.load());
   const std::string bar = std::string(static_cast<std::size_t>(filled), '#') +
                           std::string(static_cast<std::size_t>(kWidth - filled), '.');
-  std::fprintf(stderr, "\r%s [%s] %3.0f%%  %s %s  %s/s  %.1fs%s", label_.c_str(), bar.c_str(),
-               fraction * 100.0, human(items).c_str(), unit_.c_str(),
-               human(seconds > 0 ? items / seconds : 0.0).c_str(), seconds, final ? "\n" : "");
+  std::fprintf(stderr, "\r%s [%s] %3.0f%%  %s %s  %s/s  %.1fs  %s\x1b[K%s", label_.c_str(),
+               bar.c_str(), fraction * 100.0, human(items).c_str(), unit_.c_str(),
+               human(seconds > 0 ? items / seconds : 0.0).c_str(), seconds, status_.c_str(),
+               final ? "\n" : "");
   std::fflush(stderr);
 }
 

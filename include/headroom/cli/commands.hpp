@@ -12,5 +12,7 @@ void add_generate_command(CLI::App& app);
 void add_preprocess_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+// autoencoder, curriculum, normal, evaluation
+void add_training_commands(CLI::App& app);
 
 }  // namespace headroom::cli

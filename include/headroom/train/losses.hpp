@@ -23,7 +23,7 @@ struct VgaeLossTerms {
   at::Tensor reconstruction;  // MSE(reconstruction, x[:, 1:])
   at::Tensor id;              // CE(id_logits, x[:, 0])
   at::Tensor neighbour;       // BCE-with-logits(neighbour_logits, neighbourhood_targets)
-  at::Tensor kl;              // -0.5 * mean over nodes of sum over latent dims (1 + lv - mu^2 - e^lv)
+  at::Tensor kl;  // -0.5 * mean over nodes of sum over latent dims (1 + lv - mu^2 - e^lv)
 };
 
 // CAN-ID class of every node: x[:, 0] as int64.

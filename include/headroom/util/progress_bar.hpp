@@ -21,6 +21,8 @@ class ProgressBar {
   // Adds `done` units of progress and `items` to the item counter shown next to the bar.
   void advance(std::uint64_t done, std::uint64_t items = 0);
   void finish();
+  // Extra text drawn after the rate (e.g. "loss 0.0123"); thread-safe.
+  void set_status(std::string status);
 
  private:
   void draw(bool final);
@@ -35,6 +37,7 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_draw_;
   std::mutex draw_mutex_;
   bool finished_ = false;
+  std::string status_;  // guarded by draw_mutex_
 };
 
 }  // namespace headroom::util

@@ -1,0 +1,39 @@
+// The flags of the training and evaluation stages (every TrainingConfig field), shared by
+// `headroom autoencoder|curriculum|normal|evaluation` and `headroom run`.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "headroom/train/training_config.hpp"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace headroom::cli {
+
+struct TrainingFlags {
+  train::TrainingConfig config;
+  std::string preset = "gat,teacher";
+  std::string store;
+  std::string runs_dir = "runs";
+  std::string teacher_path;
+  std::string autoencoder_path;
+  std::vector<std::string> models;
+  // Model overrides: applied only when given (on the command line or in --config).
+  std::int64_t hidden = 0, layers = 0, heads = 0, embedding_dim = 0, fc_layers = 0, latent = 0;
+  double dropout = 0;
+  std::map<std::string, CLI::Option*> overrides;
+
+  // `with_store`: add --store (stages; `run` sets the store itself). `with_preset`: add --preset.
+  // `shares_preprocess_flags`: --threads and --seed already come from the preprocess flags
+  // (`run`), which then set both.
+  void add_to(CLI::App& command, bool with_store = true, bool with_preset = true,
+              bool shares_preprocess_flags = false);
+  // The configuration for `stage`; throws std::invalid_argument on a bad value.
+  train::TrainingConfig resolve(train::Stage stage) const;
+};
+
+}  // namespace headroom::cli

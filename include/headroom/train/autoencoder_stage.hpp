@@ -1,0 +1,13 @@
+// Stage `autoencoder`: trains the VGAE on the normal (attack-free) training graphs; validation
+// loss over the normal validation graphs. With distillation, a student VGAE learns from a frozen
+// teacher VGAE: its latent (through a jointly trained linear projection) and its reconstruction.
+#pragma once
+
+#include "headroom/train/stage_result.hpp"
+#include "headroom/train/training_config.hpp"
+
+namespace headroom::train {
+
+StageResult run_autoencoder_stage(const TrainingConfig& config);
+
+}  // namespace headroom::train

@@ -1,0 +1,23 @@
+// Stage `evaluation`: scores the validation split and every test directory with trained GAT
+// classifiers and reports accuracy, precision, recall, F1, ROC AUC and the confusion matrix per
+// split and per attack type; writes runs/{dataset}/evaluation/{model}.json and prints tables.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "headroom/eval/evaluation_report.hpp"
+#include "headroom/train/training_config.hpp"
+
+namespace headroom::train {
+
+struct EvaluationStageResult {
+  std::filesystem::path run_dir;
+  std::vector<eval::ModelEvaluation> models;
+};
+
+// Evaluates config.models (run directories or checkpoints); when empty, every GAT run directory
+// under runs/{dataset}/ with a best.pt. Throws std::runtime_error when there is none.
+EvaluationStageResult run_evaluation_stage(const TrainingConfig& config);
+
+}  // namespace headroom::train

@@ -1,0 +1,28 @@
+// Batched inference over store graphs: attack probabilities of a classifier and VGAE
+// reconstruction scores (the curriculum's difficulty), computed in chunks, never graph by graph.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "headroom/models/gat_with_jk.hpp"
+#include "headroom/models/vgae.hpp"
+#include "headroom/store/graph_store.hpp"
+#include "headroom/train/precision.hpp"
+
+namespace headroom::train {
+
+// P(attack) per graph, in the order of graph_ids. The model is put in eval mode.
+std::vector<float> attack_probabilities(models::GATWithJK& model, const store::GraphStore& store,
+                                        std::span<const std::uint32_t> graph_ids,
+                                        std::int64_t batch_size, const c10::Device& device,
+                                        Precision precision = Precision::kFloat32);
+
+// graph_reconstruction_score per graph, in the order of graph_ids. The model is put in eval mode.
+std::vector<float> reconstruction_scores(models::VGAE& model, const store::GraphStore& store,
+                                         std::span<const std::uint32_t> graph_ids,
+                                         std::int64_t batch_size, const c10::Device& device,
+                                         Precision precision = Precision::kFloat32);
+
+}  // namespace headroom::train

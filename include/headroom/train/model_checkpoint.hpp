@@ -1,0 +1,45 @@
+// Model checkpoints (best.pt): a LibTorch archive holding the module's parameters and buffers
+// ("model"), its kind and its configuration as JSON, so a checkpoint alone rebuilds its model.
+// Writes are atomic (temporary file, fsync, rename).
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "headroom/models/gat_with_jk.hpp"
+#include "headroom/models/model_config.hpp"
+#include "headroom/models/vgae.hpp"
+
+namespace headroom::train {
+
+struct CheckpointInfo {
+  models::ModelKind kind = models::ModelKind::kGat;
+  nlohmann::json model_config;  // GatConfig or VgaeConfig as JSON
+  std::int64_t epoch = -1;      // the epoch whose weights these are (0-based)
+  double validation_loss = 0;
+};
+
+// A run directory stands for its best.pt. Throws std::runtime_error when neither exists.
+std::filesystem::path resolve_checkpoint_path(const std::filesystem::path& path);
+
+// Serialises an archive to `file` atomically.
+void save_archive_atomically(torch::serialize::OutputArchive& archive,
+                             const std::filesystem::path& file);
+
+void save_model_checkpoint(const std::filesystem::path& file, const torch::nn::Module& model,
+                           const CheckpointInfo& info);
+CheckpointInfo read_checkpoint_info(const std::filesystem::path& file);
+
+// Rebuild the model from a checkpoint, in eval mode, on `device`. Throws std::runtime_error
+// naming the file when it is missing, unreadable or holds the other model kind.
+models::GATWithJK load_gat_checkpoint(const std::filesystem::path& file, const c10::Device& device);
+models::VGAE load_vgae_checkpoint(const std::filesystem::path& file, const c10::Device& device);
+
+}  // namespace headroom::train

@@ -1,0 +1,53 @@
+// One stage's run directory, runs/{dataset}/{size}_{stage}[_kd]/: the resolved configuration
+// (config.json), a human-readable log (log.txt), one JSON line per epoch (metrics.jsonl), the best
+// checkpoint by validation loss (best.pt), the resumable training state (last.pt) and, once the
+// stage has finished, its outcome (result.json). Not thread-safe: the training thread owns it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace headroom::train {
+
+class RunDirectory {
+ public:
+  // Creates the directory (and parents). `echo` also prints log lines to stdout.
+  explicit RunDirectory(std::filesystem::path path, bool echo = true);
+
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path best_checkpoint() const { return path_ / "best.pt"; }
+  std::filesystem::path state_checkpoint() const { return path_ / "last.pt"; }
+  std::filesystem::path metrics_file() const { return path_ / "metrics.jsonl"; }
+  std::filesystem::path config_file() const { return path_ / "config.json"; }
+  std::filesystem::path result_file() const { return path_ / "result.json"; }
+  std::filesystem::path log_file() const { return path_ / "log.txt"; }
+
+  // Written atomically (temporary file, fsync, rename).
+  void write_config(const nlohmann::json& config) const;
+  void write_result(const nlohmann::json& result) const;
+  // The stored JSON, or null when the file does not exist. Throws on unparsable content, naming
+  // the file.
+  nlohmann::json read_config() const;
+  nlohmann::json read_result() const;
+
+  // Appends a line to log.txt (flushed) with the elapsed time, and echoes it.
+  void log(std::string_view line);
+  // Appends one JSON object as a line of metrics.jsonl and flushes it to disk.
+  void append_metrics(const nlohmann::json& line);
+  // Keeps only the metrics lines whose "epoch" is below `epochs` (a resumed run redoes the rest),
+  // rewriting the file atomically. A torn last line (killed mid-write) is dropped.
+  void truncate_metrics(std::int64_t epochs);
+  // Removes the stage's files for a fresh start (keeps the directory).
+  void clear();
+
+ private:
+  std::filesystem::path path_;
+  bool echo_;
+  std::ofstream log_;
+};
+
+}  // namespace headroom::train

@@ -1,0 +1,50 @@
+#include "headroom/train/graph_scores.hpp"
+
+#include <torch/torch.h>
+
+#include "headroom/train/losses.hpp"
+#include "headroom/train/training_loop.hpp"
+
+namespace headroom::train {
+namespace {
+
+void append(std::vector<float>& out, const at::Tensor& values) {
+  const auto host = values.to(torch::kCPU, torch::kFloat).contiguous();
+  const float* data = host.data_ptr<float>();
+  out.insert(out.end(), data, data + host.numel());
+}
+
+}  // namespace
+
+std::vector<float> attack_probabilities(models::GATWithJK& model, const store::GraphStore& store,
+                                        std::span<const std::uint32_t> graph_ids,
+                                        std::int64_t batch_size, const c10::Device& device,
+                                        Precision precision) {
+  model->eval();
+  torch::NoGradGuard no_grad;
+  std::vector<float> out;
+  out.reserve(graph_ids.size());
+  for_each_batch(store, graph_ids, batch_size, device, [&](const loader::GraphBatch& batch) {
+    AutocastScope autocast(precision, device);
+    const auto logits = model->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
+    append(out, torch::softmax(logits.to(torch::kFloat), 1).select(1, 1));
+  });
+  return out;
+}
+
+std::vector<float> reconstruction_scores(models::VGAE& model, const store::GraphStore& store,
+                                         std::span<const std::uint32_t> graph_ids,
+                                         std::int64_t batch_size, const c10::Device& device,
+                                         Precision precision) {
+  model->eval();
+  torch::NoGradGuard no_grad;
+  std::vector<float> out;
+  out.reserve(graph_ids.size());
+  for_each_batch(store, graph_ids, batch_size, device, [&](const loader::GraphBatch& batch) {
+    AutocastScope autocast(precision, device);
+    append(out, graph_reconstruction_score(model->forward(batch.x, batch.edge_index), batch));
+  });
+  return out;
+}
+
+}  // namespace headroom::train

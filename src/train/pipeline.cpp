@@ -1,0 +1,113 @@
+#include "headroom/train/pipeline.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <chrono>
+
+#include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/train/autoencoder_stage.hpp"
+#include "headroom/train/classifier_stage.hpp"
+
+namespace headroom::train {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string format_mib(std::int64_t bytes) {
+  return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+}
+
+}  // namespace
+
+PipelineResult run_pipeline(const TrainingConfig& base) {
+  const auto start = std::chrono::steady_clock::now();
+  PipelineResult result;
+  auto stage_config = [&](Stage stage, models::ModelKind kind, models::ModelSize size,
+                          const std::string& teacher) {
+    TrainingConfig config = base;
+    config.stage = stage;
+    config.model = kind;
+    config.size = size;
+    config.use_kd = !teacher.empty();
+    config.teacher_path =
+        teacher.empty() ? std::filesystem::path{} : base.runs_dir / dataset_name(base) / teacher;
+    return config;
+  };
+  struct Step {
+    Stage stage;
+    models::ModelKind kind;
+    models::ModelSize size;
+    std::string teacher;
+  };
+  using models::ModelKind;
+  using models::ModelSize;
+  const std::vector<Step> steps = {
+      {Stage::kAutoencoder, ModelKind::kVgae, ModelSize::kTeacher, ""},
+      {Stage::kCurriculum, ModelKind::kGat, ModelSize::kTeacher, ""},
+      {Stage::kAutoencoder, ModelKind::kVgae, ModelSize::kStudent, "teacher_autoencoder"},
+      {Stage::kCurriculum, ModelKind::kGat, ModelSize::kStudent, "teacher_curriculum"},
+  };
+  for (const auto& step : steps) {
+    const auto config = stage_config(step.stage, step.kind, step.size, step.teacher);
+    const auto stage_start = std::chrono::steady_clock::now();
+    PipelineStage done;
+    done.name = run_directory(config).filename().string();
+    fmt::print("\n== {} ==\n", done.name);
+    done.result = step.stage == Stage::kAutoencoder ? run_autoencoder_stage(config)
+                                                    : run_classifier_stage(config);
+    done.wall_seconds = seconds_since(stage_start);
+    result.stages.push_back(std::move(done));
+  }
+  fmt::print("\n== evaluation ==\n");
+  TrainingConfig eval_config = base;
+  eval_config.stage = Stage::kEvaluation;
+  eval_config.models.clear();
+  for (const auto& stage : result.stages)
+    if (stage.name.find("curriculum") != std::string::npos)
+      eval_config.models.push_back(stage.result.run_dir);
+  result.evaluation = run_evaluation_stage(eval_config);
+  result.wall_seconds = seconds_since(start);
+  result.peak_rss_bytes = memory::process_peak_rss_bytes();
+  return result;
+}
+
+std::string render_pipeline_summary(const PipelineResult& result) {
+  std::string out = "F1 by model and test condition\n";
+  std::vector<std::string> splits;
+  for (const auto& model : result.evaluation.models)
+    for (const auto& group : model.groups)
+      if (group.attack_type.empty() &&
+          std::find(splits.begin(), splits.end(), group.split) == splits.end())
+        splits.push_back(group.split);
+  std::size_t width = 24;
+  for (const auto& s : splits) width = std::max(width, s.size() + 2);
+  out += fmt::format("{:<{}}", "condition", width);
+  for (const auto& model : result.evaluation.models) out += fmt::format("{:>24}", model.model);
+  out += "\n";
+  for (const auto& split : splits) {
+    out += fmt::format("{:<{}}", split, width);
+    for (const auto& model : result.evaluation.models) {
+      std::string cell = "-";
+      for (const auto& group : model.groups)
+        if (group.split == split && group.attack_type.empty())
+          cell = fmt::format("{:.4f}", group.metrics.f1);
+      out += fmt::format("{:>24}", cell);
+    }
+    out += "\n";
+  }
+  out +=
+      "\nstage                        epochs  best   wall time   graphs/s   peak tensor memory\n";
+  for (const auto& stage : result.stages) {
+    const auto& o = stage.result.outcome;
+    out += fmt::format("{:<28} {:>6} {:>5} {:>10.1f}s {:>10.0f}   {}{}\n", stage.name, o.epochs,
+                       o.best_epoch + 1, stage.wall_seconds, o.graphs_per_second,
+                       format_mib(o.peak_tensor_bytes), o.already_complete ? "  (reused)" : "");
+  }
+  out += fmt::format("\ntotal wall time {:.1f} s, peak RSS {}\n", result.wall_seconds,
+                     format_mib(result.peak_rss_bytes));
+  return out;
+}
+
+}  // namespace headroom::train

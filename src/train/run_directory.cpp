@@ -1,0 +1,95 @@
+#include "headroom/train/run_directory.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <chrono>
+#include <ctime>
+#include <sstream>
+#include <stdexcept>
+
+#include "headroom/util/file_writer.hpp"
+
+namespace headroom::train {
+namespace {
+
+nlohmann::json read_json_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return nullptr;
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
+  }
+}
+
+std::string timestamp() {
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local);
+  return text;
+}
+
+}  // namespace
+
+RunDirectory::RunDirectory(std::filesystem::path path, bool echo)
+    : path_(std::move(path)), echo_(echo) {
+  std::filesystem::create_directories(path_);
+  log_.open(log_file(), std::ios::app);
+  if (!log_)
+    throw std::runtime_error(fmt::format("{}: cannot open for writing", log_file().string()));
+}
+
+void RunDirectory::write_config(const nlohmann::json& config) const {
+  util::write_file_atomically(config_file(), config.dump(2) + "\n");
+}
+
+void RunDirectory::write_result(const nlohmann::json& result) const {
+  util::write_file_atomically(result_file(), result.dump(2) + "\n");
+}
+
+nlohmann::json RunDirectory::read_config() const { return read_json_file(config_file()); }
+nlohmann::json RunDirectory::read_result() const { return read_json_file(result_file()); }
+
+void RunDirectory::log(std::string_view line) {
+  log_ << '[' << timestamp() << "] " << line << '\n';
+  log_.flush();
+  if (echo_) fmt::print("{}\n", line);
+}
+
+void RunDirectory::append_metrics(const nlohmann::json& line) {
+  const std::string text = line.dump() + "\n";
+  const int fd = ::open(metrics_file().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw std::runtime_error(fmt::format("{}: cannot open for appending", metrics_file().string()));
+  const auto written = ::write(fd, text.data(), text.size());
+  ::fsync(fd);
+  ::close(fd);
+  if (written != static_cast<ssize_t>(text.size()))
+    throw std::runtime_error(fmt::format("{}: short write", metrics_file().string()));
+}
+
+void RunDirectory::truncate_metrics(std::int64_t epochs) {
+  std::ifstream in(metrics_file());
+  if (!in) return;
+  std::string kept;
+  std::string line;
+  while (std::getline(in, line)) {
+    nlohmann::json parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded() || !parsed.contains("epoch")) continue;  // torn by a kill
+    if (parsed["epoch"].get<std::int64_t>() < epochs) kept += line + "\n";
+  }
+  util::write_file_atomically(metrics_file(), kept);
+}
+
+void RunDirectory::clear() {
+  for (const auto& file : {best_checkpoint(), state_checkpoint(), metrics_file(), result_file()})
+    std::filesystem::remove(file);
+}
+
+}  // namespace headroom::train

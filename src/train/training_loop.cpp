@@ -1,0 +1,371 @@
+#include "headroom/train/training_loop.hpp"
+
+#include <torch/torch.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <chrono>
+#include <limits>
+#include <stdexcept>
+#include <thread>
+
+#include "headroom/loader/batch_prefetcher.hpp"
+#include "headroom/loader/epoch_order.hpp"
+#include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/train/precision.hpp"
+#include "headroom/util/progress_bar.hpp"
+
+namespace headroom::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Settings that change how a run executes but not what it computes: a resumed run may differ in
+// them.
+nlohmann::json semantic_config(const TrainingConfig& config) {
+  nlohmann::json json = config;
+  for (const char* key : {"threads", "prefetch_depth", "runs_dir", "store", "models"})
+    json.erase(key);
+  return json;
+}
+
+std::vector<std::string> differing_keys(const nlohmann::json& a, const nlohmann::json& b) {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : a.items())
+    if (!b.contains(key) || b.at(key) != value) keys.push_back(key);
+  for (const auto& [key, value] : b.items())
+    if (!a.contains(key)) keys.push_back(key);
+  return keys;
+}
+
+std::vector<at::Tensor> trained_parameters(const TrainingTask& task) {
+  std::vector<at::Tensor> parameters = task.model->parameters();
+  for (const auto& module : task.auxiliary)
+    for (auto& p : module->parameters()) parameters.push_back(p);
+  return parameters;
+}
+
+void set_training_mode(const TrainingTask& task, bool on) {
+  task.model->train(on);
+  for (const auto& module : task.auxiliary) module->train(on);
+}
+
+// What last.pt holds besides the modules: where the loop stands.
+struct LoopState {
+  std::int64_t epochs_done = 0;
+  std::int64_t best_epoch = -1;
+  double best_loss = std::numeric_limits<double>::infinity();
+  std::int64_t bad_epochs = 0;
+  double loss_scale = 0;
+  nlohmann::json best_metrics = nlohmann::json::object();
+  std::int64_t peak_tensor_bytes = 0;
+};
+
+void save_state(const RunDirectory& run, const TrainingTask& task,
+                torch::optim::Optimizer& optimizer, const LoopState& state, bool cuda) {
+  torch::serialize::OutputArchive archive;
+  torch::serialize::OutputArchive model_archive;
+  task.model->save(model_archive);
+  archive.write("model", model_archive);
+  for (std::size_t i = 0; i < task.auxiliary.size(); ++i) {
+    torch::serialize::OutputArchive aux;
+    task.auxiliary[i]->save(aux);
+    archive.write(fmt::format("auxiliary_{}", i), aux);
+  }
+  torch::serialize::OutputArchive optimizer_archive;
+  optimizer.save(optimizer_archive);
+  archive.write("optimizer", optimizer_archive);
+  const nlohmann::json loop = {{"epochs_done", state.epochs_done},
+                               {"best_epoch", state.best_epoch},
+                               {"best_loss", state.best_loss},
+                               {"bad_epochs", state.bad_epochs},
+                               {"loss_scale", state.loss_scale},
+                               {"best_metrics", state.best_metrics},
+                               {"peak_tensor_bytes", state.peak_tensor_bytes}};
+  archive.write("loop", c10::IValue(loop.dump()));
+  archive.write("rng_cpu", at::globalContext().defaultGenerator(at::kCPU).get_state(),
+                /*is_buffer=*/true);
+  if (cuda)
+    archive.write("rng_cuda", at::globalContext().defaultGenerator(at::kCUDA).get_state(),
+                  /*is_buffer=*/true);
+  save_archive_atomically(archive, run.state_checkpoint());
+}
+
+LoopState load_state(const RunDirectory& run, const TrainingTask& task,
+                     torch::optim::Optimizer& optimizer, const c10::Device& device) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(run.state_checkpoint().string(), device);
+  torch::serialize::InputArchive model_archive;
+  archive.read("model", model_archive);
+  task.model->load(model_archive);
+  for (std::size_t i = 0; i < task.auxiliary.size(); ++i) {
+    torch::serialize::InputArchive aux;
+    archive.read(fmt::format("auxiliary_{}", i), aux);
+    task.auxiliary[i]->load(aux);
+  }
+  torch::serialize::InputArchive optimizer_archive;
+  archive.read("optimizer", optimizer_archive);
+  optimizer.load(optimizer_archive);
+  c10::IValue loop_value;
+  archive.read("loop", loop_value);
+  const auto loop = nlohmann::json::parse(loop_value.toStringRef());
+  LoopState state;
+  state.epochs_done = loop.at("epochs_done").get<std::int64_t>();
+  state.best_epoch = loop.at("best_epoch").get<std::int64_t>();
+  state.best_loss = loop.at("best_loss").is_null() ? std::numeric_limits<double>::infinity()
+                                                   : loop.at("best_loss").get<double>();
+  state.bad_epochs = loop.at("bad_epochs").get<std::int64_t>();
+  state.loss_scale = loop.at("loss_scale").get<double>();
+  state.best_metrics = loop.at("best_metrics");
+  state.peak_tensor_bytes = loop.at("peak_tensor_bytes").get<std::int64_t>();
+  at::Tensor rng;
+  archive.read("rng_cpu", rng, /*is_buffer=*/true);
+  at::Generator cpu_generator = at::globalContext().defaultGenerator(at::kCPU);  // a handle
+  cpu_generator.set_state(rng.cpu());
+  if (device.is_cuda() && archive.try_read("rng_cuda", rng, /*is_buffer=*/true)) {
+    at::Generator cuda_generator = at::globalContext().defaultGenerator(at::kCUDA);
+    cuda_generator.set_state(rng.cpu());
+  }
+  return state;
+}
+
+std::int64_t epoch_peak_bytes(const memory::MemorySnapshot& snapshot, bool cuda) {
+  return cuda ? snapshot.cuda.peak_allocated_bytes : snapshot.cpu.peak_bytes;
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& json, const TrainingOutcome& o) {
+  json = {{"epochs", o.epochs},
+          {"best_epoch", o.best_epoch},
+          {"best_validation_loss", o.best_validation_loss},
+          {"early_stopped", o.early_stopped},
+          {"resumed_after", o.resumed_after},
+          {"seconds", o.seconds},
+          {"batch_wait_seconds", o.batch_wait_seconds},
+          {"graphs_per_second", o.graphs_per_second},
+          {"peak_tensor_bytes", o.peak_tensor_bytes},
+          {"best_metrics", o.best_metrics}};
+}
+
+void from_json(const nlohmann::json& json, TrainingOutcome& o) {
+  o.epochs = json.at("epochs").get<std::int64_t>();
+  o.best_epoch = json.at("best_epoch").get<std::int64_t>();
+  o.best_validation_loss = json.at("best_validation_loss").get<double>();
+  o.early_stopped = json.at("early_stopped").get<bool>();
+  o.resumed_after = json.at("resumed_after").get<std::int64_t>();
+  o.seconds = json.at("seconds").get<double>();
+  o.batch_wait_seconds = json.at("batch_wait_seconds").get<double>();
+  o.graphs_per_second = json.at("graphs_per_second").get<double>();
+  o.peak_tensor_bytes = json.at("peak_tensor_bytes").get<std::int64_t>();
+  o.best_metrics = json.at("best_metrics");
+}
+
+c10::Device training_device(const TrainingConfig& config) {
+  const c10::Device device(config.device);
+  if (device.is_cuda() && !torch::cuda::is_available())
+    throw std::runtime_error("--device " + config.device +
+                             ": no CUDA device is available on this machine (use --device cpu)");
+  return device;
+}
+
+void apply_thread_count(const TrainingConfig& config) {
+  const int threads = config.threads > 0
+                          ? config.threads
+                          : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  torch::set_num_threads(threads);
+}
+
+double for_each_batch(const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
+                      std::int64_t batch_size, const c10::Device& device,
+                      const std::function<void(const loader::GraphBatch&)>& fn,
+                      std::size_t prefetch_depth) {
+  loader::CollateOptions options;
+  options.pin_memory = device.is_cuda();
+  loader::BatchPrefetcher prefetcher(store,
+                                     loader::chunk(graph_ids, static_cast<std::size_t>(batch_size)),
+                                     options, prefetch_depth);
+  while (auto batch = prefetcher.next()) fn(batch->to(device, /*non_blocking=*/true));
+  return prefetcher.wait_seconds();
+}
+
+TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, TrainingTask& task) {
+  const auto device = training_device(config);
+  const bool cuda = device.is_cuda();
+  const int cuda_index = cuda ? std::max<int>(0, device.index()) : -1;
+  const auto precision = parse_precision(config.precision);
+  const auto semantic = semantic_config(config);
+
+  TrainingOutcome outcome;
+  const auto previous = run.read_config();
+  if (!previous.is_null() && config.resume) {
+    const auto diff =
+        differing_keys(previous.value("semantic", nlohmann::json::object()), semantic);
+    if (!diff.empty())
+      throw std::runtime_error(fmt::format(
+          "{}: holds a run with a different configuration (differs in: {}); pass --resume false "
+          "to start over there, or choose another --runs-dir",
+          run.path().string(), fmt::join(diff, ", ")));
+    const auto result = run.read_result();
+    if (!result.is_null()) {
+      outcome = result.at("training").get<TrainingOutcome>();
+      outcome.already_complete = true;
+      run.log(fmt::format("{}: already complete ({} epochs, best epoch {}); nothing to do",
+                          run.path().string(), outcome.epochs, outcome.best_epoch + 1));
+      return outcome;
+    }
+  }
+
+  task.model->to(device);
+  for (auto& module : task.auxiliary) module->to(device);
+  const auto parameters = trained_parameters(task);
+  torch::optim::Adam optimizer(
+      parameters,
+      torch::optim::AdamOptions(effective_learning_rate(config)).weight_decay(config.weight_decay));
+  DynamicLossScaler scaler(precision == Precision::kFp16Mixed);
+
+  LoopState state;
+  if (config.resume && std::filesystem::exists(run.state_checkpoint()) && !previous.is_null()) {
+    state = load_state(run, task, optimizer, device);
+    run.truncate_metrics(state.epochs_done);
+    outcome.resumed_after = state.epochs_done;
+    run.log(fmt::format("resuming {} after epoch {}", run.path().string(), state.epochs_done));
+  } else {
+    run.clear();
+    torch::manual_seed(config.seed);
+  }
+  nlohmann::json config_json = config;
+  run.write_config({{"config", config_json}, {"semantic", semantic}});
+
+  const auto start = Clock::now();
+  double step_seconds = 0;
+  std::int64_t trained_graphs = 0;
+  for (std::int64_t epoch = state.epochs_done; epoch < config.max_epochs; ++epoch) {
+    if (state.bad_epochs >= config.patience) {  // resumed after the early-stopping epoch
+      outcome.early_stopped = true;
+      break;
+    }
+    const auto epoch_start = Clock::now();
+    memory::reset_peak(cuda_index);
+    EpochPlan plan = task.plan_epoch(epoch);
+    std::uint64_t epoch_graphs = 0;
+    for (const auto& b : plan.batches) epoch_graphs += b.size();
+
+    loader::CollateOptions collate_options;
+    collate_options.pin_memory = cuda;
+    loader::BatchPrefetcher prefetcher(*task.store, std::move(plan.batches), collate_options,
+                                       static_cast<std::size_t>(config.prefetch_depth));
+    util::ProgressBar bar(fmt::format("epoch {}/{}", epoch + 1, config.max_epochs), epoch_graphs,
+                          "graphs", config.progress ? -1 : 0);
+    set_training_mode(task, true);
+    auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
+    std::int64_t steps = 0;
+    std::int64_t done_graphs = 0;
+    const auto train_start = Clock::now();
+    while (auto host_batch = prefetcher.next()) {
+      const auto batch = host_batch->to(device, /*non_blocking=*/true);
+      optimizer.zero_grad(/*set_to_none=*/true);
+      at::Tensor loss;
+      {
+        AutocastScope autocast(precision, device);
+        loss = task.loss(batch);
+      }
+      scaler.scale(loss).backward();
+      const bool finite = scaler.unscale(parameters);
+      if (finite) {
+        if (config.gradient_clip > 0)
+          torch::nn::utils::clip_grad_norm_(parameters, config.gradient_clip);
+        optimizer.step();
+      }
+      scaler.update(finite);
+      loss_sum += loss.detach().to(torch::kDouble) * static_cast<double>(batch.num_graphs);
+      ++steps;
+      done_graphs += batch.num_graphs;
+      bar.advance(static_cast<std::uint64_t>(batch.num_graphs),
+                  static_cast<std::uint64_t>(batch.num_graphs));
+      if (!cuda || steps % 20 == 0)
+        bar.set_status(
+            fmt::format("loss {:.4f}", loss_sum.item<double>() / static_cast<double>(done_graphs)));
+    }
+    bar.finish();
+    const double train_seconds = seconds_since(train_start);
+    step_seconds += train_seconds;
+    trained_graphs += static_cast<std::int64_t>(epoch_graphs);
+    const double train_loss =
+        epoch_graphs == 0 ? 0.0 : loss_sum.item<double>() / static_cast<double>(epoch_graphs);
+
+    set_training_mode(task, false);
+    ValidationResult validation;
+    {
+      torch::NoGradGuard no_grad;
+      AutocastScope autocast(precision, device);
+      validation = task.validate();
+    }
+    const auto memory = memory::memory_snapshot(cuda_index);
+    state.peak_tensor_bytes = std::max(state.peak_tensor_bytes, epoch_peak_bytes(memory, cuda));
+
+    const bool improved = validation.loss < state.best_loss;
+    if (improved) {
+      state.best_loss = validation.loss;
+      state.best_epoch = epoch;
+      state.best_metrics = validation.metrics;
+      state.bad_epochs = 0;
+      CheckpointInfo info = task.checkpoint;
+      info.epoch = epoch;
+      info.validation_loss = validation.loss;
+      save_model_checkpoint(run.best_checkpoint(), *task.model, info);
+    } else {
+      ++state.bad_epochs;
+    }
+    state.epochs_done = epoch + 1;
+    state.loss_scale = scaler.current_scale();
+
+    nlohmann::json line = {
+        {"epoch", epoch},
+        {"train_loss", train_loss},
+        {"validation_loss", validation.loss},
+        {"validation", validation.metrics},
+        {"best", improved},
+        {"graphs", epoch_graphs},
+        {"steps", steps},
+        {"seconds", seconds_since(epoch_start)},
+        {"graphs_per_second",
+         train_seconds > 0 ? static_cast<double>(epoch_graphs) / train_seconds : 0.0},
+        {"batch_wait_seconds", prefetcher.wait_seconds()},
+        {"learning_rate", effective_learning_rate(config)},
+        {"memory", memory},
+        {"plan", plan.info}};
+    if (scaler.enabled()) line["loss_scale"] = scaler.current_scale();
+    run.append_metrics(line);
+    outcome.batch_wait_seconds += prefetcher.wait_seconds();
+    run.log(fmt::format(
+        "epoch {:>3}/{}  train loss {:.5f}  val loss {:.5f}{}  {:.0f} graphs/s  wait {:.3f}s  "
+        "peak {:.1f} MiB",
+        epoch + 1, config.max_epochs, train_loss, validation.loss, improved ? " *" : "",
+        line["graphs_per_second"].get<double>(), prefetcher.wait_seconds(),
+        static_cast<double>(epoch_peak_bytes(memory, cuda)) / (1 << 20)));
+    save_state(run, task, optimizer, state, cuda);
+    if (state.bad_epochs >= config.patience) {
+      outcome.early_stopped = true;
+      run.log(fmt::format("early stop: no better validation loss for {} epochs", config.patience));
+      break;
+    }
+  }
+
+  outcome.epochs = state.epochs_done;
+  outcome.best_epoch = state.best_epoch;
+  outcome.best_validation_loss = state.best_loss;
+  outcome.best_metrics = state.best_metrics;
+  outcome.peak_tensor_bytes = state.peak_tensor_bytes;
+  outcome.seconds = seconds_since(start);
+  outcome.graphs_per_second =
+      step_seconds > 0 ? static_cast<double>(trained_graphs) / step_seconds : 0.0;
+  run.write_result({{"training", outcome}});
+  return outcome;
+}
+
+}  // namespace headroom::train
