@@ -1,5 +1,7 @@
 // headroom: trains GNNs on CAN-bus intrusion data inside a memory budget. Subcommands live in
 // src/cli/; this file only assembles them and turns exceptions into one-line errors.
+#include <c10/util/Exception.h>
+
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
@@ -26,6 +28,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const c10::Error& e) {  // LibTorch errors: the message without its C++ backtrace
+    std::cerr << "headroom: error: " << e.what_without_backtrace() << '\n';
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "headroom: error: " << e.what() << '\n';
     return 1;

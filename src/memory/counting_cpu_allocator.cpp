@@ -1,0 +1,195 @@
+// The counting CPU allocator behind install_counting_cpu_allocator().
+//
+// Layout: every non-empty allocation is taken from the previously installed allocator with
+// kHeaderBytes extra in front, and the requested size is written there. The DataPtr handed to
+// LibTorch has data == context (the bytes after the header), so the free path finds the size by
+// stepping back, and the allocator stays "simple" in c10's sense: raw_allocate/raw_deallocate
+// and copy-on-write lazy clones (which assert context == data when they steal the last
+// reference) keep working. Keeping the size in a separately allocated context object would break
+// both. kHeaderBytes is c10's CPU alignment, so the data keeps the alignment LibTorch expects.
+#include "counting_cpu_allocator.hpp"
+
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/alignment.h>
+#include <c10/util/Exception.h>
+#include <torch/torch.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "headroom/memory/tensor_memory_meter.hpp"
+
+namespace headroom::memory {
+namespace {
+
+constexpr std::size_t kHeaderBytes = c10::gAlignment;
+static_assert(kHeaderBytes >= sizeof(std::size_t));
+
+// Wins over c10's default CPU allocator (registered with priority 0) and over anything that
+// registers later with a lower priority, so counting cannot be silently switched off.
+constexpr std::uint8_t kPriority = std::numeric_limits<std::uint8_t>::max();
+
+// Largest request whose size still fits the int64 counters with the header added.
+constexpr std::size_t kMaxRequest =
+    static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max()) - kHeaderBytes;
+
+struct Counters {
+  // current and peak are written on every allocation from any thread: separate cache lines.
+  alignas(c10::hardware_destructive_interference_size) std::atomic<std::int64_t> current{0};
+  alignas(c10::hardware_destructive_interference_size) std::atomic<std::int64_t> peak{0};
+  std::atomic<std::int64_t> allocations{0};
+  std::atomic<std::int64_t> refusals{0};
+  std::atomic<std::int64_t> budget{0};
+};
+
+// Constant-initialised and trivially destructible: tensors freed during static destruction
+// (after main returns) still find working counters.
+constinit Counters g_counters;
+constinit std::atomic<c10::DeleterFnPtr> g_inner_deleter{nullptr};
+
+void raise_peak(std::int64_t value) {
+  std::int64_t peak = g_counters.peak.load(std::memory_order_relaxed);
+  while (peak < value &&
+         !g_counters.peak.compare_exchange_weak(peak, value, std::memory_order_relaxed)) {
+  }
+}
+
+// Adds `bytes` to current_bytes unless that would exceed the budget; returns the new value.
+// A compare-exchange loop rather than load-check-add, so that concurrent allocations cannot
+// jointly overshoot the budget.
+std::int64_t reserve(std::int64_t bytes) {
+  std::int64_t current = g_counters.current.load(std::memory_order_relaxed);
+  while (true) {
+    const std::int64_t budget = g_counters.budget.load(std::memory_order_relaxed);
+    // budget - current cannot overflow (both are in [0, INT64_MAX]); current + bytes could.
+    if (budget > 0 && bytes > budget - current) {
+      g_counters.refusals.fetch_add(1, std::memory_order_relaxed);
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "headroom: CPU tensor budget exceeded: tried to ",
+                       "allocate ", bytes, " bytes with ", current,
+                       " bytes of CPU tensors live and a budget of ", budget, " bytes");
+    }
+    if (g_counters.current.compare_exchange_weak(current, current + bytes,
+                                                 std::memory_order_relaxed)) {
+      return current + bytes;
+    }
+  }
+}
+
+void release_counted(void* data) {
+  if (data == nullptr) {
+    return;  // zero-size allocation
+  }
+  std::byte* base = static_cast<std::byte*>(data) - kHeaderBytes;
+  std::size_t bytes = 0;
+  std::memcpy(&bytes, base, sizeof(bytes));
+  g_counters.current.fetch_sub(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+  g_inner_deleter.load(std::memory_order_acquire)(base);
+}
+
+class CountingCpuAllocator final : public c10::Allocator {
+ public:
+  explicit CountingCpuAllocator(c10::Allocator* inner) : inner_(inner) {}
+
+  c10::DataPtr allocate(std::size_t n) override {
+    const c10::Device cpu(c10::DeviceType::CPU);
+    if (n == 0) {
+      // Like c10's default allocator: a null pointer, still carrying the raw deleter.
+      g_counters.allocations.fetch_add(1, std::memory_order_relaxed);
+      return {nullptr, nullptr, &release_counted, cpu};
+    }
+    TORCH_CHECK_WITH(OutOfMemoryError, n <= kMaxRequest, "headroom: CPU tensor allocation of ", n,
+                     " bytes is too large");
+    const auto bytes = static_cast<std::int64_t>(n);
+    const std::int64_t reserved = reserve(bytes);
+    void* base = nullptr;
+    try {
+      base = inner_->raw_allocate(n + kHeaderBytes);
+    } catch (...) {
+      g_counters.current.fetch_sub(bytes, std::memory_order_relaxed);
+      throw;
+    }
+    raise_peak(reserved);
+    g_counters.allocations.fetch_add(1, std::memory_order_relaxed);
+    std::memcpy(base, &n, sizeof(n));
+    void* data = static_cast<std::byte*>(base) + kHeaderBytes;
+    return {data, data, &release_counted, cpu};
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override { return &release_counted; }
+
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+
+ private:
+  c10::Allocator* inner_;
+};
+
+std::once_flag g_install_once;
+CountingCpuAllocator* g_allocator = nullptr;
+
+void install_once() {
+  c10::Allocator* inner = c10::GetCPUAllocator();
+  const c10::DeleterFnPtr inner_deleter = inner->raw_deleter();
+  if (inner_deleter == nullptr) {
+    throw std::runtime_error(
+        "headroom: cannot count CPU tensor memory: the installed CPU allocator does not support "
+        "raw allocation");
+  }
+  g_inner_deleter.store(inner_deleter, std::memory_order_release);
+  // Never destroyed: storages keep a pointer to their allocator and may outlive any scope.
+  auto* allocator = new CountingCpuAllocator(inner);
+  c10::SetCPUAllocator(allocator, kPriority);
+  if (c10::GetCPUAllocator() != allocator) {
+    throw std::runtime_error(
+        "headroom: cannot count CPU tensor memory: another CPU allocator holds the highest "
+        "priority");
+  }
+  g_allocator = allocator;
+}
+
+}  // namespace
+
+void install_counting_cpu_allocator() { std::call_once(g_install_once, install_once); }
+
+bool counting_cpu_allocator_installed() {
+  return g_allocator != nullptr && c10::GetCPUAllocator() == g_allocator;
+}
+
+void set_cpu_tensor_budget(std::int64_t bytes) {
+  if (bytes < 0) {
+    throw std::invalid_argument("headroom: negative CPU tensor budget: " + std::to_string(bytes));
+  }
+  g_counters.budget.store(bytes, std::memory_order_relaxed);
+}
+
+std::int64_t cpu_tensor_budget() { return g_counters.budget.load(std::memory_order_relaxed); }
+
+CpuTensorMemory cpu_tensor_memory() {
+  CpuTensorMemory memory;
+  memory.current_bytes = g_counters.current.load(std::memory_order_relaxed);
+  memory.peak_bytes = g_counters.peak.load(std::memory_order_relaxed);
+  memory.allocations = g_counters.allocations.load(std::memory_order_relaxed);
+  memory.refusals = g_counters.refusals.load(std::memory_order_relaxed);
+  return memory;
+}
+
+namespace detail {
+
+void reset_cpu_tensor_peak() {
+  g_counters.peak.store(g_counters.current.load(std::memory_order_relaxed),
+                        std::memory_order_relaxed);
+  // An allocation racing with the store above may have raised current after it was read and
+  // then lost its own peak update to the store; re-raising keeps peak >= current.
+  raise_peak(g_counters.current.load(std::memory_order_relaxed));
+}
+
+}  // namespace detail
+}  // namespace headroom::memory
