@@ -1,0 +1,35 @@
+#include "headroom/loader/graph_batch.hpp"
+
+#include <torch/torch.h>
+
+namespace headroom::loader {
+namespace {
+
+at::Tensor moved(const at::Tensor& tensor, const c10::Device& device, bool non_blocking) {
+  if (!tensor.defined()) return tensor;
+  return tensor.to(device, non_blocking);
+}
+
+std::int64_t nbytes(const at::Tensor& tensor) {
+  return tensor.defined() ? static_cast<std::int64_t>(tensor.nbytes()) : 0;
+}
+
+}  // namespace
+
+GraphBatch GraphBatch::to(const c10::Device& device, bool non_blocking) const {
+  GraphBatch out = *this;
+  out.x = moved(x, device, non_blocking);
+  out.edge_index = moved(edge_index, device, non_blocking);
+  out.edge_attr = moved(edge_attr, device, non_blocking);
+  out.batch = moved(batch, device, non_blocking);
+  out.y = moved(y, device, non_blocking);
+  out.graph_ids = moved(graph_ids, device, non_blocking);
+  return out;
+}
+
+std::int64_t GraphBatch::bytes() const {
+  return nbytes(x) + nbytes(edge_index) + nbytes(edge_attr) + nbytes(batch) + nbytes(y) +
+         nbytes(graph_ids);
+}
+
+}  // namespace headroom::loader
