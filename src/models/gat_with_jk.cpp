@@ -1,0 +1,91 @@
+#include "headroom/models/gat_with_jk.hpp"
+
+#include <torch/torch.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "headroom/nn/checkpoint.hpp"
+#include "headroom/nn/segment_ops.hpp"
+
+namespace headroom::models {
+namespace {
+
+void validate(const GatConfig& config) {
+  auto require = [](bool ok, const std::string& what) {
+    if (!ok) throw std::invalid_argument("GATWithJK: " + what);
+  };
+  require(config.num_ids > 0, "num_ids must be positive");
+  require(config.in_features >= 1, "in_features must be at least 1 (the ID column)");
+  require(config.embedding_dim > 0, "embedding_dim must be positive");
+  require(config.hidden > 0 && config.heads > 0, "hidden and heads must be positive");
+  require(config.layers >= 1, "layers must be at least 1");
+  require(config.fc_layers >= 1, "fc_layers must be at least 1");
+  require(config.num_classes >= 1, "num_classes must be at least 1");
+  require(config.dropout >= 0.0 && config.dropout < 1.0, "dropout must be in [0, 1)");
+}
+
+// Column 0 holds the CAN-ID index (stored as float); it is replaced by its learned embedding.
+at::Tensor embed_ids(torch::nn::Embedding& embedding, const at::Tensor& x) {
+  auto ids = x.select(1, 0).to(at::kLong);
+  auto embedded = embedding(ids);
+  return torch::cat({embedded, x.slice(1, 1).to(embedded.scalar_type())}, 1);
+}
+
+}  // namespace
+
+GATWithJKImpl::GATWithJKImpl(const GatConfig& config) : config_(config) {
+  validate(config_);
+  id_embedding_ =
+      register_module("id_embedding", torch::nn::Embedding(config_.num_ids, config_.embedding_dim));
+  auto convs = register_module("convs", torch::nn::ModuleList());
+  auto in = config_.embedding_dim + config_.in_features - 1;
+  for (std::int64_t i = 0; i < config_.layers; ++i) {
+    nn::GATConvOptions options;
+    options.in_channels = in;
+    options.out_channels = config_.hidden;
+    options.heads = config_.heads;
+    options.concat = true;
+    convs_.emplace_back(options);
+    convs->push_back(convs_.back());
+    in = convs_.back()->output_channels();
+  }
+  const auto jk = config_.layers * config_.hidden * config_.heads;
+  head_ = register_module("head", torch::nn::Sequential());
+  for (std::int64_t i = 0; i + 1 < config_.fc_layers; ++i) {
+    head_->push_back(torch::nn::Linear(jk, jk));
+    head_->push_back(torch::nn::ReLU());
+    head_->push_back(torch::nn::Dropout(config_.dropout));
+  }
+  head_->push_back(torch::nn::Linear(jk, config_.num_classes));
+}
+
+at::Tensor GATWithJKImpl::forward(const at::Tensor& x, const at::Tensor& edge_index,
+                                  const at::Tensor& batch, std::int64_t num_graphs) {
+  TORCH_CHECK(x.dim() == 2 && x.size(1) == config_.in_features, "GATWithJK: x must be [N, ",
+              config_.in_features, "], got ", x.sizes());
+  auto h = embed_ids(id_embedding_, x);
+  const bool checkpointed =
+      config_.gradient_checkpointing && is_training() && torch::GradMode::is_enabled();
+  const double dropout = config_.dropout;
+  const bool training = is_training();
+
+  std::vector<at::Tensor> layer_outputs;
+  layer_outputs.reserve(convs_.size());
+  for (auto& conv : convs_) {
+    // Captures the conv handle by value: a checkpointed block runs again during backward.
+    nn::CheckpointBlock block = [conv, dropout,
+                                 training](const std::vector<at::Tensor>& in) mutable {
+      auto out = torch::relu(conv->forward(in[0], in[1]));
+      return std::vector<at::Tensor>{torch::dropout(out, dropout, training)};
+    };
+    h = checkpointed ? nn::checkpoint(block, {h, edge_index}, conv->parameters())[0]
+                     : block({h, edge_index})[0];
+    layer_outputs.push_back(h);
+  }
+  auto jumping_knowledge = torch::cat(layer_outputs, 1);
+  auto pooled = nn::global_mean_pool(jumping_knowledge, batch, num_graphs);
+  return head_->forward(pooled);
+}
+
+}  // namespace headroom::models

@@ -1,0 +1,102 @@
+#include "headroom/nn/gat_conv.hpp"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "headroom/nn/segment_ops.hpp"
+
+namespace headroom::nn {
+namespace {
+
+// PyG's glorot: U(-a, a) with a = sqrt(6 / (fan_in + fan_out)) taken from the last two
+// dimensions, so an attention vector [1, H, C] gets a = sqrt(6 / (H + C)). (torch's
+// xavier_uniform_ would read a [1, H, C] tensor as fan_in H*C, fan_out C.)
+void glorot_(at::Tensor& tensor) {
+  const auto fan_sum = tensor.size(-2) + tensor.size(-1);
+  const double bound = std::sqrt(6.0 / static_cast<double>(fan_sum));
+  tensor.uniform_(-bound, bound);
+}
+
+// PyG's remove_self_loops followed by add_self_loops: one loop per node, appended after the
+// remaining edges. The mask selection needs the number of kept edges, a host sync on CUDA.
+at::Tensor with_single_self_loops(const at::Tensor& edge_index, std::int64_t num_nodes) {
+  auto keep = edge_index[0] != edge_index[1];
+  auto kept = edge_index.index_select(1, keep.nonzero().view(-1));
+  auto loop = torch::arange(num_nodes, edge_index.options());
+  return torch::cat({kept, torch::stack({loop, loop})}, 1);
+}
+
+}  // namespace
+
+GATConvImpl::GATConvImpl(const GATConvOptions& options) : options_(options) {
+  if (options.in_channels <= 0 || options.out_channels <= 0 || options.heads <= 0) {
+    throw std::invalid_argument("GATConv: in_channels, out_channels and heads must be positive");
+  }
+  if (options.dropout < 0.0 || options.dropout >= 1.0) {
+    throw std::invalid_argument("GATConv: dropout must be in [0, 1)");
+  }
+  const auto heads = options.heads;
+  const auto channels = options.out_channels;
+  weight = register_parameter("weight", torch::empty({heads * channels, options.in_channels}));
+  att_src = register_parameter("att_src", torch::empty({1, heads, channels}));
+  att_dst = register_parameter("att_dst", torch::empty({1, heads, channels}));
+  if (options.bias) {
+    bias_ = register_parameter("bias", torch::empty({output_channels()}));
+  }
+  reset_parameters();
+}
+
+void GATConvImpl::reset_parameters() {
+  torch::NoGradGuard no_grad;
+  glorot_(weight);
+  glorot_(att_src);
+  glorot_(att_dst);
+  if (bias_.defined()) bias_.zero_();
+}
+
+std::int64_t GATConvImpl::output_channels() const {
+  return options_.concat ? options_.heads * options_.out_channels : options_.out_channels;
+}
+
+at::Tensor GATConvImpl::forward(const at::Tensor& x, const at::Tensor& edge_index) {
+  return forward_with_attention(x, edge_index).out;
+}
+
+GATConvResult GATConvImpl::forward_with_attention(const at::Tensor& x,
+                                                  const at::Tensor& edge_index) {
+  TORCH_CHECK(x.dim() == 2 && x.size(1) == options_.in_channels, "GATConv: x must be [N, ",
+              options_.in_channels, "], got ", x.sizes());
+  TORCH_CHECK(
+      edge_index.dim() == 2 && edge_index.size(0) == 2 && edge_index.scalar_type() == at::kLong,
+      "GATConv: edge_index must be int64 [2, E], got ", edge_index.sizes());
+  const auto num_nodes = x.size(0);
+  const auto heads = options_.heads;
+  const auto channels = options_.out_channels;
+
+  // Under autocast the projection may come out in reduced precision; everything after follows
+  // h's dtype so that the scatter operations see matching types.
+  auto h = torch::nn::functional::linear(x, weight).view({num_nodes, heads, channels});
+  const auto dtype = h.scalar_type();
+  auto alpha_src = (h * att_src.to(dtype)).sum(-1).to(dtype);  // [N, H]
+  auto alpha_dst = (h * att_dst.to(dtype)).sum(-1).to(dtype);
+
+  auto edges = options_.add_self_loops ? with_single_self_loops(edge_index, num_nodes) : edge_index;
+  auto source = edges[0];
+  auto target = edges[1];
+
+  auto scores =
+      torch::leaky_relu(alpha_src.index_select(0, source) + alpha_dst.index_select(0, target),
+                        options_.negative_slope);
+  auto attention = segment_softmax(scores, target, num_nodes);  // [E', H]
+  attention = torch::dropout(attention, options_.dropout, is_training());
+
+  auto messages = h.index_select(0, source) * attention.unsqueeze(-1).to(dtype);  // [E', H, C]
+  auto out = segment_sum(messages, target, num_nodes);                            // [N, H, C]
+  out = options_.concat ? out.reshape({num_nodes, heads * channels}) : out.mean(1).to(dtype);
+  if (bias_.defined()) out = out + bias_.to(dtype);
+  return {out, edges, attention};
+}
+
+}  // namespace headroom::nn
