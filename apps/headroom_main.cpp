@@ -11,6 +11,7 @@
 
 int main(int argc, char** argv) {
   // Before any tensor exists, so that every CPU tensor byte is counted (memory meter).
+  headroom::memory::keep_freed_host_memory();
   headroom::memory::install_counting_cpu_allocator();
   CLI::App app{"headroom: memory-planned GNN training for CAN-bus intrusion detection"};
   app.set_version_flag("--version", std::string("headroom ") + HEADROOM_VERSION);

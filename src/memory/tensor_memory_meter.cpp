@@ -2,6 +2,10 @@
 // The CPU tensor counters live in counting_cpu_allocator.cpp.
 #include "headroom/memory/tensor_memory_meter.hpp"
 
+#include <malloc.h>
+
+#include <limits>
+
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/cuda.h>
@@ -19,6 +23,13 @@
 #include "counting_cpu_allocator.hpp"
 
 namespace headroom::memory {
+
+void keep_freed_host_memory() {
+  mallopt(M_MMAP_MAX, 0);  // large blocks from the heap too, so they are reused
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+  mallopt(M_TOP_PAD, 64 << 20);
+}
+
 namespace {
 
 // The CUDA caching allocator, or null when there is no CUDA device or it has not been set up

@@ -26,6 +26,7 @@ StageResult run_autoencoder_stage(const TrainingConfig& config) {
 
   if (validation_normals.empty()) validation_normals = train_normals;  // no held-out normals
 
+  torch::manual_seed(config.seed);  // initial weights are part of the run's determinism
   const auto vgae_config = resolve_vgae_config(config, ids);
   auto model = models::VGAE(vgae_config);
   RunDirectory run(run_directory(config));

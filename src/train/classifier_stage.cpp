@@ -53,6 +53,7 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
     throw std::runtime_error(fmt::format("{}: no training graphs", config.store.string()));
   if (validation_ids.empty()) validation_ids.assign(train_ids.begin(), train_ids.end());
 
+  torch::manual_seed(config.seed);  // initial weights are part of the run's determinism
   const auto gat_config = resolve_gat_config(config, ids);
   auto model = models::GATWithJK(gat_config);
   RunDirectory run(run_directory(config));
