@@ -1,0 +1,113 @@
+#include "headroom/eval/binary_metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace headroom::eval {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+void check_sizes(std::span<const std::uint8_t> labels, std::span<const float> scores,
+                 const char* what) {
+  if (labels.size() != scores.size()) {
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(labels.size()) +
+                                " labels but " + std::to_string(scores.size()) + " scores");
+  }
+}
+
+double ratio(std::int64_t numerator, std::int64_t denominator) {
+  return denominator == 0 ? 0.0 : static_cast<double>(numerator) / static_cast<double>(denominator);
+}
+
+// JSON has no NaN; null marks an undefined metric.
+nlohmann::json number_or_null(double value) {
+  return std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value);
+}
+
+}  // namespace
+
+BinaryMetrics binary_metrics(std::span<const std::uint8_t> labels, std::span<const float> scores,
+                             double threshold) {
+  check_sizes(labels, scores, "binary_metrics");
+  BinaryMetrics m;
+  ConfusionMatrix& c = m.confusion;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const bool positive = labels[i] != 0;
+    const bool predicted = static_cast<double>(scores[i]) >= threshold;
+    if (positive) {
+      (predicted ? c.true_positives : c.false_negatives) += 1;
+    } else {
+      (predicted ? c.false_positives : c.true_negatives) += 1;
+    }
+  }
+  m.count = static_cast<std::int64_t>(labels.size());
+  m.positives = c.true_positives + c.false_negatives;
+  m.accuracy = m.count == 0 ? kNaN : ratio(c.true_positives + c.true_negatives, m.count);
+  m.precision = ratio(c.true_positives, c.true_positives + c.false_positives);
+  m.recall = ratio(c.true_positives, m.positives);
+  m.f1 =
+      m.precision + m.recall == 0.0 ? 0.0 : 2.0 * m.precision * m.recall / (m.precision + m.recall);
+  m.roc_auc = roc_auc(labels, scores);
+  return m;
+}
+
+double roc_auc(std::span<const std::uint8_t> labels, std::span<const float> scores) {
+  check_sizes(labels, scores, "roc_auc");
+  // NaN breaks the ordering the ranks need; scikit-learn refuses it too.
+  if (std::any_of(scores.begin(), scores.end(), [](float s) { return std::isnan(s); })) {
+    throw std::invalid_argument("roc_auc: a score is NaN");
+  }
+  const auto positives = static_cast<std::size_t>(
+      std::count_if(labels.begin(), labels.end(), [](std::uint8_t l) { return l != 0; }));
+  const std::size_t negatives = labels.size() - positives;
+  if (positives == 0 || negatives == 0) return kNaN;
+
+  // Mann-Whitney: AUC = (sum of the positives' ranks - P(P+1)/2) / (P N), where tied scores share
+  // the mean of the ranks they span, so every tied positive/negative pair counts one half.
+  std::vector<std::size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return scores[a] < scores[b]; });
+  double positive_rank_sum = 0.0;
+  for (std::size_t first = 0; first < order.size();) {
+    std::size_t last = first + 1;
+    while (last < order.size() && scores[order[last]] == scores[order[first]]) ++last;
+    // 1-based ranks first+1 .. last; their mean:
+    const double rank = (static_cast<double>(first + 1) + static_cast<double>(last)) / 2.0;
+    for (std::size_t k = first; k < last; ++k) {
+      if (labels[order[k]] != 0) positive_rank_sum += rank;
+    }
+    first = last;
+  }
+  const auto p = static_cast<double>(positives);
+  const auto n = static_cast<double>(negatives);
+  return (positive_rank_sum - p * (p + 1.0) / 2.0) / (p * n);
+}
+
+void to_json(nlohmann::json& json, const BinaryMetrics& metrics) {
+  const ConfusionMatrix& c = metrics.confusion;
+  json = nlohmann::json{
+      {"count", metrics.count},
+      {"positives", metrics.positives},
+      {"accuracy", number_or_null(metrics.accuracy)},
+      {"precision", number_or_null(metrics.precision)},
+      {"recall", number_or_null(metrics.recall)},
+      {"f1", number_or_null(metrics.f1)},
+      {"roc_auc", number_or_null(metrics.roc_auc)},
+      {"confusion",
+       {{"true_negatives", c.true_negatives},
+        {"false_positives", c.false_positives},
+        {"false_negatives", c.false_negatives},
+        {"true_positives", c.true_positives}}},
+  };
+}
+
+}  // namespace headroom::eval

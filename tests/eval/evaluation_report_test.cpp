@@ -1,0 +1,257 @@
+// The evaluation report over a store built from the synthetic dataset: which graphs land in which
+// group, in which order, and what the table and JSON show.
+#include "headroom/eval/evaluation_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "headroom/can/synthetic_traffic.hpp"
+#include "headroom/preprocess/preprocessor.hpp"
+#include "headroom/store/graph_store.hpp"
+#include "test_support.hpp"
+
+namespace headroom::eval {
+namespace {
+
+using Key = std::pair<std::string, std::string>;  // (split, attack type or "")
+
+struct Counts {
+  std::int64_t n = 0, positives = 0, tp = 0, fp = 0, tn = 0, fn = 0;
+};
+
+class EvaluationReport : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    can::generate_synthetic_dataset(*dir_ / "data", {.seed = 11, .total_frames = 30'000}, false);
+    preprocess::PreprocessOptions options;
+    options.threads = 2;
+    options.progress = 0;
+    preprocess::preprocess_dataset(*dir_ / "data", *dir_ / "store", options);
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  void SetUp() override {
+    store_ = std::make_unique<store::GraphStore>(store::GraphStore::open(*dir_ / "store"));
+    for (std::uint32_t g = 0; g < store_->num_graphs(); ++g) all_ids_.push_back(g);
+  }
+
+  // The group keys each graph belongs to, worked out from the size index and the split records.
+  std::vector<Key> keys_of(std::uint32_t g) const {
+    const auto& m = store_->metadata();
+    const auto index = store_->size_index();
+    const auto validation = store_->validation_ids();
+    std::string split;
+    if (std::find(validation.begin(), validation.end(), g) != validation.end()) {
+      split = "validation";
+    } else if (m.splits[index.split[g]].role == "test") {
+      split = m.splits[index.split[g]].name;
+    } else {
+      return {};
+    }
+    return {{split, ""}, {split, m.attack_types[index.attack_type[g]]}};
+  }
+
+  std::map<Key, Counts> expected_counts(const std::vector<float>& scores) const {
+    std::map<Key, Counts> out;
+    const auto index = store_->size_index();
+    for (std::uint32_t g = 0; g < store_->num_graphs(); ++g) {
+      for (const auto& key : keys_of(g)) {
+        Counts& c = out[key];
+        const bool positive = index.label[g] != 0;
+        const bool predicted = scores[g] >= 0.5F;
+        ++c.n;
+        c.positives += positive ? 1 : 0;
+        c.tp += positive && predicted ? 1 : 0;
+        c.fp += !positive && predicted ? 1 : 0;
+        c.tn += !positive && !predicted ? 1 : 0;
+        c.fn += positive && !predicted ? 1 : 0;
+      }
+    }
+    return out;
+  }
+
+  static testing::TempDir* dir_;
+  std::unique_ptr<store::GraphStore> store_;
+  std::vector<std::uint32_t> all_ids_;
+};
+
+testing::TempDir* EvaluationReport::dir_ = nullptr;
+
+TEST_F(EvaluationReport, GroupsMatchTheSizeIndex) {
+  // A deterministic, imperfect scorer.
+  std::vector<float> scores;
+  for (const auto g : all_ids_) scores.push_back(static_cast<float>((g * 7) % 5) / 4.0F);
+  const auto expected = expected_counts(scores);
+  const ModelEvaluation e = evaluate_scores(*store_, "some_model", all_ids_, scores);
+  EXPECT_EQ(e.model, "some_model");
+  ASSERT_EQ(e.groups.size(), expected.size());
+  for (const auto& group : e.groups) {
+    const auto it = expected.find({group.split, group.attack_type});
+    ASSERT_NE(it, expected.end()) << group.split << "/" << group.attack_type;
+    const Counts& c = it->second;
+    const BinaryMetrics& m = group.metrics;
+    EXPECT_EQ(m.count, c.n) << group.split << "/" << group.attack_type;
+    EXPECT_EQ(m.positives, c.positives);
+    EXPECT_EQ(m.confusion.true_positives, c.tp);
+    EXPECT_EQ(m.confusion.false_positives, c.fp);
+    EXPECT_EQ(m.confusion.true_negatives, c.tn);
+    EXPECT_EQ(m.confusion.false_negatives, c.fn);
+  }
+  // Whole splits cover the validation ids and the test ids, and nothing else.
+  std::int64_t whole = 0;
+  for (const auto& group : e.groups) whole += group.attack_type.empty() ? group.metrics.count : 0;
+  EXPECT_EQ(static_cast<std::size_t>(whole),
+            store_->validation_ids().size() + store_->test_ids().size());
+}
+
+TEST_F(EvaluationReport, OrderIsWholeSplitsThenAttackTypes) {
+  const std::vector<float> scores(all_ids_.size(), 0.0F);
+  const ModelEvaluation e = evaluate_scores(*store_, "m", all_ids_, scores);
+  const auto& m = store_->metadata();
+  std::vector<std::string> split_order = {"validation"};
+  for (const auto& split : m.splits) {
+    if (split.role == "test") split_order.push_back(split.name);
+  }
+  // The synthetic dataset has two test directories, and the store a validation split.
+  ASSERT_EQ(split_order.size(), 3U);
+  std::map<std::string, std::set<std::string>> attack_types;
+  for (const auto g : all_ids_) {
+    const auto keys = keys_of(g);
+    if (!keys.empty()) attack_types[keys[1].first].insert(keys[1].second);
+  }
+  std::vector<Key> expected;
+  for (const auto& split : split_order) expected.push_back({split, ""});
+  for (const auto& split : split_order) {
+    for (const auto& attack : attack_types[split]) expected.push_back({split, attack});
+  }
+  std::vector<Key> got;
+  for (const auto& group : e.groups) got.push_back({group.split, group.attack_type});
+  EXPECT_EQ(got, expected);
+  EXPECT_TRUE(attack_types["test_02_known_vehicle_unknown_attack"].contains("spoofing"));
+}
+
+TEST_F(EvaluationReport, PerfectScorerIsPerfect) {
+  const auto index = store_->size_index();
+  std::vector<float> scores;
+  for (const auto g : all_ids_) scores.push_back(index.label[g] != 0 ? 0.97F : 0.02F);
+  const ModelEvaluation e = evaluate_scores(*store_, "oracle", all_ids_, scores);
+  int with_positives = 0;
+  for (const auto& group : e.groups) {
+    const BinaryMetrics& m = group.metrics;
+    EXPECT_EQ(m.accuracy, 1.0) << group.split << "/" << group.attack_type;
+    if (m.positives > 0) {
+      ++with_positives;
+      EXPECT_EQ(m.f1, 1.0) << group.split << "/" << group.attack_type;
+      if (m.positives < m.count) {
+        EXPECT_EQ(m.roc_auc, 1.0);
+      }
+    }
+  }
+  EXPECT_GE(with_positives, 3);
+}
+
+TEST_F(EvaluationReport, OnlyTheGivenGraphsCount) {
+  // Training graphs outside validation are never evaluated.
+  const auto validation = store_->validation_ids();
+  std::vector<std::uint32_t> training_only;
+  for (const auto g : store_->train_ids()) {
+    if (std::find(validation.begin(), validation.end(), g) == validation.end()) {
+      training_only.push_back(g);
+    }
+  }
+  ASSERT_FALSE(training_only.empty());
+  const std::vector<float> scores(training_only.size(), 1.0F);
+  EXPECT_TRUE(evaluate_scores(*store_, "m", training_only, scores).groups.empty());
+
+  // Only test graphs: no validation rows.
+  const auto test = store_->test_ids();
+  const std::vector<std::uint32_t> test_ids(test.begin(), test.end());
+  const auto e = evaluate_scores(*store_, "m", test_ids, std::vector<float>(test_ids.size(), 0.F));
+  ASSERT_FALSE(e.groups.empty());
+  for (const auto& group : e.groups) EXPECT_NE(group.split, "validation");
+}
+
+TEST_F(EvaluationReport, RejectsBadInput) {
+  EXPECT_THROW(evaluate_scores(*store_, "m", all_ids_, std::vector<float>(1, 0.F)),
+               std::invalid_argument);
+  const std::vector<std::uint32_t> outside = {static_cast<std::uint32_t>(store_->num_graphs())};
+  EXPECT_THROW(evaluate_scores(*store_, "m", outside, std::vector<float>{0.5F}), std::out_of_range);
+}
+
+TEST_F(EvaluationReport, TableHasAnAlignedRowPerGroup) {
+  std::vector<float> scores;
+  for (const auto g : all_ids_) scores.push_back(static_cast<float>(g % 2));
+  const ModelEvaluation e = evaluate_scores(*store_, "m", all_ids_, scores);
+  const std::string table = render_table(e);
+  std::vector<std::string> lines;
+  std::istringstream in(table);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), e.groups.size() + 1);
+  for (const char* column :
+       {"split", "attack type", "n", "accuracy", "precision", "recall", "F1", "ROC AUC"}) {
+    EXPECT_NE(lines[0].find(column), std::string::npos) << column;
+  }
+  bool saw_na = false;
+  for (std::size_t i = 0; i < e.groups.size(); ++i) {
+    const auto& group = e.groups[i];
+    const std::string& line = lines[i + 1];
+    std::istringstream fields(line);
+    std::string split, attack, n;
+    fields >> split >> attack >> n;
+    EXPECT_EQ(split, group.split);
+    EXPECT_EQ(attack, group.attack_type.empty() ? "all" : group.attack_type);
+    EXPECT_EQ(n, std::to_string(group.metrics.count));
+    // Numbers are right-aligned in fixed-width columns: every line ends at the same column.
+    EXPECT_EQ(line.size(), lines[0].size()) << line;
+    std::ostringstream accuracy;
+    accuracy.precision(4);
+    accuracy << std::fixed << group.metrics.accuracy;
+    EXPECT_NE(line.find(accuracy.str()), std::string::npos) << line;
+    if (std::isnan(group.metrics.roc_auc)) {
+      saw_na = true;
+      EXPECT_EQ(line.substr(line.size() - 3), "n/a");
+    }
+  }
+  // The attack-free rows hold normals only, so their AUC is undefined.
+  EXPECT_TRUE(saw_na);
+}
+
+TEST_F(EvaluationReport, JsonListsModelAndGroups) {
+  const std::vector<float> scores(all_ids_.size(), 0.25F);
+  const ModelEvaluation e = evaluate_scores(*store_, "student", all_ids_, scores);
+  const nlohmann::json json = e;
+  EXPECT_EQ(json.at("model"), "student");
+  ASSERT_EQ(json.at("groups").size(), e.groups.size());
+  for (std::size_t i = 0; i < e.groups.size(); ++i) {
+    const auto& g = json.at("groups")[i];
+    EXPECT_EQ(g.at("split"), e.groups[i].split);
+    EXPECT_EQ(g.at("attack_type"), e.groups[i].attack_type);
+    EXPECT_EQ(g.at("metrics").at("count").get<std::int64_t>(), e.groups[i].metrics.count);
+    // A constant scorer ranks nothing: AUC 0.5, or null with a single class.
+    const auto& auc = g.at("metrics").at("roc_auc");
+    if (auc.is_null()) {
+      EXPECT_TRUE(std::isnan(e.groups[i].metrics.roc_auc));
+    } else {
+      EXPECT_EQ(auc.get<double>(), 0.5);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace headroom::eval
