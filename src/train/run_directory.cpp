@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <sstream>
 #include <stdexcept>
@@ -59,7 +60,10 @@ nlohmann::json RunDirectory::read_result() const { return read_json_file(result_
 void RunDirectory::log(std::string_view line) {
   log_ << '[' << timestamp() << "] " << line << '\n';
   log_.flush();
-  if (echo_) fmt::print("{}\n", line);
+  if (echo_) {
+    fmt::print("{}\n", line);
+    std::fflush(stdout);  // interleaves correctly with progress bars and shows up in piped logs
+  }
 }
 
 void RunDirectory::append_metrics(const nlohmann::json& line) {

@@ -1,0 +1,141 @@
+// The training stages through the command line: the whole chain on a small synthetic dataset
+// (run directories, metrics, best checkpoints, evaluation, summary) and the stage errors.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "test_support.hpp"
+
+namespace headroom {
+namespace {
+
+std::string binary() { return HEADROOM_BINARY; }
+
+std::size_t count_lines(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::size_t lines = 0;
+  std::string line;
+  while (std::getline(in, line)) ++lines;
+  return lines;
+}
+
+nlohmann::json read_json(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return nlohmann::json::parse(in);
+}
+
+TEST(TrainingCli, RunChainsEveryStageAndSummarises) {
+  testing::TempDir dir;
+  std::string output;
+  const auto command = "cd " + dir.path().string() + " && " + binary() +
+                       " run --frames 30000 --max-epochs 2 --batch-size 128 --threads 2"
+                       " --vgae-hidden 32,16 --latent 8 --progress false 2>&1";
+  ASSERT_EQ(testing::run_command(command, &output), 0) << output;
+  const auto runs = dir / "runs" / "synthetic";
+  for (const char* stage : {"teacher_autoencoder", "teacher_curriculum", "student_autoencoder_kd",
+                            "student_curriculum_kd"}) {
+    SCOPED_TRACE(stage);
+    EXPECT_TRUE(std::filesystem::exists(runs / stage / "best.pt"));
+    EXPECT_TRUE(std::filesystem::exists(runs / stage / "last.pt"));
+    EXPECT_EQ(count_lines(runs / stage / "metrics.jsonl"), 2U);
+    const auto config = read_json(runs / stage / "config.json");
+    EXPECT_EQ(config["config"]["max_epochs"], 2);
+    const auto result = read_json(runs / stage / "result.json");
+    EXPECT_EQ(result["training"]["epochs"], 2);
+  }
+  // The student GAT learned from the teacher GAT.
+  EXPECT_TRUE(read_json(runs / "student_curriculum_kd" / "config.json")["config"]["use_kd"]);
+  const auto evaluation = read_json(runs / "evaluation" / "evaluation.json");
+  ASSERT_TRUE(evaluation.contains("teacher_curriculum"));
+  ASSERT_TRUE(evaluation.contains("student_curriculum_kd"));
+  for (const auto& group : evaluation["teacher_curriculum"]["groups"]) {
+    const auto f1 = group["metrics"]["f1"];
+    EXPECT_TRUE(f1.is_number());
+    EXPECT_GE(f1.get<double>(), 0.0);
+    EXPECT_LE(f1.get<double>(), 1.0);
+  }
+  EXPECT_NE(output.find("F1 by model and test condition"), std::string::npos) << output;
+  EXPECT_NE(output.find("test_01_known_vehicle_known_attack"), std::string::npos);
+  EXPECT_NE(output.find("peak RSS"), std::string::npos);
+
+  // A second run reuses every finished stage.
+  ASSERT_EQ(testing::run_command(command, &output), 0) << output;
+  EXPECT_NE(output.find("(reused)"), std::string::npos) << output;
+  EXPECT_EQ(count_lines(runs / "teacher_curriculum" / "metrics.jsonl"), 2U);
+}
+
+class TrainingCliErrors : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    store_ = testing::build_synthetic_store(dir_->path(), 20000);
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string stage(const std::string& args) {
+    return binary() + " " + args + " --store " + store_.string() + " --runs-dir " +
+           (dir_->path() / "runs").string() + " --progress false 2>&1";
+  }
+  static inline testing::TempDir* dir_ = nullptr;
+  static inline std::filesystem::path store_;
+};
+
+TEST_F(TrainingCliErrors, DistillationWithoutTeacherIsRefused) {
+  std::string output;
+  EXPECT_EQ(testing::run_command(stage("normal --preset gat,student --use-kd yes"), &output), 1);
+  EXPECT_NE(output.find("--teacher-path"), std::string::npos) << output;
+}
+
+TEST_F(TrainingCliErrors, WrongModelForStageIsRefused) {
+  std::string output;
+  EXPECT_EQ(testing::run_command(stage("autoencoder --preset gat,teacher"), &output), 1);
+  EXPECT_NE(output.find("--preset vgae"), std::string::npos) << output;
+}
+
+TEST_F(TrainingCliErrors, BadPresetAndPrecisionAreRefused) {
+  std::string output;
+  EXPECT_EQ(testing::run_command(stage("normal --preset gat,huge"), &output), 1);
+  EXPECT_NE(output.find("huge"), std::string::npos) << output;
+  EXPECT_EQ(testing::run_command(stage("normal --precision 16-mixed"), &output), 1);
+  EXPECT_NE(output.find("cuda"), std::string::npos) << output;
+}
+
+TEST_F(TrainingCliErrors, CurriculumWithoutAutoencoderNamesTheMissingRun) {
+  std::string output;
+  EXPECT_EQ(testing::run_command(stage("curriculum --preset gat,teacher"), &output), 1);
+  EXPECT_NE(output.find("headroom autoencoder"), std::string::npos) << output;
+}
+
+TEST_F(TrainingCliErrors, TeacherOfTheWrongKindIsRefused) {
+  std::string output;
+  ASSERT_EQ(testing::run_command(stage("normal --preset gat,teacher --max-epochs 1 --hidden 4 "
+                                       "--heads 2"),
+                                 &output),
+            0)
+      << output;
+  const auto teacher = (dir_->path() / "runs" / "store" / "teacher_normal").string();
+  EXPECT_EQ(testing::run_command(stage("autoencoder --preset vgae,student --use-kd true "
+                                       "--teacher-path " +
+                                       teacher),
+                                 &output),
+            1);
+  EXPECT_NE(output.find("holds a gat model, expected vgae"), std::string::npos) << output;
+}
+
+TEST_F(TrainingCliErrors, BooleansAcceptTheUsualSpellings) {
+  std::string output;
+  for (const char* value : {"true", "false", "1", "0", "yes", "no"}) {
+    EXPECT_EQ(testing::run_command(stage(std::string("normal --preset gat,student --max-epochs 1 "
+                                                     "--resume false --gradient-checkpointing ") +
+                                         value),
+                                   &output),
+              0)
+        << value << ": " << output;
+  }
+  EXPECT_NE(testing::run_command(stage("normal --gradient-checkpointing maybe"), &output), 0);
+  EXPECT_NE(output.find("maybe"), std::string::npos) << output;
+}
+
+}  // namespace
+}  // namespace headroom
