@@ -1,5 +1,7 @@
 #include "headroom/train/curriculum.hpp"
 
+#include "headroom/util/split_mix.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,43 +12,8 @@
 namespace headroom::train {
 namespace {
 
-constexpr std::uint64_t kGoldenGamma = 0x9E3779B97F4A7C15ULL;
 // Separates the curriculum's stream from the loader's epoch shuffle when both get the same seed.
 constexpr std::uint64_t kCurriculumStream = 0x63757272696375ULL;  // "curricu"
-
-// SplitMix64 (Steele, Lea, Flood 2014), written out so the sample is the same with every standard
-// library (std::uniform_int_distribution's algorithm is implementation-defined).
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t state) : state_(state) {}
-
-  std::uint64_t next() {
-    state_ += kGoldenGamma;
-    std::uint64_t z = state_;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-
-  // Uniform in [0, bound), bound > 0: rejecting the lowest 2^64 mod bound values leaves a range
-  // whose size is a multiple of bound.
-  std::uint64_t below(std::uint64_t bound) {
-    const std::uint64_t threshold = (0 - bound) % bound;
-    for (;;) {
-      const std::uint64_t r = next();
-      if (r >= threshold) return r % bound;
-    }
-  }
-
- private:
-  std::uint64_t state_;
-};
-
-SplitMix64 generator_for(std::uint64_t seed, std::uint64_t epoch) {
-  // One mixing step first, so that consecutive epochs are not one stream shifted by a step.
-  SplitMix64 mixer((seed ^ kCurriculumStream) ^ (epoch * kGoldenGamma));
-  return SplitMix64(mixer.next());
-}
 
 }  // namespace
 
@@ -107,7 +74,8 @@ CurriculumEpoch curriculum_epoch(std::span<const std::uint32_t> attack_ids,
   const std::size_t take =
       wanted >= static_cast<double>(hard.size()) ? hard.size() : static_cast<std::size_t>(wanted);
   // Partial Fisher-Yates: after step i, hard[0..i] is a uniform sample without replacement.
-  SplitMix64 rng = generator_for(seed, static_cast<std::uint64_t>(epoch));
+  auto rng =
+      util::SplitMix64::for_epoch(seed ^ kCurriculumStream, static_cast<std::uint64_t>(epoch));
   for (std::size_t i = 0; i < take; ++i) {
     const auto j = i + static_cast<std::size_t>(rng.below(hard.size() - i));
     std::swap(hard[i], hard[j]);
