@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   headroom::cli::add_run_command(app);
   headroom::cli::add_training_commands(app);
   try {
+    headroom::memory::inject_cpu_allocation_failures_from_environment();
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);

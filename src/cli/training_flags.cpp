@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <stdexcept>
 
+#include "headroom/util/byte_size.hpp"
+
 namespace headroom::cli {
 
 void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
@@ -97,6 +99,20 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
       ->capture_default_str()
       ->group(system);
 
+  const std::string memory = "Memory";
+  command
+      .add_option("--memory-budget", memory_budget,
+                  "Device memory for training, e.g. 1GB, 512MiB (default: GPU total, or RAM)")
+      ->group(memory);
+  command
+      .add_option("--host-memory-budget", host_memory_budget,
+                  "Host RAM for training (default: physical RAM)")
+      ->group(memory);
+  command
+      .add_option("--target-utilization,--safety-factor", c.target_utilization,
+                  "Share of the budget to fill")
+      ->capture_default_str()
+      ->group(memory);
   command.add_option("--use-kd", c.use_kd, "Train a student by distillation (true/false)")
       ->capture_default_str()
       ->group(kd);
@@ -154,6 +170,8 @@ train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {
   c.teacher_path = teacher_path;
   c.autoencoder_path = autoencoder_path;
   c.models.assign(models.begin(), models.end());
+  if (!memory_budget.empty()) c.memory_budget = util::parse_byte_size(memory_budget);
+  if (!host_memory_budget.empty()) c.host_memory_budget = util::parse_byte_size(host_memory_budget);
   auto given = [this](const char* name) {
     const auto it = overrides.find(name);
     return it != overrides.end() && it->second->count() > 0;

@@ -18,6 +18,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -47,6 +49,12 @@ struct Counters {
   std::atomic<std::int64_t> allocations{0};
   std::atomic<std::int64_t> refusals{0};
   std::atomic<std::int64_t> budget{0};
+  // Fault injection: allocations of at least inject_min_bytes skip inject_skip more, then fail
+  // inject_count times.
+  std::atomic<std::int64_t> inject_skip{0};
+  std::atomic<std::int64_t> inject_count{0};
+  std::atomic<std::int64_t> inject_min_bytes{0};
+  std::atomic<std::int64_t> injected{0};
 };
 
 // Constant-initialised and trivially destructible: tensors freed during static destruction
@@ -64,7 +72,19 @@ void raise_peak(std::int64_t value) {
 // Adds `bytes` to current_bytes unless that would exceed the budget; returns the new value.
 // A compare-exchange loop rather than load-check-add, so that concurrent allocations cannot
 // jointly overshoot the budget.
+void maybe_inject_failure(std::int64_t bytes) {
+  if (g_counters.inject_count.load(std::memory_order_relaxed) <= 0 ||
+      bytes < g_counters.inject_min_bytes.load(std::memory_order_relaxed))
+    return;
+  if (g_counters.inject_skip.fetch_sub(1, std::memory_order_relaxed) > 0) return;
+  if (g_counters.inject_count.fetch_sub(1, std::memory_order_relaxed) <= 0) return;
+  g_counters.injected.fetch_add(1, std::memory_order_relaxed);
+  TORCH_CHECK_WITH(OutOfMemoryError, false, "headroom: injected CPU allocation failure (", bytes,
+                   " bytes; HEADROOM_INJECT_OOM)");
+}
+
 std::int64_t reserve(std::int64_t bytes) {
+  maybe_inject_failure(bytes);
   std::int64_t current = g_counters.current.load(std::memory_order_relaxed);
   while (true) {
     const std::int64_t budget = g_counters.budget.load(std::memory_order_relaxed);
@@ -168,6 +188,29 @@ void set_cpu_tensor_budget(std::int64_t bytes) {
     throw std::invalid_argument("headroom: negative CPU tensor budget: " + std::to_string(bytes));
   }
   g_counters.budget.store(bytes, std::memory_order_relaxed);
+}
+
+void inject_cpu_allocation_failures(std::int64_t skip, std::int64_t count, std::int64_t min_bytes) {
+  if (skip < 0 || count < 0 || min_bytes < 0)
+    throw std::invalid_argument("headroom: fault injection needs non-negative skip, count, bytes");
+  g_counters.inject_min_bytes.store(min_bytes, std::memory_order_relaxed);
+  g_counters.inject_skip.store(skip, std::memory_order_relaxed);
+  g_counters.inject_count.store(count, std::memory_order_relaxed);
+}
+
+std::int64_t injected_cpu_allocation_failures() {
+  return g_counters.injected.load(std::memory_order_relaxed);
+}
+
+void inject_cpu_allocation_failures_from_environment() {
+  const char* spec = std::getenv("HEADROOM_INJECT_OOM");
+  if (spec == nullptr || *spec == '\0') return;
+  long long skip = 0, count = 0, min_bytes = 0;
+  char tail = 0;
+  if (std::sscanf(spec, "%lld:%lld:%lld%c", &skip, &count, &min_bytes, &tail) != 3)
+    throw std::invalid_argument(std::string("HEADROOM_INJECT_OOM='") + spec +
+                                "': expected SKIP:COUNT:MIN_BYTES (e.g. 200:3:1048576)");
+  inject_cpu_allocation_failures(skip, count, min_bytes);
 }
 
 std::int64_t cpu_tensor_budget() { return g_counters.budget.load(std::memory_order_relaxed); }

@@ -40,6 +40,7 @@ StageResult run_autoencoder_stage(const TrainingConfig& config) {
   task.store = &store;
   task.model = model.ptr();
   task.checkpoint.kind = models::ModelKind::kVgae;
+  task.loss_reduction = LossReduction::kPerNode;
   task.checkpoint.model_config = vgae_config;
 
   models::VGAE teacher{nullptr};

@@ -126,21 +126,24 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
     double ce_sum = 0;
     std::vector<std::uint8_t> labels;
     std::vector<float> scores;
-    for_each_batch(store, validation_ids, config.eval_batch_size, device,
-                   [&](const loader::GraphBatch& batch) {
-                     at::Tensor logits;
-                     const auto loss = objective(batch, &logits);
-                     const auto n = static_cast<double>(batch.num_graphs);
-                     loss_sum += loss.item<double>() * n;
-                     const auto logits32 = logits.to(torch::kFloat);
-                     ce_sum += torch::cross_entropy_loss(logits32, batch.y).item<double>() * n;
-                     const auto p = torch::softmax(logits32, 1).select(1, 1).cpu().contiguous();
-                     const auto y = batch.y.to(torch::kCPU, torch::kUInt8).contiguous();
-                     scores.insert(scores.end(), p.data_ptr<float>(),
-                                   p.data_ptr<float>() + p.numel());
-                     labels.insert(labels.end(), y.data_ptr<std::uint8_t>(),
-                                   y.data_ptr<std::uint8_t>() + y.numel());
-                   });
+    for_each_batch(
+        store, validation_ids, config.eval_batch_size, device,
+        [&](const loader::GraphBatch& batch) {
+          at::Tensor logits;
+          const auto loss = objective(batch, &logits);
+          const auto n = static_cast<double>(batch.num_graphs);
+          const auto logits32 = logits.to(torch::kFloat);
+          const double batch_loss = loss.item<double>() * n;
+          const double batch_ce = torch::cross_entropy_loss(logits32, batch.y).item<double>() * n;
+          const auto p = torch::softmax(logits32, 1).select(1, 1).cpu().contiguous();
+          const auto y = batch.y.to(torch::kCPU, torch::kUInt8).contiguous();
+          // Committed only now: an OOM above reruns this batch in halves.
+          loss_sum += batch_loss;
+          ce_sum += batch_ce;
+          scores.insert(scores.end(), p.data_ptr<float>(), p.data_ptr<float>() + p.numel());
+          labels.insert(labels.end(), y.data_ptr<std::uint8_t>(),
+                        y.data_ptr<std::uint8_t>() + y.numel());
+        });
     ValidationResult result;
     const auto n = static_cast<double>(std::max<std::size_t>(1, labels.size()));
     result.loss = loss_sum / n;

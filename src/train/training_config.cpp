@@ -78,6 +78,10 @@ void validate(const TrainingConfig& config) {
   const bool cuda = config.device.rfind("cuda", 0) == 0;
   if (!cuda && config.device != "cpu")
     fail("--device must be cpu, cuda or cuda:N, not '" + config.device + "'");
+  if (config.memory_budget < 0) fail("--memory-budget must not be negative");
+  if (config.host_memory_budget < 0) fail("--host-memory-budget must not be negative");
+  if (!(config.target_utilization > 0 && config.target_utilization <= 1))
+    fail("--target-utilization must lie in (0, 1]");
   if (config.precision == "16-mixed" && !cuda)
     fail("--precision 16-mixed needs --device cuda (use bf16-mixed on CPU)");
   if (config.stage == Stage::kEvaluation) return;
@@ -128,6 +132,9 @@ void to_json(nlohmann::json& json, const TrainingConfig& c) {
       {"device", c.device},
       {"precision", c.precision},
       {"threads", c.threads},
+      {"memory_budget", c.memory_budget},
+      {"host_memory_budget", c.host_memory_budget},
+      {"target_utilization", c.target_utilization},
       {"prefetch_depth", c.prefetch_depth},
       {"use_kd", c.use_kd},
       {"teacher_path", c.teacher_path.string()},

@@ -10,10 +10,17 @@
 #include <thread>
 
 #include "headroom/loader/batch_prefetcher.hpp"
+#include "headroom/loader/collate.hpp"
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/train/oom_guard.hpp"
 #include "headroom/train/precision.hpp"
+#include "headroom/util/byte_size.hpp"
 #include "headroom/util/progress_bar.hpp"
+
+#include <ATen/autocast_mode.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 
 namespace headroom::train {
 namespace {
@@ -137,6 +144,25 @@ std::int64_t epoch_peak_bytes(const memory::MemorySnapshot& snapshot, bool cuda)
   return cuda ? snapshot.cuda.peak_allocated_bytes : snapshot.cpu.peak_bytes;
 }
 
+// On CPU the counting allocator refuses tensor allocations past the budget (OutOfMemoryError, which
+// the OOM guard handles); on CUDA the caching allocator is capped at the budget's share of the
+// device.
+void apply_memory_budget(const TrainingConfig& config, const c10::Device& device,
+                         RunDirectory& run) {
+  if (config.memory_budget <= 0) return;
+  if (device.is_cuda()) {
+    const auto index = std::max<int>(0, device.index());
+    const auto total = static_cast<double>(at::cuda::getDeviceProperties(index)->totalGlobalMem);
+    c10::cuda::CUDACachingAllocator::setMemoryFraction(
+        std::min(1.0, static_cast<double>(config.memory_budget) / total), index);
+  } else {
+    memory::set_cpu_tensor_budget(config.memory_budget);
+  }
+  run.log(fmt::format("memory budget {} on {}",
+                      util::format_byte_size(static_cast<double>(config.memory_budget)),
+                      device.str()));
+}
+
 }  // namespace
 
 void to_json(nlohmann::json& json, const TrainingOutcome& o) {
@@ -180,6 +206,33 @@ void apply_thread_count(const TrainingConfig& config) {
   torch::set_num_threads(threads);
 }
 
+namespace {
+
+// Inference needs no gradient bookkeeping: on OOM the batch is simply run in halves.
+void run_splitting_on_oom(const store::GraphStore& store, const loader::GraphBatch& host,
+                          const c10::Device& device,
+                          const std::function<void(const loader::GraphBatch&)>& fn) {
+  try {
+    fn(host.to(device, /*non_blocking=*/true));
+    return;
+  } catch (const c10::OutOfMemoryError&) {
+    if (host.num_graphs <= 1) throw;
+    at::autocast::clear_cache();
+    if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+  }
+  const auto ids_tensor = host.graph_ids.to(torch::kCPU).contiguous();
+  std::vector<std::uint32_t> ids(static_cast<std::size_t>(ids_tensor.numel()));
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    ids[i] = static_cast<std::uint32_t>(ids_tensor.data_ptr<std::int64_t>()[i]);
+  loader::CollateOptions options;
+  options.edge_features = host.edge_attr.defined();
+  options.pin_memory = device.is_cuda();
+  for (const auto& half : loader::chunk(ids, (ids.size() + 1) / 2))
+    run_splitting_on_oom(store, loader::collate(store, half, options), device, fn);
+}
+
+}  // namespace
+
 double for_each_batch(const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
                       std::int64_t batch_size, const c10::Device& device,
                       const std::function<void(const loader::GraphBatch&)>& fn,
@@ -189,7 +242,7 @@ double for_each_batch(const store::GraphStore& store, std::span<const std::uint3
   loader::BatchPrefetcher prefetcher(store,
                                      loader::chunk(graph_ids, static_cast<std::size_t>(batch_size)),
                                      options, prefetch_depth);
-  while (auto batch = prefetcher.next()) fn(batch->to(device, /*non_blocking=*/true));
+  while (auto batch = prefetcher.next()) run_splitting_on_oom(store, *batch, device, fn);
   return prefetcher.wait_seconds();
 }
 
@@ -199,6 +252,8 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
   const int cuda_index = cuda ? std::max<int>(0, device.index()) : -1;
   const auto precision = parse_precision(config.precision);
   const auto semantic = semantic_config(config);
+
+  apply_memory_budget(config, device, run);
 
   TrainingOutcome outcome;
   const auto previous = run.read_config();
@@ -227,6 +282,7 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
       parameters,
       torch::optim::AdamOptions(effective_learning_rate(config)).weight_decay(config.weight_decay));
   DynamicLossScaler scaler(precision == Precision::kFp16Mixed);
+  OomGuard guard(*task.store, device, task.loss_reduction);
 
   LoopState state;
   if (config.resume && std::filesystem::exists(run.state_checkpoint()) && !previous.is_null()) {
@@ -265,16 +321,29 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
     auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
     std::int64_t steps = 0;
     std::int64_t done_graphs = 0;
+    std::int64_t epoch_oom_events = 0;
+    std::int64_t epoch_split_steps = 0;
+    std::int64_t epoch_max_parts = 1;
     const auto train_start = Clock::now();
     while (auto host_batch = prefetcher.next()) {
-      const auto batch = host_batch->to(device, /*non_blocking=*/true);
       optimizer.zero_grad(/*set_to_none=*/true);
-      at::Tensor loss;
-      {
-        AutocastScope autocast(precision, device);
-        loss = task.loss(batch);
-      }
-      scaler.scale(loss).backward();
+      const auto guarded = guard.run(
+          *host_batch,
+          [&](const loader::GraphBatch& batch) {
+            AutocastScope autocast(precision, device);
+            return task.loss(batch);
+          },
+          [&](const at::Tensor& value) { scaler.scale(value).backward(); },
+          [&] { optimizer.zero_grad(/*set_to_none=*/true); });
+      const auto& loss = guarded.loss;
+      epoch_oom_events += guarded.oom_events;
+      if (guarded.parts > 1) ++epoch_split_steps;
+      epoch_max_parts = std::max(epoch_max_parts, guarded.parts);
+      if (guarded.oom_events > 0)
+        run.log(
+            fmt::format("out of memory in epoch {} step {}: the batch of {} graphs ran as {} "
+                        "micro-batches",
+                        epoch + 1, steps + 1, host_batch->num_graphs, guarded.parts));
       const bool finite = scaler.unscale(parameters);
       if (finite) {
         if (config.gradient_clip > 0)
@@ -282,11 +351,11 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
         optimizer.step();
       }
       scaler.update(finite);
-      loss_sum += loss.detach().to(torch::kDouble) * static_cast<double>(batch.num_graphs);
+      const auto graphs = host_batch->num_graphs;
+      loss_sum += loss.to(torch::kDouble) * static_cast<double>(graphs);
       ++steps;
-      done_graphs += batch.num_graphs;
-      bar.advance(static_cast<std::uint64_t>(batch.num_graphs),
-                  static_cast<std::uint64_t>(batch.num_graphs));
+      done_graphs += graphs;
+      bar.advance(static_cast<std::uint64_t>(graphs), static_cast<std::uint64_t>(graphs));
       if (!cuda || steps % 20 == 0)
         bar.set_status(
             fmt::format("loss {:.4f}", loss_sum.item<double>() / static_cast<double>(done_graphs)));
@@ -338,7 +407,11 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
         {"batch_wait_seconds", prefetcher.wait_seconds()},
         {"learning_rate", effective_learning_rate(config)},
         {"memory", memory},
-        {"plan", plan.info}};
+        {"plan", plan.info},
+        {"oom_events", epoch_oom_events},
+        {"split_steps", epoch_split_steps},
+        {"max_micro_batches", epoch_max_parts},
+        {"memory_budget", config.memory_budget}};
     if (scaler.enabled()) line["loss_scale"] = scaler.current_scale();
     run.append_metrics(line);
     outcome.batch_wait_seconds += prefetcher.wait_seconds();

@@ -22,6 +22,8 @@ struct TrainingFlags {
   std::string teacher_path;
   std::string autoencoder_path;
   std::vector<std::string> models;
+  std::string memory_budget;  // "1GB", "512MiB", ...; empty: default
+  std::string host_memory_budget;
   // Model overrides: applied only when given (on the command line or in --config).
   std::int64_t hidden = 0, layers = 0, heads = 0, embedding_dim = 0, fc_layers = 0, latent = 0;
   double dropout = 0;

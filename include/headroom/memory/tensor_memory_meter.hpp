@@ -50,6 +50,14 @@ void keep_freed_host_memory();
 void set_cpu_tensor_budget(std::int64_t bytes);
 std::int64_t cpu_tensor_budget();
 
+// Fault injection (tests, drills): among CPU tensor allocations of at least `min_bytes`, let
+// `skip` more succeed, then fail the next `count` with c10::OutOfMemoryError, as a real OOM would.
+void inject_cpu_allocation_failures(std::int64_t skip, std::int64_t count, std::int64_t min_bytes);
+// Reads HEADROOM_INJECT_OOM="SKIP:COUNT:MIN_BYTES" (unset or empty: nothing); throws
+// std::invalid_argument on a malformed value.
+void inject_cpu_allocation_failures_from_environment();
+std::int64_t injected_cpu_allocation_failures();  // failures injected so far
+
 CpuTensorMemory cpu_tensor_memory();
 CudaTensorMemory cuda_tensor_memory(int device = 0);
 MemorySnapshot memory_snapshot(int cuda_device = -1);  // -1: no CUDA statistics

@@ -56,6 +56,13 @@ struct TrainingConfig {
   bool progress = true;  // progress bar (drawn only on a terminal)
   bool resume = true;    // continue an interrupted run in the same directory
 
+  // Memory. Device memory for training, bytes: 0 = the GPU's total memory, or on CPU the physical
+  // RAM. On CPU the counting allocator enforces it (an allocation past it fails like a device
+  // OOM, and the OOM guard splits the batch); on CUDA it caps the caching allocator.
+  std::int64_t memory_budget = 0;
+  std::int64_t host_memory_budget = 0;  // RAM, bytes; 0 = physical RAM (reported, planned)
+  double target_utilization = 0.9;      // share of the budget the planner fills
+
   // Distillation.
   bool use_kd = false;
   std::filesystem::path teacher_path;  // a best.pt of the same model kind, teacher size

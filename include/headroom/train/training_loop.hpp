@@ -17,6 +17,7 @@
 #include "headroom/loader/graph_batch.hpp"
 #include "headroom/store/graph_store.hpp"
 #include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/oom_guard.hpp"
 #include "headroom/train/run_directory.hpp"
 #include "headroom/train/training_config.hpp"
 
@@ -44,6 +45,8 @@ struct TrainingTask {
   // The scalar loss of one batch, already on the training device. Called in training mode,
   // inside autocast when configured.
   std::function<at::Tensor(const loader::GraphBatch&)> loss;
+  // How `loss` averages, so that micro-batches after an OOM are weighted right (oom_guard.hpp).
+  LossReduction loss_reduction = LossReduction::kPerGraph;
   // Called in eval mode without grad after every epoch.
   std::function<ValidationResult()> validate;
 };
@@ -75,7 +78,9 @@ c10::Device training_device(const TrainingConfig& config);
 void apply_thread_count(const TrainingConfig& config);
 
 // Runs `fn` on every batch of `graph_ids` (in order, `batch_size` graphs each), collated in the
-// background and moved to `device`. Returns the seconds spent waiting for batches.
+// background and moved to `device`. A batch whose `fn` runs out of memory is redone in halves
+// (recursively), so `fn` must only commit its results once it has computed them. Returns the
+// seconds spent waiting for batches.
 double for_each_batch(const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
                       std::int64_t batch_size, const c10::Device& device,
                       const std::function<void(const loader::GraphBatch&)>& fn,
