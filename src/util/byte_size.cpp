@@ -24,7 +24,10 @@ std::int64_t parse_byte_size(std::string_view text) {
   if (i == number_start) fail();
   double value = 0;
   try {
-    value = std::stod(std::string(text.substr(number_start, i - number_start)));
+    const std::string number(text.substr(number_start, i - number_start));
+    std::size_t used = 0;
+    value = std::stod(number, &used);
+    if (used != number.size()) fail();
   } catch (const std::exception&) {
     fail();
   }
