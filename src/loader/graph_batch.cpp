@@ -33,3 +33,13 @@ std::int64_t GraphBatch::bytes() const {
 }
 
 }  // namespace headroom::loader
+
+namespace headroom::loader {
+
+std::vector<std::uint32_t> GraphBatch::graph_id_list() const {
+  const auto host = graph_ids.to(torch::kCPU).to(torch::kInt64).contiguous();
+  const auto* data = host.data_ptr<std::int64_t>();
+  return {data, data + host.numel()};
+}
+
+}  // namespace headroom::loader

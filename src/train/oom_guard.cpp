@@ -29,10 +29,7 @@ GuardedStep OomGuard::attempt(const loader::GraphBatch& host_batch, std::int64_t
     step.loss = value.detach();
     return step;
   }
-  const auto ids_tensor = host_batch.graph_ids.to(torch::kCPU).to(torch::kInt64).contiguous();
-  std::vector<std::uint32_t> ids(static_cast<std::size_t>(ids_tensor.numel()));
-  for (std::size_t i = 0; i < ids.size(); ++i)
-    ids[i] = static_cast<std::uint32_t>(ids_tensor.data_ptr<std::int64_t>()[i]);
+  const auto ids = host_batch.graph_id_list();
   const auto per_part =
       (ids.size() + static_cast<std::size_t>(parts) - 1) / static_cast<std::size_t>(parts);
   loader::CollateOptions options;

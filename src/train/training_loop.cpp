@@ -220,10 +220,7 @@ void run_splitting_on_oom(const store::GraphStore& store, const loader::GraphBat
     at::autocast::clear_cache();
     if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
   }
-  const auto ids_tensor = host.graph_ids.to(torch::kCPU).contiguous();
-  std::vector<std::uint32_t> ids(static_cast<std::size_t>(ids_tensor.numel()));
-  for (std::size_t i = 0; i < ids.size(); ++i)
-    ids[i] = static_cast<std::uint32_t>(ids_tensor.data_ptr<std::int64_t>()[i]);
+  const auto ids = host.graph_id_list();
   loader::CollateOptions options;
   options.edge_features = host.edge_attr.defined();
   options.pin_memory = device.is_cuda();

@@ -6,6 +6,7 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace headroom::loader {
 
@@ -26,6 +27,8 @@ struct GraphBatch {
   GraphBatch to(const c10::Device& device, bool non_blocking = false) const;
   // Bytes held by the batch's tensors.
   std::int64_t bytes() const;
+  // The store graph ids as a host list (e.g. to re-collate parts of the batch).
+  std::vector<std::uint32_t> graph_id_list() const;
 };
 
 }  // namespace headroom::loader
