@@ -1,0 +1,57 @@
+// The measured-mode peak-memory model: peak bytes of one training step as a linear function of a
+// batch's node, edge and graph counts, fitted by least squares to peaks measured by the probe
+// (peak_probe.hpp). The fitted coefficients feed the byte-budget batch packer (batch_packer.hpp).
+//
+// Pure functions of their arguments; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "headroom/memory/batch_packer.hpp"
+
+namespace headroom::memory {
+
+// One measured training step.
+struct PeakSample {
+  std::uint64_t nodes = 0;   // total nodes of the batch
+  std::uint64_t edges = 0;   // total edges of the batch
+  std::uint64_t graphs = 0;  // graphs in the batch
+  double peak_bytes = 0.0;   // peak tensor bytes of the step (parameters and optimizer included)
+};
+
+// peak ~= fixed_bytes + bytes_per_node*nodes + bytes_per_edge*edges + bytes_per_graph*graphs.
+// A coefficient that the samples could not determine (see fit_peak) is 0.
+struct PeakFit {
+  double fixed_bytes = 0.0;
+  double bytes_per_node = 0.0;
+  double bytes_per_edge = 0.0;
+  double bytes_per_graph = 0.0;
+  double max_relative_error = 0.0;  // max over the samples of |predicted - measured| / measured
+  std::size_t samples = 0;
+
+  double predict(std::uint64_t nodes, std::uint64_t edges, std::uint64_t graphs) const;
+  ByteCostModel cost_model() const;
+};
+
+// Least squares over the samples. The terms are tried as {1, nodes, edges, graphs}, then the
+// three-term, two-term and constant-only subsets (in that order; within a size, node and edge terms
+// before the graph term), and the first subset whose normal equations are well-conditioned is
+// used: samples drawn from one store usually keep nodes, edges and graphs nearly proportional, and
+// then the full system is singular although the fewer-term fit predicts such batches just as well.
+// Columns are scaled to unit maximum before solving (bytes and counts span many orders of
+// magnitude); a pivot below 1e-9 of the largest diagonal entry of the scaled normal matrix counts
+// as singular. Coefficients are not constrained to be non-negative.
+//
+// Throws std::invalid_argument for fewer than 2 samples, or a peak that is not finite and positive.
+PeakFit fit_peak(std::span<const PeakSample> samples);
+
+void to_json(nlohmann::json& json, const PeakSample& sample);
+void from_json(const nlohmann::json& json, PeakSample& sample);
+void to_json(nlohmann::json& json, const PeakFit& fit);
+void from_json(const nlohmann::json& json, PeakFit& fit);
+
+}  // namespace headroom::memory
