@@ -113,6 +113,12 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
                   "Share of the budget to fill")
       ->capture_default_str()
       ->group(memory);
+  command
+      .add_option("--pack-batches", c.pack_batches,
+                  "With --memory-budget: size batches by measured bytes (false: --batch-size "
+                  "graphs, the OOM guard splits what does not fit)")
+      ->capture_default_str()
+      ->group(memory);
   command.add_option("--use-kd", c.use_kd, "Train a student by distillation (true/false)")
       ->capture_default_str()
       ->group(kd);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "headroom/loader/epoch_order.hpp"
+#include "headroom/train/batch_sizing.hpp"
 #include "headroom/train/losses.hpp"
 #include "headroom/train/model_checkpoint.hpp"
 #include "stage_support.hpp"
@@ -66,10 +67,10 @@ StageResult run_autoencoder_stage(const TrainingConfig& config) {
                                   teacher_out.reconstruction, task_loss, config.kd_alpha);
   };
 
+  const auto sizing = plan_batch_sizing(config, store, vgae_config, run);
   task.plan_epoch = [&](std::int64_t epoch) {
     EpochPlan plan;
-    plan.batches = loader::chunk(loader::shuffled(train_normals, config.seed, epoch),
-                                 static_cast<std::size_t>(config.batch_size));
+    plan.batches = make_batches(sizing, store, loader::shuffled(train_normals, config.seed, epoch));
     return plan;
   };
   task.loss = [&](const loader::GraphBatch& batch) { return objective(batch, true); };

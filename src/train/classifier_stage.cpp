@@ -7,6 +7,7 @@
 
 #include "headroom/eval/binary_metrics.hpp"
 #include "headroom/loader/epoch_order.hpp"
+#include "headroom/train/batch_sizing.hpp"
 #include "headroom/train/curriculum.hpp"
 #include "headroom/train/graph_scores.hpp"
 #include "headroom/train/losses.hpp"
@@ -87,6 +88,7 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
   task.checkpoint.kind = models::ModelKind::kGat;
   task.checkpoint.model_config = gat_config;
 
+  const auto sizing = plan_batch_sizing(config, store, gat_config, run);
   task.plan_epoch = [&](std::int64_t epoch) {
     EpochPlan plan;
     std::vector<std::uint32_t> epoch_ids;
@@ -103,8 +105,7 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
     } else {
       epoch_ids.assign(train_ids.begin(), train_ids.end());
     }
-    plan.batches = loader::chunk(loader::shuffled(epoch_ids, config.seed, epoch),
-                                 static_cast<std::size_t>(config.batch_size));
+    plan.batches = make_batches(sizing, store, loader::shuffled(epoch_ids, config.seed, epoch));
     return plan;
   };
 

@@ -135,6 +135,7 @@ void to_json(nlohmann::json& json, const TrainingConfig& c) {
       {"memory_budget", c.memory_budget},
       {"host_memory_budget", c.host_memory_budget},
       {"target_utilization", c.target_utilization},
+      {"pack_batches", c.pack_batches},
       {"prefetch_depth", c.prefetch_depth},
       {"use_kd", c.use_kd},
       {"teacher_path", c.teacher_path.string()},

@@ -75,9 +75,10 @@ TEST_F(OomGuardRun, TrainsWithinABudgetFarBelowItsNaturalPeak) {
   const auto natural_peak = reference[0]["memory"]["cpu"]["peak_bytes"].get<std::int64_t>();
   const auto budget = natural_peak * 2 / 5;
   std::string output;
-  ASSERT_EQ(
-      testing::run_command(command("budget", "--memory-budget " + std::to_string(budget)), &output),
-      0)
+  ASSERT_EQ(testing::run_command(
+                command("budget", "--pack-batches false --memory-budget " + std::to_string(budget)),
+                &output),
+            0)
       << output;
   std::int64_t events = 0;
   for (const auto& line : metrics("budget")) {

@@ -32,10 +32,10 @@ std::vector<nlohmann::json> read_metrics(const std::filesystem::path& file) {
 }
 
 std::string train_command(const std::filesystem::path& store, const std::filesystem::path& runs,
-                          int epochs = 5, const std::string& extra = "") {
+                          int epochs = 6, const std::string& extra = "") {
   return std::string(HEADROOM_BINARY) + " normal --store " + store.string() + " --runs-dir " +
          runs.string() +
-         " --preset gat,student --patience 5 --batch-size 32 --threads 1 --progress false"
+         " --preset gat,student --patience 6 --batch-size 8 --threads 1 --progress false"
          " --max-epochs " +
          std::to_string(epochs) + " " + extra;
 }
@@ -55,7 +55,7 @@ bool kill_after_epochs(const std::string& command, const std::filesystem::path& 
     if (waitpid(pid, &status, WNOHANG) == pid) return false;
     if (read_metrics(metrics).size() >= lines) {
       // Let it get partway into the next epoch, then kill without warning.
-      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
       kill(pid, SIGKILL);
       killed = true;
       break;
@@ -84,8 +84,8 @@ TEST(TrainingResume, KilledRunEndsLikeAnUninterruptedOne) {
 
   const auto a = read_metrics(straight / "store" / "student_normal" / "metrics.jsonl");
   const auto b = read_metrics(run_dir / "metrics.jsonl");
-  ASSERT_EQ(a.size(), 5U);
-  ASSERT_EQ(b.size(), 5U);
+  ASSERT_EQ(a.size(), 6U);
+  ASSERT_EQ(b.size(), 6U);
   for (std::size_t e = 0; e < a.size(); ++e) {
     EXPECT_EQ(b[e]["epoch"], e);
     EXPECT_DOUBLE_EQ(a[e]["train_loss"].get<double>(), b[e]["train_loss"].get<double>()) << e;
@@ -102,7 +102,7 @@ TEST(TrainingResume, KilledRunEndsLikeAnUninterruptedOne) {
   // A finished run is not retrained.
   ASSERT_EQ(testing::run_command(train_command(store, resumed), &output), 0) << output;
   EXPECT_NE(output.find("already complete"), std::string::npos) << output;
-  EXPECT_EQ(read_metrics(run_dir / "metrics.jsonl").size(), 5U);
+  EXPECT_EQ(read_metrics(run_dir / "metrics.jsonl").size(), 6U);
 }
 
 TEST(TrainingResume, DifferentConfigurationInTheSameDirectoryIsRefused) {

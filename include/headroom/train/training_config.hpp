@@ -62,6 +62,7 @@ struct TrainingConfig {
   std::int64_t memory_budget = 0;
   std::int64_t host_memory_budget = 0;  // RAM, bytes; 0 = physical RAM (reported, planned)
   double target_utilization = 0.9;      // share of the budget the planner fills
+  bool pack_batches = true;  // with a budget: pack batches by predicted bytes (batch_sizing.hpp)
 
   // Distillation.
   bool use_kd = false;
