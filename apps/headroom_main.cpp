@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   headroom::cli::add_inspect_command(app);
   headroom::cli::add_run_command(app);
   headroom::cli::add_training_commands(app);
+  headroom::cli::add_plan_command(app);
   try {
     headroom::memory::inject_cpu_allocation_failures_from_environment();
     app.parse(argc, argv);

@@ -14,5 +14,6 @@ void add_inspect_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 // autoencoder, curriculum, normal, evaluation
 void add_training_commands(CLI::App& app);
+void add_plan_command(CLI::App& app);
 
 }  // namespace headroom::cli

@@ -23,6 +23,13 @@ struct BatchSizing {
   std::int64_t max_graphs = 0;         // the batch_size cap
 };
 
+// Measures the training step's peak on probe batches of 16, 64, 256 and 1024 graphs (capped by
+// batch_size and the training split) and fits it; `probe_sizes` receives the sizes used. Leaves
+// the default random generator as it found it.
+memory::PeakFit measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
+                                  const memory::ProbeModelConfig& model,
+                                  std::vector<std::int64_t>* probe_sizes = nullptr);
+
 // Probes and fits when config.memory_budget > 0 (logged in `run`); otherwise graph-count batches.
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphStore& store,
                               const memory::ProbeModelConfig& model, RunDirectory& run);

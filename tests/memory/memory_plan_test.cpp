@@ -1,0 +1,69 @@
+#include "headroom/memory/memory_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+namespace headroom::memory {
+namespace {
+
+PeakFit example_fit() {
+  PeakFit fit;
+  fit.fixed_bytes = 50e6;
+  fit.bytes_per_node = 2000;
+  fit.bytes_per_edge = 500;
+  fit.bytes_per_graph = 100;
+  fit.samples = 4;
+  return fit;
+}
+
+TEST(MemoryPlan, BreakdownFollowsFromTheFitAndTheParameterCount) {
+  const auto plan =
+      make_memory_plan(example_fit(), "m", 1'000'000, 11, {30, 40}, {60, 90}, 1e9, 0.9);
+  EXPECT_DOUBLE_EQ(plan.parameter_bytes, 4e6);
+  EXPECT_DOUBLE_EQ(plan.gradient_bytes, 4e6);
+  EXPECT_DOUBLE_EQ(plan.optimizer_bytes, 8e6);
+  EXPECT_DOUBLE_EQ(plan.fixed_other_bytes, 50e6 - 16e6);
+  EXPECT_DOUBLE_EQ(plan.input_bytes_per_node, 11 * 4 + 8);
+  EXPECT_DOUBLE_EQ(plan.activation_bytes_per_node, 2000 - 52);
+  EXPECT_DOUBLE_EQ(plan.reserve_bytes, 1e8);
+  EXPECT_DOUBLE_EQ(plan.data_bytes, 0.9e9 - 50e6);
+  // A median graph costs 30*2000 + 40*500 + 100 = 80,100 bytes.
+  EXPECT_EQ(plan.median_graphs, static_cast<std::int64_t>((0.9e9 - 50e6) / 80'100));
+  EXPECT_EQ(plan.p95_graphs,
+            static_cast<std::int64_t>((0.9e9 - 50e6) / (60 * 2000 + 90 * 500 + 100)));
+  ASSERT_EQ(plan.devices.size(), 5U);
+  EXPECT_DOUBLE_EQ(plan.devices[4].device_bytes, 80e9);
+  EXPECT_EQ(plan.devices[0].median_graphs, static_cast<std::int64_t>((8e9 * 0.9 - 50e6) / 80'100));
+}
+
+TEST(MemoryPlan, ABudgetBelowTheFixedPartLeavesNoBatch) {
+  const auto plan = make_memory_plan(example_fit(), "m", 10, 11, {30, 40}, {60, 90}, 40e6, 0.9);
+  EXPECT_LT(plan.data_bytes, 0);
+  EXPECT_EQ(plan.median_graphs, 0);
+  const auto text = render_memory_plan(plan);
+  EXPECT_NE(text.find("left for batch data"), std::string::npos);
+  EXPECT_NE(text.find("0 graphs of median size"), std::string::npos) << text;
+}
+
+TEST(PlanCommand, PrintsTheBreakdownAndItsJson) {
+  testing::TempDir dir;
+  const auto store = testing::build_synthetic_store(dir.path(), 20000);
+  std::string output;
+  const auto base = std::string(HEADROOM_BINARY) + " plan --store " + store.string() +
+                    " --preset gat,student --memory-budget 512MiB --threads 2";
+  ASSERT_EQ(testing::run_command(base + " 2>&1", &output), 0) << output;
+  for (const char* part : {"parameters", "optimizer state", "activations", "fragmentation reserve",
+                           "left for batch data", "batch budget", "80 GB"})
+    EXPECT_NE(output.find(part), std::string::npos) << part << "\n" << output;
+  ASSERT_EQ(testing::run_command(base + " --json 2>/dev/null", &output), 0) << output;
+  const auto json = nlohmann::json::parse(output);
+  EXPECT_DOUBLE_EQ(json["budget_bytes"].get<double>(), 512.0 * 1024 * 1024);
+  EXPECT_GT(json["median_graphs"].get<std::int64_t>(), 0);
+  EXPECT_GT(json["parameters"].get<std::int64_t>(), 0);
+}
+
+}  // namespace
+}  // namespace headroom::memory
