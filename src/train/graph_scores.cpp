@@ -14,6 +14,21 @@ void append(std::vector<float>& out, const at::Tensor& values) {
   out.insert(out.end(), data, data + host.numel());
 }
 
+// One score per graph, in id order, computed batch by batch without gradients.
+std::vector<float> per_graph_scores(
+    const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
+    std::int64_t batch_size, const c10::Device& device, Precision precision,
+    const std::function<at::Tensor(const loader::GraphBatch&)>& score) {
+  torch::NoGradGuard no_grad;
+  std::vector<float> out;
+  out.reserve(graph_ids.size());
+  for_each_batch(store, graph_ids, batch_size, device, [&](const loader::GraphBatch& batch) {
+    AutocastScope autocast(precision, device);
+    append(out, score(batch));
+  });
+  return out;
+}
+
 }  // namespace
 
 std::vector<float> attack_probabilities(models::GATWithJK& model, const store::GraphStore& store,
@@ -21,15 +36,12 @@ std::vector<float> attack_probabilities(models::GATWithJK& model, const store::G
                                         std::int64_t batch_size, const c10::Device& device,
                                         Precision precision) {
   model->eval();
-  torch::NoGradGuard no_grad;
-  std::vector<float> out;
-  out.reserve(graph_ids.size());
-  for_each_batch(store, graph_ids, batch_size, device, [&](const loader::GraphBatch& batch) {
-    AutocastScope autocast(precision, device);
-    const auto logits = model->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
-    append(out, torch::softmax(logits.to(torch::kFloat), 1).select(1, 1));
-  });
-  return out;
+  return per_graph_scores(
+      store, graph_ids, batch_size, device, precision, [&](const loader::GraphBatch& batch) {
+        const auto logits =
+            model->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
+        return torch::softmax(logits.to(torch::kFloat), 1).select(1, 1);
+      });
 }
 
 std::vector<float> reconstruction_scores(models::VGAE& model, const store::GraphStore& store,
@@ -37,14 +49,10 @@ std::vector<float> reconstruction_scores(models::VGAE& model, const store::Graph
                                          std::int64_t batch_size, const c10::Device& device,
                                          Precision precision) {
   model->eval();
-  torch::NoGradGuard no_grad;
-  std::vector<float> out;
-  out.reserve(graph_ids.size());
-  for_each_batch(store, graph_ids, batch_size, device, [&](const loader::GraphBatch& batch) {
-    AutocastScope autocast(precision, device);
-    append(out, graph_reconstruction_score(model->forward(batch.x, batch.edge_index), batch));
-  });
-  return out;
+  return per_graph_scores(
+      store, graph_ids, batch_size, device, precision, [&](const loader::GraphBatch& batch) {
+        return graph_reconstruction_score(model->forward(batch.x, batch.edge_index), batch);
+      });
 }
 
 }  // namespace headroom::train

@@ -9,10 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "headroom/can/synthetic_traffic.hpp"
 #include "headroom/loader/batch_prefetcher.hpp"
 #include "headroom/loader/epoch_order.hpp"
-#include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/store/graph_store.hpp"
 #include "test_support.hpp"
 
@@ -23,12 +21,8 @@ class BatchPrefetcherTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = std::make_unique<testing::TempDir>();
-    can::generate_synthetic_dataset(*dir_ / "data", {.seed = 9, .total_frames = 20'000}, false);
-    preprocess::PreprocessOptions options;
-    options.threads = 2;
-    options.progress = 0;
-    preprocess::preprocess_dataset(*dir_ / "data", *dir_ / "store", options);
-    store_ = std::make_unique<store::GraphStore>(store::GraphStore::open(*dir_ / "store"));
+    store_ = std::make_unique<store::GraphStore>(
+        store::GraphStore::open(testing::build_synthetic_store(dir_->path(), 20'000, 9)));
   }
   static void TearDownTestSuite() {
     store_.reset();

@@ -10,9 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "headroom/can/synthetic_traffic.hpp"
 #include "headroom/loader/collate.hpp"
-#include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/store/graph_store.hpp"
 #include "headroom/store/graph_tensors.hpp"
 #include "test_support.hpp"
@@ -25,12 +23,8 @@ class Collate : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = std::make_unique<testing::TempDir>();
-    can::generate_synthetic_dataset(*dir_ / "data", {.seed = 5, .total_frames = 20'000}, false);
-    preprocess::PreprocessOptions options;
-    options.threads = 2;
-    options.progress = 0;
-    preprocess::preprocess_dataset(*dir_ / "data", *dir_ / "store", options);
-    store_ = std::make_unique<store::GraphStore>(store::GraphStore::open(*dir_ / "store"));
+    store_ = std::make_unique<store::GraphStore>(
+        store::GraphStore::open(testing::build_synthetic_store(dir_->path(), 20'000, 5)));
   }
   static void TearDownTestSuite() {
     store_.reset();
