@@ -7,9 +7,12 @@
 #include <iostream>
 
 #include "headroom/cli/commands.hpp"
+#include "headroom/memory/cuda_allocator_defaults.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
 
 int main(int argc, char** argv) {
+  // Before CUDA initialises: the caching allocator reads its settings once.
+  headroom::memory::default_to_expandable_segments();
   // Before any tensor exists, so that every CPU tensor byte is counted (memory meter).
   headroom::memory::keep_freed_host_memory();
   headroom::memory::install_counting_cpu_allocator();

@@ -19,13 +19,12 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "headroom/can/synthetic_traffic.hpp"
+#include "bench_store.hpp"
 #include "headroom/loader/batch_prefetcher.hpp"
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/models/vgae.hpp"
-#include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/train/losses.hpp"
 #include "headroom/train/precision.hpp"
 
@@ -48,20 +47,6 @@ struct Settings {
   bool checkpointing = true;
   std::string precision = "32";
 };
-
-fs::path default_store() {
-  if (fs::exists("stores/hcrl_sa/manifest.json")) return "stores/hcrl_sa";
-  const fs::path root = "build/bench-data";
-  const auto store = root / "synthetic-store";
-  if (!fs::exists(store / "manifest.json")) {
-    headroom::can::generate_synthetic_dataset(root / "synthetic", {}, /*overwrite=*/true);
-    headroom::preprocess::PreprocessOptions options;
-    options.progress = 0;
-    options.overwrite = true;
-    headroom::preprocess::preprocess_dataset(root / "synthetic", store, options);
-  }
-  return store;
-}
 
 nlohmann::json run_case(const Settings& settings, const Case& c) {
   using namespace headroom;
@@ -208,7 +193,7 @@ int main(int argc, char** argv) {
   app.add_option("--checkpointing", settings.checkpointing);
   app.add_option("--precision", settings.precision);
   CLI11_PARSE(app, argc, argv);
-  settings.store = store.empty() ? default_store() : fs::path(store);
+  settings.store = store.empty() ? headroom::bench::default_store() : fs::path(store);
 
   fmt::print("store {}, {} threads, device {}, precision {}, checkpointing {}\n",
              settings.store.string(), settings.threads, settings.device, settings.precision,

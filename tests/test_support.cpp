@@ -71,4 +71,16 @@ int run_command(const std::string& command, std::string* output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+std::vector<nlohmann::json> read_metrics(const std::filesystem::path& file, std::string_view type) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!parsed.is_discarded() && parsed.value("type", "") == type)
+      lines.push_back(std::move(parsed));
+  }
+  return lines;
+}
+
 }  // namespace headroom::testing

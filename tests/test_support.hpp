@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace headroom::testing {
 
@@ -36,6 +39,11 @@ std::filesystem::path build_synthetic_store(const std::filesystem::path& dir,
 
 // Runs a shell command, returns its exit status; stdout+stderr go to *output when given.
 int run_command(const std::string& command, std::string* output = nullptr);
+
+// The lines of a run's metrics.jsonl of one type: "epoch" (one per finished epoch) or "step"
+// (sampled memory lines). Lines torn by a kill are skipped.
+std::vector<nlohmann::json> read_metrics(const std::filesystem::path& file,
+                                         std::string_view type = "epoch");
 
 }  // namespace headroom::testing
 

@@ -1,5 +1,3 @@
-#include <unistd.h>
-
 #include <torch/torch.h>
 
 #include <ATen/cuda/CUDAContext.h>
@@ -15,6 +13,7 @@
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/models/vgae.hpp"
 #include "headroom/train/batch_sizing.hpp"
+#include "headroom/train/model_checkpoint.hpp"
 #include "headroom/train/training_loop.hpp"
 
 namespace headroom::cli {
@@ -32,11 +31,51 @@ memory::GraphSize quantile_graph(const store::GraphStore& store, double q) {
   return {static_cast<double>(sizes[at].first), static_cast<double>(sizes[at].second)};
 }
 
-double default_budget(const c10::Device& device) {
-  if (device.is_cuda())
-    return static_cast<double>(
-        at::cuda::getDeviceProperties(std::max<int>(0, device.index()))->totalGlobalMem);
-  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+// The teacher of a distilled student, by how the run would hold it.
+memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
+                                 const store::GraphStore& store, std::int64_t num_ids) {
+  if (!config.use_kd) return {"none"};
+  memory::TeacherCost cost;
+  std::int64_t latent = 0;
+  std::int64_t in_features = 0;
+  const auto count = [](const auto& module) {
+    std::int64_t n = 0;
+    for (const auto& p : module->parameters()) n += p.numel();
+    return n;
+  };
+  const bool from_file = !config.teacher_path.empty();
+  if (config.model == models::ModelKind::kGat) {
+    const auto teacher =
+        from_file ? train::load_gat_checkpoint(train::resolve_checkpoint_path(config.teacher_path),
+                                               torch::kCPU)
+                  : models::GATWithJK(models::gat_preset(models::ModelSize::kTeacher, num_ids));
+    cost.parameters = count(teacher);
+  } else {
+    const auto teacher =
+        from_file ? train::load_vgae_checkpoint(train::resolve_checkpoint_path(config.teacher_path),
+                                                torch::kCPU)
+                  : models::VGAE(models::vgae_preset(models::ModelSize::kTeacher, num_ids));
+    cost.parameters = count(teacher);
+    latent = teacher->config().latent;
+    in_features = teacher->config().in_features;
+  }
+  const double parameter_bytes = 4.0 * static_cast<double>(cost.parameters);
+  if (config.use_teacher_cache) {
+    cost.mode = "cache";
+    // float32 logits per graph (GAT), or latent and reconstruction per node (VGAE).
+    cost.host_bytes = config.model == models::ModelKind::kGat
+                          ? 2.0 * 4.0 * static_cast<double>(store.num_graphs())
+                          : 4.0 * static_cast<double>(latent + in_features - 1) *
+                                static_cast<double>(store.metadata().num_nodes);
+  } else if (config.offload_teacher_to_cpu && train::training_device(config).is_cuda()) {
+    cost.mode = "offloaded";
+    cost.device_bytes = parameter_bytes;
+    cost.host_bytes = parameter_bytes;
+  } else {
+    cost.mode = "in memory";
+    cost.device_bytes = parameter_bytes;
+  }
+  return cost;
 }
 
 }  // namespace
@@ -71,16 +110,23 @@ void add_plan_command(CLI::App& app) {
     }
     name += fmt::format(", {}, precision {}, checkpointing {}", device.str(), config.precision,
                         config.gradient_checkpointing ? "on" : "off");
-    const auto fit = train::measure_step_peak(config, store, model);
-    const double budget = config.memory_budget > 0 ? static_cast<double>(config.memory_budget)
-                                                   : default_budget(device);
+    const auto measured = train::measure_step_peak(config, store, model);
+    const auto& fit = measured.fit;
+    const auto budget = static_cast<double>(train::resolve_memory_budget(config, device));
     const auto plan = memory::make_memory_plan(
         fit, name, parameters, static_cast<std::int64_t>(store.metadata().node_feature_count),
-        quantile_graph(store, 0.5), quantile_graph(store, 0.95), budget, config.target_utilization);
+        quantile_graph(store, 0.5), quantile_graph(store, 0.95), budget, config.target_utilization,
+        teacher_cost(config, store, num_ids));
     if (*json) {
-      fmt::print("{}\n", nlohmann::json(plan).dump(2));
+      auto out = nlohmann::json(plan);
+      out["fit_cache"] = {{"file", measured.cache_file.string()}, {"hit", measured.from_cache}};
+      fmt::print("{}\n", out.dump(2));
     } else {
       fmt::print("{}", memory::render_memory_plan(plan));
+      if (!measured.cache_file.empty())
+        fmt::print("\n  peak fit {} {}\n",
+                   measured.from_cache ? "read from" : "measured and stored in",
+                   measured.cache_file.string());
     }
   });
 }

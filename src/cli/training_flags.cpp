@@ -119,6 +119,16 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
                   "graphs, the OOM guard splits what does not fit)")
       ->capture_default_str()
       ->group(memory);
+  command
+      .add_option("--clear-cache-every-n", c.clear_cache_every_n,
+                  "CUDA: release cached blocks every N steps (0: never; each release syncs)")
+      ->capture_default_str()
+      ->group(memory);
+  command
+      .add_option("--step-metrics-every", c.step_metrics_every,
+                  "Write a memory sample to metrics.jsonl every N steps (0: off)")
+      ->capture_default_str()
+      ->group(memory);
   command.add_option("--use-kd", c.use_kd, "Train a student by distillation (true/false)")
       ->capture_default_str()
       ->group(kd);
@@ -128,6 +138,16 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
       ->capture_default_str()
       ->group(kd);
   command.add_option("--kd-alpha", c.kd_alpha, "Weight of the distillation term")
+      ->capture_default_str()
+      ->group(kd);
+  command
+      .add_option("--use-teacher-cache", c.use_teacher_cache,
+                  "Compute the frozen teacher's outputs once into a memory-mapped cache")
+      ->capture_default_str()
+      ->group(kd);
+  command
+      .add_option("--offload-teacher-to-cpu", c.offload_teacher_to_cpu,
+                  "Without the cache, on CUDA: keep the teacher in pinned host memory")
       ->capture_default_str()
       ->group(kd);
 

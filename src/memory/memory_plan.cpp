@@ -22,7 +22,7 @@ std::int64_t graphs_that_fit(const PeakFit& fit, double data_bytes, const GraphS
 MemoryPlan make_memory_plan(const PeakFit& fit, std::string model, std::int64_t parameters,
                             std::int64_t node_features, const GraphSize& median_graph,
                             const GraphSize& p95_graph, double budget_bytes,
-                            double target_utilization) {
+                            double target_utilization, const TeacherCost& teacher) {
   MemoryPlan plan;
   plan.model = std::move(model);
   plan.fit = fit;
@@ -41,7 +41,8 @@ MemoryPlan make_memory_plan(const PeakFit& fit, std::string model, std::int64_t 
   plan.budget_bytes = budget_bytes;
   plan.target_utilization = target_utilization;
   plan.reserve_bytes = (1.0 - target_utilization) * budget_bytes;
-  plan.data_bytes = budget_bytes * target_utilization - fit.fixed_bytes;
+  plan.teacher = teacher;
+  plan.data_bytes = budget_bytes * target_utilization - fit.fixed_bytes - teacher.device_bytes;
   plan.median_graph = median_graph;
   plan.p95_graph = p95_graph;
   plan.median_graphs = graphs_that_fit(fit, plan.data_bytes, median_graph);
@@ -49,7 +50,7 @@ MemoryPlan make_memory_plan(const PeakFit& fit, std::string model, std::int64_t 
   for (const double gigabytes : {8.0, 16.0, 24.0, 40.0, 80.0}) {
     DeviceRow row;
     row.device_bytes = gigabytes * 1e9;
-    row.data_bytes = row.device_bytes * target_utilization - fit.fixed_bytes;
+    row.data_bytes = row.device_bytes * target_utilization - fit.fixed_bytes - teacher.device_bytes;
     row.median_graphs = graphs_that_fit(fit, row.data_bytes, median_graph);
     row.p95_graphs = graphs_that_fit(fit, row.data_bytes, p95_graph);
     plan.devices.push_back(row);
@@ -69,6 +70,19 @@ std::string render_memory_plan(const MemoryPlan& p) {
                      size(p.optimizer_bytes));
   out += fmt::format("  {:<34} {:>12}   (framework, scratch: the fit's constant minus the above)\n",
                      "other fixed", size(p.fixed_other_bytes));
+  if (p.teacher.mode == "cache")
+    out += fmt::format("  {:<34} {:>12}   (outputs cached: {} memory-mapped on the host)\n",
+                       "teacher", size(p.teacher.device_bytes), size(p.teacher.host_bytes));
+  else if (p.teacher.mode == "offloaded")
+    out += fmt::format(
+        "  {:<34} {:>12}   ({} parameters kept in pinned host memory, copied in for its "
+        "forward)\n",
+        "teacher", size(p.teacher.device_bytes), p.teacher.parameters);
+  else if (p.teacher.mode == "in memory")
+    out += fmt::format(
+        "  {:<34} {:>12}   ({} parameters on the device; its forward activations are not in the "
+        "fit)\n",
+        "teacher", size(p.teacher.device_bytes), p.teacher.parameters);
   out += fmt::format("  {:<34} {:>9.0f} B / node  {:>7.0f} B / edge  {:>7.0f} B / graph\n",
                      "activations", p.activation_bytes_per_node, p.activation_bytes_per_edge,
                      p.activation_bytes_per_graph);
@@ -108,6 +122,11 @@ void to_json(nlohmann::json& json, const MemoryPlan& p) {
           {"gradient_bytes", p.gradient_bytes},
           {"optimizer_bytes", p.optimizer_bytes},
           {"fixed_other_bytes", p.fixed_other_bytes},
+          {"teacher",
+           {{"mode", p.teacher.mode},
+            {"parameters", p.teacher.parameters},
+            {"device_bytes", p.teacher.device_bytes},
+            {"host_bytes", p.teacher.host_bytes}}},
           {"activation_bytes_per_node", p.activation_bytes_per_node},
           {"activation_bytes_per_edge", p.activation_bytes_per_edge},
           {"activation_bytes_per_graph", p.activation_bytes_per_graph},

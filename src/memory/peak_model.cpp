@@ -87,6 +87,30 @@ const std::vector<std::vector<std::size_t>>& subsets() {
   return order;
 }
 
+// Root mean square of the relative errors with which each sample is predicted by the fit of the
+// others: how well the subset generalises. nullopt when a sample cannot be left out (too few
+// samples) or a fit without it is singular.
+std::optional<double> leave_one_out_error(std::span<const PeakSample> samples,
+                                          const std::vector<std::size_t>& terms) {
+  if (samples.size() < terms.size() + 1) return std::nullopt;
+  std::vector<PeakSample> others;
+  double sum_squares = 0.0;
+  for (std::size_t left_out = 0; left_out < samples.size(); ++left_out) {
+    others.clear();
+    for (std::size_t i = 0; i < samples.size(); ++i)
+      if (i != left_out) others.push_back(samples[i]);
+    const auto coefficients = solve_subset(others, terms);
+    if (!coefficients) return std::nullopt;
+    const Row row = design_row(samples[left_out]);
+    double predicted = 0.0;
+    for (std::size_t j = 0; j < kTerms; ++j) predicted += (*coefficients)[j] * row[j];
+    const double relative =
+        (predicted - samples[left_out].peak_bytes) / samples[left_out].peak_bytes;
+    sum_squares += relative * relative;
+  }
+  return std::sqrt(sum_squares / static_cast<double>(samples.size()));
+}
+
 }  // namespace
 
 double PeakFit::predict(std::uint64_t nodes, std::uint64_t edges, std::uint64_t graphs) const {
@@ -106,11 +130,25 @@ PeakFit fit_peak(std::span<const PeakSample> samples) {
       throw std::invalid_argument("fit_peak: a sample's peak_bytes is not a positive number (" +
                                   std::to_string(s.peak_bytes) + ")");
 
-  std::optional<Row> coefficients;
+  struct Candidate {
+    Row coefficients;
+    std::optional<double> held_out_error;
+  };
+  std::vector<Candidate> candidates;
+  bool all_validated = true;
   for (const auto& terms : subsets()) {
-    coefficients = solve_subset(samples, terms);
-    if (coefficients) break;
+    auto coefficients = solve_subset(samples, terms);
+    if (!coefficients) continue;
+    auto error = leave_one_out_error(samples, terms);
+    all_validated = all_validated && error.has_value();
+    candidates.push_back({*coefficients, error});
   }
+  // The constant-only subset is never singular (its column is all ones), so there is a candidate.
+  std::size_t chosen = 0;
+  if (all_validated)
+    for (std::size_t i = 1; i < candidates.size(); ++i)
+      if (*candidates[i].held_out_error < *candidates[chosen].held_out_error) chosen = i;
+  const std::optional<Row> coefficients = candidates[chosen].coefficients;
   // The constant-only subset is never singular (its column is all ones), so a fit always exists.
   PeakFit fit;
   fit.fixed_bytes = (*coefficients)[0];

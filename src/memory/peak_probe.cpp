@@ -3,10 +3,12 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <variant>
 
 #include "headroom/loader/collate.hpp"
@@ -105,6 +107,50 @@ ProbeModelConfig probe_model_preset(const store::GraphStore& store, models::Mode
   const auto num_ids = static_cast<std::int64_t>(store.metadata().vocabulary.size()) + 1;
   if (kind == models::ModelKind::kGat) return models::gat_preset(size, num_ids);
   return models::vgae_preset(size, num_ids);
+}
+
+std::vector<std::vector<std::uint32_t>> probe_batches(const store::GraphStore& store,
+                                                      std::int64_t max_graphs) {
+  const auto train_ids = store.train_ids();
+  if (train_ids.empty())
+    throw std::invalid_argument("probe_batches: " + store.path().string() +
+                                " has no training graphs");
+  if (max_graphs < 1)
+    throw std::invalid_argument("probe_batches: max_graphs must be at least 1, got " +
+                                std::to_string(max_graphs));
+  const auto index = store.size_index();
+  std::vector<std::uint32_t> by_size(train_ids.begin(), train_ids.end());
+  std::sort(by_size.begin(), by_size.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return std::tie(index.num_nodes[a], index.num_edges[a], a) <
+           std::tie(index.num_nodes[b], index.num_edges[b], b);
+  });
+  const auto n = static_cast<std::int64_t>(by_size.size());
+  const auto capped = [&](std::int64_t size) { return std::min({size, max_graphs, n}); };
+  // `size` consecutive graphs of the size order, centred on quantile q (shifted inside the ends).
+  const auto window = [&](double q, std::int64_t size) {
+    const auto centre = static_cast<std::int64_t>(std::llround(q * static_cast<double>(n - 1)));
+    const auto first = std::clamp<std::int64_t>(centre - size / 2, 0, n - size);
+    return std::vector<std::uint32_t>(by_size.begin() + first, by_size.begin() + first + size);
+  };
+  std::vector<std::vector<std::uint32_t>> sets;
+  const auto add = [&](std::vector<std::uint32_t> set) {
+    if (std::find(sets.begin(), sets.end(), set) == sets.end()) sets.push_back(std::move(set));
+  };
+  const auto small = capped(64);
+  const auto large = capped(256);
+  for (const double q : {0.0, 0.5, 0.95, 1.0}) add(window(q, small));
+  for (const double q : {0.0, 1.0}) add(window(q, large));
+  const auto mixed = loader::shuffled(train_ids, 0, 0);
+  add(std::vector<std::uint32_t>(mixed.begin(), mixed.begin() + capped(1024)));
+  if (sets.size() < 2) sets.push_back(sets.front());
+  return sets;
+}
+
+PeakSample probe_training_peak(const store::GraphStore& store, const ProbeModelConfig& model,
+                               std::span<const std::uint32_t> ids,
+                               const PeakProbeOptions& options) {
+  install_counting_cpu_allocator();
+  return probe_one(store, model, ids, options);
 }
 
 std::vector<PeakSample> probe_training_peaks(const store::GraphStore& store,

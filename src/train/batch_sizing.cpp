@@ -1,60 +1,103 @@
 #include "headroom/train/batch_sizing.hpp"
 
+#include <torch/headeronly/version.h>
 #include <torch/torch.h>
 
+#include <ATen/cuda/CUDAContext.h>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <algorithm>
+#include <variant>
 
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/memory/batch_packer.hpp"
+#include "headroom/memory/peak_fit_cache.hpp"
 #include "headroom/train/precision.hpp"
 #include "headroom/train/training_loop.hpp"
 #include "headroom/util/byte_size.hpp"
 
 namespace headroom::train {
+namespace {
 
-memory::PeakFit measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
-                                  const memory::ProbeModelConfig& model,
-                                  std::vector<std::int64_t>* probe_sizes) {
-  const auto train_graphs = static_cast<std::int64_t>(store.train_ids().size());
-  std::vector<std::int64_t> sizes;
-  for (const std::int64_t size : {16, 64, 256, 1024}) {
-    const auto capped = std::min({size, train_graphs, config.batch_size});
-    if (capped >= 1 && (sizes.empty() || capped > sizes.back())) sizes.push_back(capped);
-  }
+// Bumped whenever the probe scheme or the fit changes what a cached fit means.
+constexpr int kPeakFitFormat = 2;
+
+std::string device_identity(const c10::Device& device) {
+  if (!device.is_cuda()) return "cpu";
+  const auto* properties = at::cuda::getDeviceProperties(std::max<int>(0, device.index()));
+  return fmt::format("cuda {} {} B", properties->name, properties->totalGlobalMem);
+}
+
+}  // namespace
+
+nlohmann::json peak_fit_key(const TrainingConfig& config, const memory::ProbeModelConfig& model,
+                            const std::vector<std::vector<std::uint32_t>>& probe_batches) {
+  nlohmann::json model_json;
+  std::visit([&](const auto& m) { model_json = m; }, model);
+  model_json["kind"] = std::holds_alternative<models::GatConfig>(model) ? "gat" : "vgae";
+  std::vector<std::size_t> probe_sizes;
+  for (const auto& batch : probe_batches) probe_sizes.push_back(batch.size());
+  return {{"format", kPeakFitFormat},
+          {"model", model_json},
+          {"precision", config.precision},
+          {"gradient_clipping", config.gradient_clip > 0},
+          {"device", device_identity(training_device(config))},
+          {"torch", TORCH_VERSION},
+          {"probe_batch_sizes", probe_sizes}};
+}
+
+MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
+                               const memory::ProbeModelConfig& model) {
+  const auto batches = memory::probe_batches(store, config.batch_size);
+  const auto key = peak_fit_key(config, model, batches);
+  const memory::PeakFitCache cache(memory::default_peak_fit_cache_dir());
+  if (auto cached = cache.load(key))
+    return {cached->fit, std::move(cached->samples), cached->file, true};
+
   memory::PeakProbeOptions options;
   options.device = training_device(config);
   options.precision = parse_precision(config.precision);
   options.learning_rate = effective_learning_rate(config);
   options.weight_decay = config.weight_decay;
   options.gradient_clip = config.gradient_clip;
-  // Probing builds models: keep the training's random stream where the caller left it.
-  auto generator = at::globalContext().defaultGenerator(at::kCPU);
-  const auto state = generator.get_state();
-  const auto samples = memory::probe_training_peaks(store, model, sizes, options);
-  generator.set_state(state);
-  if (probe_sizes != nullptr) *probe_sizes = sizes;
-  return memory::fit_peak(samples);
+  // Probing builds models and runs dropout: keep the training's random streams where the caller
+  // left them.
+  auto cpu_generator = at::globalContext().defaultGenerator(at::kCPU);
+  const auto cpu_state = cpu_generator.get_state();
+  std::optional<at::Tensor> cuda_state;
+  if (options.device.is_cuda())
+    cuda_state = at::globalContext().defaultGenerator(at::kCUDA).get_state();
+  MeasuredPeak measured;
+  for (const auto& batch : batches)
+    measured.samples.push_back(memory::probe_training_peak(store, model, batch, options));
+  cpu_generator.set_state(cpu_state);
+  if (cuda_state) {
+    auto cuda_generator = at::globalContext().defaultGenerator(at::kCUDA);
+    cuda_generator.set_state(*cuda_state);
+  }
+  measured.fit = memory::fit_peak(measured.samples);
+  measured.cache_file = cache.store(key, measured.fit, measured.samples);
+  return measured;
 }
 
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphStore& store,
                               const memory::ProbeModelConfig& model, RunDirectory& run) {
   BatchSizing sizing;
   sizing.max_graphs = config.batch_size;
-  if (config.memory_budget <= 0 || !config.pack_batches) return sizing;
-  std::vector<std::int64_t> sizes;
-  sizing.fit = measure_step_peak(config, store, model, &sizes);
-  sizing.packing_budget_bytes =
-      config.target_utilization * static_cast<double>(config.memory_budget);
-  const auto& f = *sizing.fit;
+  if (!config.pack_batches) return sizing;
+  const auto budget = resolve_memory_budget(config, training_device(config));
+  const auto measured = measure_step_peak(config, store, model);
+  sizing.fit = measured.fit;
+  sizing.packing_budget_bytes = config.target_utilization * static_cast<double>(budget);
+  const auto& f = measured.fit;
   run.log(fmt::format(
-      "memory plan: peak = {} + {:.0f} B/node + {:.0f} B/edge + {:.0f} B/graph (fit on {} probe "
-      "batches of {}); batches packed up to {} ({:.0f}% of the {} budget)",
+      "memory plan: peak = {} + {:.0f} B/node + {:.0f} B/edge + {:.0f} B/graph ({} {} probe "
+      "batches, error {:.1f}%); batches packed up to {} ({:.0f}% of the {} budget), at most {} "
+      "graphs",
       util::format_byte_size(f.fixed_bytes), f.bytes_per_node, f.bytes_per_edge, f.bytes_per_graph,
-      sizes.size(), fmt::join(sizes, "/"), util::format_byte_size(sizing.packing_budget_bytes),
-      config.target_utilization * 100.0,
-      util::format_byte_size(static_cast<double>(config.memory_budget))));
+      measured.from_cache ? "cached fit of" : "fit on", measured.samples.size(),
+      100.0 * f.max_relative_error, util::format_byte_size(sizing.packing_budget_bytes),
+      config.target_utilization * 100.0, util::format_byte_size(static_cast<double>(budget)),
+      config.batch_size));
   return sizing;
 }
 

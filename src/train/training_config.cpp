@@ -80,6 +80,8 @@ void validate(const TrainingConfig& config) {
     fail("--device must be cpu, cuda or cuda:N, not '" + config.device + "'");
   if (config.memory_budget < 0) fail("--memory-budget must not be negative");
   if (config.host_memory_budget < 0) fail("--host-memory-budget must not be negative");
+  if (config.clear_cache_every_n < 0) fail("--clear-cache-every-n must not be negative");
+  if (config.step_metrics_every < 0) fail("--step-metrics-every must not be negative");
   if (!(config.target_utilization > 0 && config.target_utilization <= 1))
     fail("--target-utilization must lie in (0, 1]");
   if (config.precision == "16-mixed" && !cuda)
@@ -136,11 +138,15 @@ void to_json(nlohmann::json& json, const TrainingConfig& c) {
       {"host_memory_budget", c.host_memory_budget},
       {"target_utilization", c.target_utilization},
       {"pack_batches", c.pack_batches},
+      {"clear_cache_every_n", c.clear_cache_every_n},
+      {"step_metrics_every", c.step_metrics_every},
       {"prefetch_depth", c.prefetch_depth},
       {"use_kd", c.use_kd},
       {"teacher_path", c.teacher_path.string()},
       {"kd_temperature", c.kd_temperature},
       {"kd_alpha", c.kd_alpha},
+      {"use_teacher_cache", c.use_teacher_cache},
+      {"offload_teacher_to_cpu", c.offload_teacher_to_cpu},
       {"autoencoder_path", c.autoencoder_path.string()},
       {"curriculum",
        {{"start_ratio", c.curriculum.start_ratio},

@@ -12,6 +12,8 @@
 #include "headroom/loader/batch_prefetcher.hpp"
 #include "headroom/loader/collate.hpp"
 #include "headroom/loader/epoch_order.hpp"
+#include "headroom/memory/cuda_allocator_defaults.hpp"
+#include "headroom/memory/system_memory.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train/oom_guard.hpp"
 #include "headroom/train/precision.hpp"
@@ -35,7 +37,8 @@ double seconds_since(Clock::time_point start) {
 // them.
 nlohmann::json semantic_config(const TrainingConfig& config) {
   nlohmann::json json = config;
-  for (const char* key : {"threads", "prefetch_depth", "runs_dir", "store", "models"})
+  for (const char* key : {"threads", "prefetch_depth", "runs_dir", "store", "models",
+                          "clear_cache_every_n", "step_metrics_every", "offload_teacher_to_cpu"})
     json.erase(key);
   return json;
 }
@@ -149,18 +152,43 @@ std::int64_t epoch_peak_bytes(const memory::MemorySnapshot& snapshot, bool cuda)
 // device.
 void apply_memory_budget(const TrainingConfig& config, const c10::Device& device,
                          RunDirectory& run) {
-  if (config.memory_budget <= 0) return;
+  const auto budget = resolve_memory_budget(config, device);
   if (device.is_cuda()) {
+    const auto settings = memory::cuda_allocator_settings();
+    run.log("CUDA caching allocator: " + (settings.empty() ? "LibTorch defaults" : settings));
     const auto index = std::max<int>(0, device.index());
     const auto total = static_cast<double>(at::cuda::getDeviceProperties(index)->totalGlobalMem);
     c10::cuda::CUDACachingAllocator::setMemoryFraction(
-        std::min(1.0, static_cast<double>(config.memory_budget) / total), index);
+        std::min(1.0, static_cast<double>(budget) / total), index);
   } else {
-    memory::set_cpu_tensor_budget(config.memory_budget);
+    memory::set_cpu_tensor_budget(budget);
   }
-  run.log(fmt::format("memory budget {} on {}",
-                      util::format_byte_size(static_cast<double>(config.memory_budget)),
-                      device.str()));
+  run.log(fmt::format(
+      "memory budget {} on {}{}", util::format_byte_size(static_cast<double>(budget)), device.str(),
+      config.memory_budget > 0 ? ""
+                               : (device.is_cuda() ? " (default: the device's memory)"
+                                                   : " (default: the host's memory limit)")));
+}
+
+// A sampled step's memory: what metrics.jsonl records between epoch lines.
+nlohmann::json step_memory_line(std::int64_t epoch, std::int64_t step, std::int64_t graphs,
+                                std::int64_t oom_events, std::int64_t budget, int cuda_index) {
+  const auto snapshot = memory::memory_snapshot(cuda_index);
+  const bool cuda = cuda_index >= 0;
+  const auto current = cuda ? snapshot.cuda.allocated_bytes : snapshot.cpu.current_bytes;
+  const auto peak = epoch_peak_bytes(snapshot, cuda);
+  nlohmann::json line = {{"type", "step"},
+                         {"epoch", epoch},
+                         {"step", step},
+                         {"graphs", graphs},
+                         {"tensor_bytes", current},
+                         {"peak_tensor_bytes", peak},
+                         {"rss_bytes", snapshot.rss_bytes},
+                         {"memory_budget", budget},
+                         {"utilization", static_cast<double>(peak) / static_cast<double>(budget)},
+                         {"oom_events", oom_events}};
+  if (cuda) line["reserved_bytes"] = snapshot.cuda.reserved_bytes;
+  return line;
 }
 
 }  // namespace
@@ -189,6 +217,14 @@ void from_json(const nlohmann::json& json, TrainingOutcome& o) {
   o.graphs_per_second = json.at("graphs_per_second").get<double>();
   o.peak_tensor_bytes = json.at("peak_tensor_bytes").get<std::int64_t>();
   o.best_metrics = json.at("best_metrics");
+}
+
+std::int64_t resolve_memory_budget(const TrainingConfig& config, const c10::Device& device) {
+  if (config.memory_budget > 0) return config.memory_budget;
+  if (device.is_cuda())
+    return static_cast<std::int64_t>(
+        at::cuda::getDeviceProperties(std::max<int>(0, device.index()))->totalGlobalMem);
+  return memory::host_memory_limit_bytes();
 }
 
 c10::Device training_device(const TrainingConfig& config) {
@@ -250,8 +286,6 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
   const auto precision = parse_precision(config.precision);
   const auto semantic = semantic_config(config);
 
-  apply_memory_budget(config, device, run);
-
   TrainingOutcome outcome;
   const auto previous = run.read_config();
   if (!previous.is_null() && config.resume) {
@@ -271,6 +305,12 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
       return outcome;
     }
   }
+
+  // Measuring comes before the budget is applied (a probe may need more than a packed batch will)
+  // and before the first epoch resets the peak counters.
+  if (task.prepare) task.prepare();
+  apply_memory_budget(config, device, run);
+  const auto budget = resolve_memory_budget(config, device);
 
   task.model->to(device);
   for (auto& module : task.auxiliary) module->to(device);
@@ -353,6 +393,11 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
       ++steps;
       done_graphs += graphs;
       bar.advance(static_cast<std::uint64_t>(graphs), static_cast<std::uint64_t>(graphs));
+      if (cuda && config.clear_cache_every_n > 0 && steps % config.clear_cache_every_n == 0)
+        c10::cuda::CUDACachingAllocator::emptyCache();
+      if (config.step_metrics_every > 0 && steps % config.step_metrics_every == 0)
+        run.append_metrics(
+            step_memory_line(epoch, steps, graphs, epoch_oom_events, budget, cuda_index));
       if (!cuda || steps % 20 == 0)
         bar.set_status(
             fmt::format("loss {:.4f}", loss_sum.item<double>() / static_cast<double>(done_graphs)));
@@ -391,6 +436,7 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
     state.loss_scale = scaler.current_scale();
 
     nlohmann::json line = {
+        {"type", "epoch"},
         {"epoch", epoch},
         {"train_loss", train_loss},
         {"validation_loss", validation.loss},
@@ -408,7 +454,9 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
         {"oom_events", epoch_oom_events},
         {"split_steps", epoch_split_steps},
         {"max_micro_batches", epoch_max_parts},
-        {"memory_budget", config.memory_budget}};
+        {"memory_budget", budget},
+        {"utilization",
+         static_cast<double>(epoch_peak_bytes(memory, cuda)) / static_cast<double>(budget)}};
     if (scaler.enabled()) line["loss_scale"] = scaler.current_scale();
     run.append_metrics(line);
     outcome.batch_wait_seconds += prefetcher.wait_seconds();

@@ -39,6 +39,31 @@ TEST(MemoryPlan, BreakdownFollowsFromTheFitAndTheParameterCount) {
   EXPECT_EQ(plan.devices[0].median_graphs, static_cast<std::int64_t>((8e9 * 0.9 - 50e6) / 80'100));
 }
 
+TEST(MemoryPlan, ATeacherOnTheDeviceComesOutOfTheDataBudgetACachedOneDoesNot) {
+  const TeacherCost in_memory{"in memory", 2'000'000, 8e6, 0};
+  const TeacherCost cached{"cache", 2'000'000, 0, 3e6};
+  const auto with_teacher =
+      make_memory_plan(example_fit(), "m", 1'000'000, 11, {30, 40}, {60, 90}, 1e9, 0.9, in_memory);
+  const auto with_cache =
+      make_memory_plan(example_fit(), "m", 1'000'000, 11, {30, 40}, {60, 90}, 1e9, 0.9, cached);
+  EXPECT_DOUBLE_EQ(with_teacher.data_bytes, 0.9e9 - 50e6 - 8e6);
+  EXPECT_DOUBLE_EQ(with_cache.data_bytes, 0.9e9 - 50e6);
+  EXPECT_EQ(with_teacher.median_graphs, static_cast<std::int64_t>((0.9e9 - 58e6) / 80'100));
+  EXPECT_DOUBLE_EQ(with_teacher.devices[0].data_bytes, 8e9 * 0.9 - 58e6);
+  const auto text = render_memory_plan(with_cache);
+  EXPECT_NE(text.find("teacher                                     0 B"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("outputs cached"), std::string::npos) << text;
+  EXPECT_EQ(nlohmann::json(with_cache)["teacher"]["device_bytes"].get<double>(), 0.0);
+  EXPECT_NE(render_memory_plan(with_teacher).find("2000000 parameters on the device"),
+            std::string::npos);
+  // No distillation: no teacher line at all.
+  EXPECT_EQ(
+      render_memory_plan(make_memory_plan(example_fit(), "m", 1, 11, {30, 40}, {60, 90}, 1e9, 0.9))
+          .find("teacher"),
+      std::string::npos);
+}
+
 TEST(MemoryPlan, ABudgetBelowTheFixedPartLeavesNoBatch) {
   const auto plan = make_memory_plan(example_fit(), "m", 10, 11, {30, 40}, {60, 90}, 40e6, 0.9);
   EXPECT_LT(plan.data_bytes, 0);

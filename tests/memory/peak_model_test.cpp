@@ -101,6 +101,22 @@ TEST(PeakModel, CollinearSamplesStillGiveAFiniteFitThatPredictsThem) {
   EXPECT_NEAR(fit.fixed_bytes, truth.a, truth.a * 1e-6);
 }
 
+TEST(PeakModel, TermsThatOnlyFitNoiseAreLeftOut) {
+  // The peak depends on nodes only; edges and graphs vary independently and the peaks carry +-1%
+  // noise. Four terms would fit some of the noise with edge and graph coefficients; held-out
+  // samples show that they do not generalise.
+  const Truth truth{5e6, 400.0, 0.0, 0.0};
+  auto samples = independent_samples(truth);
+  const double noise[] = {0.01, -0.008, 0.006, -0.01, 0.004, -0.006, 0.009};
+  for (std::size_t i = 0; i < samples.size(); ++i) samples[i].peak_bytes *= 1.0 + noise[i];
+  const auto fit = fit_peak(samples);
+  EXPECT_EQ(fit.bytes_per_edge, 0.0);
+  EXPECT_EQ(fit.bytes_per_graph, 0.0);
+  EXPECT_NEAR(fit.bytes_per_node, truth.b, 0.05 * truth.b);
+  EXPECT_NEAR(fit.predict(60000, 1000, 1), truth.at(60000, 1000, 1),
+              0.02 * truth.at(60000, 1000, 1));
+}
+
 TEST(PeakModel, TwoSamplesFitALineThroughBoth) {
   const std::vector<PeakSample> samples = {{100, 300, 10, 5000.0}, {200, 600, 20, 9000.0}};
   const auto fit = fit_peak(samples);

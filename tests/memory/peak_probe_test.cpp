@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <set>
+#include <span>
 #include <stdexcept>
 #include <variant>
 #include <vector>
@@ -133,6 +135,67 @@ TEST_F(PeakProbe, GradientCheckpointingLowersTheGatPeak) {
   std::printf("    checkpointing on %.0f B, off %.0f B\n", on.peak_bytes, off.peak_bytes);
   EXPECT_EQ(on.nodes, off.nodes);
   EXPECT_LT(on.peak_bytes, off.peak_bytes);
+}
+
+TEST_F(PeakProbe, ProbeBatchesSpanSizeClassesWithinTheCap) {
+  const auto index = store().size_index();
+  const auto train = store().train_ids();
+  const std::set<std::uint32_t> train_set(train.begin(), train.end());
+  const std::int64_t cap = static_cast<std::int64_t>(train.size()) / 3;
+  const auto batches = probe_batches(store(), cap);
+  ASSERT_GE(batches.size(), 2u);
+  const auto mean_nodes = [&](const std::vector<std::uint32_t>& ids) {
+    double sum = 0;
+    for (const auto id : ids) sum += index.num_nodes[id];
+    return sum / static_cast<double>(ids.size());
+  };
+  for (const auto& batch : batches) {
+    EXPECT_FALSE(batch.empty());
+    EXPECT_LE(static_cast<std::int64_t>(batch.size()), cap);
+    const std::set<std::uint32_t> unique(batch.begin(), batch.end());
+    EXPECT_EQ(unique.size(), batch.size()) << "a graph twice in one probe batch";
+    for (const auto id : batch) EXPECT_TRUE(train_set.count(id)) << id << " is not a training id";
+  }
+  // The first batch holds the smallest graphs and another one the largest: their node counts
+  // differ, so the fit sees batches of different composition. (Windows that coincide on a small
+  // store are kept once, so which batch holds the largest depends on the store's size.)
+  std::uint32_t smallest = index.num_nodes[train[0]];
+  std::uint32_t largest = smallest;
+  for (const auto id : train) {
+    smallest = std::min(smallest, index.num_nodes[id]);
+    largest = std::max(largest, index.num_nodes[id]);
+  }
+  EXPECT_EQ(index.num_nodes[batches[0].front()], smallest);
+  double largest_mean = 0;
+  bool has_largest = false;
+  for (const auto& batch : batches) {
+    largest_mean = std::max(largest_mean, mean_nodes(batch));
+    for (const auto id : batch) has_largest = has_largest || index.num_nodes[id] == largest;
+  }
+  EXPECT_TRUE(has_largest);
+  EXPECT_LT(mean_nodes(batches[0]), largest_mean);
+  EXPECT_THROW(probe_batches(store(), 0), std::invalid_argument);
+  EXPECT_EQ(probe_batches(store(), 1).front().size(), 1u);
+}
+
+TEST_F(PeakProbe, TheFitOfTheProbeBatchesPredictsAShuffledBatch) {
+  const auto model =
+      probe_model_preset(store(), models::ModelKind::kGat, models::ModelSize::kStudent);
+  std::vector<PeakSample> samples;
+  const auto cap = static_cast<std::int64_t>(store().train_ids().size()) / 4;
+  for (const auto& batch : probe_batches(store(), cap))
+    samples.push_back(probe_training_peak(store(), model, batch));
+  const auto fit = fit_peak(samples);
+  // A batch of another composition and a larger size than any probe.
+  const auto order = loader::shuffled(store().train_ids(), 7, 3);
+  const auto unseen = std::span(order).first(static_cast<std::size_t>(cap) * 2);
+  const auto measured = probe_training_peak(store(), model, unseen);
+  const double predicted = fit.predict(measured.nodes, measured.edges, measured.graphs);
+  std::printf(
+      "    %zu probes, fit error %.3f%%; unseen %llu graphs: measured %.0f B, predicted %.0f B\n",
+      samples.size(), 100.0 * fit.max_relative_error,
+      static_cast<unsigned long long>(measured.graphs), measured.peak_bytes, predicted);
+  EXPECT_LT(std::abs(predicted - measured.peak_bytes) / measured.peak_bytes, 0.10);
 }
 
 TEST_F(PeakProbe, RejectsBatchSizesOutsideTheTrainingSplit) {

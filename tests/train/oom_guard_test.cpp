@@ -36,11 +36,7 @@ class OomGuardRun : public ::testing::Test {
     return dir_->path() / runs / "store" / "student_normal";
   }
   static std::vector<nlohmann::json> metrics(const std::string& runs) {
-    std::vector<nlohmann::json> lines;
-    std::ifstream in(run_dir(runs) / "metrics.jsonl");
-    std::string line;
-    while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
-    return lines;
+    return testing::read_metrics(run_dir(runs) / "metrics.jsonl", "epoch");
   }
   static void expect_same_weights(const std::string& runs) {
     auto a = train::load_gat_checkpoint(run_dir("reference") / "best.pt", torch::kCPU);

@@ -21,14 +21,7 @@ namespace headroom {
 namespace {
 
 std::vector<nlohmann::json> read_metrics(const std::filesystem::path& file) {
-  std::vector<nlohmann::json> lines;
-  std::ifstream in(file);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto parsed = nlohmann::json::parse(line, nullptr, false);
-    if (!parsed.is_discarded()) lines.push_back(parsed);
-  }
-  return lines;
+  return testing::read_metrics(file, "epoch");
 }
 
 std::string train_command(const std::filesystem::path& store, const std::filesystem::path& runs,

@@ -27,6 +27,14 @@ struct DeviceRow {
   std::int64_t p95_graphs = 0;     // graphs of 95th-percentile size per batch
 };
 
+// What a distilled student's teacher costs, by how it is held (train/teacher_output_cache.hpp).
+struct TeacherCost {
+  std::string mode;             // "none" (no distillation), "cache", "in memory", "offloaded"
+  std::int64_t parameters = 0;  // the teacher's parameter count
+  double device_bytes = 0;      // resident on the training device for the whole step
+  double host_bytes = 0;        // in host memory: the memory-mapped cache, or the pinned weights
+};
+
 struct MemoryPlan {
   std::string model;  // e.g. "teacher GAT"
   std::int64_t parameters = 0;
@@ -34,6 +42,7 @@ struct MemoryPlan {
   double gradient_bytes = 0;
   double optimizer_bytes = 0;    // Adam: two moments per parameter
   double fixed_other_bytes = 0;  // the fit's constant minus the three above (framework, scratch)
+  TeacherCost teacher;           // its device_bytes come out of the budget before the batch data
   double activation_bytes_per_node = 0;  // the fit's per-node slope minus the node inputs
   double activation_bytes_per_edge = 0;
   double activation_bytes_per_graph = 0;
@@ -43,7 +52,7 @@ struct MemoryPlan {
   double budget_bytes = 0;
   double target_utilization = 0.9;
   double reserve_bytes = 0;  // (1 - target utilization) x budget: fragmentation and error margin
-  double data_bytes = 0;     // budget x utilization - fixed
+  double data_bytes = 0;     // budget x utilization - fixed - teacher device bytes
   GraphSize median_graph;
   GraphSize p95_graph;
   std::int64_t median_graphs = 0;  // batch budget in graphs of median size
@@ -56,7 +65,7 @@ struct MemoryPlan {
 MemoryPlan make_memory_plan(const PeakFit& fit, std::string model, std::int64_t parameters,
                             std::int64_t node_features, const GraphSize& median_graph,
                             const GraphSize& p95_graph, double budget_bytes,
-                            double target_utilization);
+                            double target_utilization, const TeacherCost& teacher = {"none"});
 
 // The human-readable breakdown.
 std::string render_memory_plan(const MemoryPlan& plan);

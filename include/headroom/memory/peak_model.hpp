@@ -37,14 +37,16 @@ struct PeakFit {
   ByteCostModel cost_model() const;
 };
 
-// Least squares over the samples. The terms are tried as {1, nodes, edges, graphs}, then the
-// three-term, two-term and constant-only subsets (in that order; within a size, node and edge terms
-// before the graph term), and the first subset whose normal equations are well-conditioned is
-// used: samples drawn from one store usually keep nodes, edges and graphs nearly proportional, and
-// then the full system is singular although the fewer-term fit predicts such batches just as well.
-// Columns are scaled to unit maximum before solving (bytes and counts span many orders of
-// magnitude); a pivot below 1e-9 of the largest diagonal entry of the scaled normal matrix counts
-// as singular. Coefficients are not constrained to be non-negative.
+// Least squares over the samples, on a subset of the terms {1, nodes, edges, graphs}. Every
+// subset whose normal equations are well-conditioned is a candidate; when there are enough
+// samples to validate all of them, the one with the smallest leave-one-out error (the RMS relative
+// error of predicting each sample from the others) is used, so that four coefficients are not
+// fitted to noise or to nearly proportional columns (samples drawn from one store often keep
+// nodes, edges and graphs nearly proportional). With too few samples to validate, the candidate
+// with the most terms is used (order: {1,n,e,g}, three-term, two-term, constant; node and edge
+// terms before the graph term). Columns are scaled to unit maximum before solving (bytes and
+// counts span many orders of magnitude); a pivot below 1e-9 of the largest diagonal entry of the
+// scaled normal matrix counts as singular. Coefficients are not constrained to be non-negative.
 //
 // Throws std::invalid_argument for fewer than 2 samples, or a peak that is not finite and positive.
 PeakFit fit_peak(std::span<const PeakSample> samples);

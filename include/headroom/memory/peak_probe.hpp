@@ -31,6 +31,21 @@ struct PeakProbeOptions {
   double gradient_clip = 1.0;  // 0: no clipping
 };
 
+// The graph-id sets `headroom plan` and the packer probe: batches of one size class each (the
+// smallest, median, 95th-percentile and largest training graphs by node count, read from the
+// store's size index) at two batch sizes, and one shuffled mixed batch, so that the fit sees
+// batches whose nodes, edges and graphs do not grow in proportion. No set is larger than
+// `max_graphs` or holds an id twice; there are at least two sets (repeated when the training split
+// is tiny). Throws std::invalid_argument when the store has no training graphs or max_graphs < 1.
+std::vector<std::vector<std::uint32_t>> probe_batches(const store::GraphStore& store,
+                                                      std::int64_t max_graphs);
+
+// The steady-state peak of one training step on the batch of `ids` (see probe_training_peaks for
+// how it is measured). Installs the counting CPU allocator.
+PeakSample probe_training_peak(const store::GraphStore& store, const ProbeModelConfig& model,
+                               std::span<const std::uint32_t> ids,
+                               const PeakProbeOptions& options = {});
+
 // For each batch size N: the first N ids of the store's training ids (in loader::shuffled order
 // with seed 0, epoch 0) collated into one batch; a fresh model and Adam optimizer; one warm-up
 // step (so the optimizer's state exists, as in steady-state training); then the peak is reset and

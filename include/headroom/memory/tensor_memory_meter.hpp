@@ -17,7 +17,7 @@ struct CpuTensorMemory {
 };
 
 struct CudaTensorMemory {
-  bool available = false;           // false without a CUDA device (all fields then 0)
+  bool available = false;            // false without a CUDA device (all fields then 0)
   std::int64_t allocated_bytes = 0;  // current
   std::int64_t peak_allocated_bytes = 0;
   std::int64_t reserved_bytes = 0;

@@ -1,13 +1,17 @@
-// How a stage cuts an epoch into batches. Without a memory budget: `batch_size` graphs each.
-// With one (--memory-budget): the step's peak is measured on probe batches and fitted as
-// a + b*nodes + c*edges + d*graphs (memory/peak_model.hpp), and each epoch is packed by predicted
-// bytes up to target_utilization x budget (memory/batch_packer.hpp), with batch_size as a cap.
-// The OOM guard catches what the prediction misses.
+// How a stage cuts an epoch into batches. The memory budget (--memory-budget; default: the GPU's
+// memory, or on CPU the host's memory limit) is planned, not guessed: the step's peak is measured
+// on probe batches and fitted as a + b*nodes + c*edges + d*graphs (memory/peak_model.hpp), the fit
+// is cached on disk (memory/peak_fit_cache.hpp), and each epoch is packed by predicted bytes up to
+// target_utilization x budget (memory/batch_packer.hpp), with batch_size as a cap. The OOM guard
+// catches what the prediction misses. With --pack-batches false: batch_size graphs per batch.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "headroom/memory/peak_model.hpp"
 #include "headroom/memory/peak_probe.hpp"
@@ -19,18 +23,28 @@ namespace headroom::train {
 
 struct BatchSizing {
   std::optional<memory::PeakFit> fit;  // set when packing by bytes
-  double packing_budget_bytes = 0;     // target_utilization x memory_budget
+  double packing_budget_bytes = 0;     // target_utilization x memory budget
   std::int64_t max_graphs = 0;         // the batch_size cap
 };
 
-// Measures the training step's peak on probe batches of 16, 64, 256 and 1024 graphs (capped by
-// batch_size and the training split) and fits it; `probe_sizes` receives the sizes used. Leaves
-// the default random generator as it found it.
-memory::PeakFit measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
-                                  const memory::ProbeModelConfig& model,
-                                  std::vector<std::int64_t>* probe_sizes = nullptr);
+struct MeasuredPeak {
+  memory::PeakFit fit;
+  std::vector<memory::PeakSample> samples;
+  std::filesystem::path cache_file;  // read or written (empty: the cache is disabled)
+  bool from_cache = false;
+};
 
-// Probes and fits when config.memory_budget > 0 (logged in `run`); otherwise graph-count batches.
+// What a training step's peak depends on, beyond the batch: the cache key of its fit.
+nlohmann::json peak_fit_key(const TrainingConfig& config, const memory::ProbeModelConfig& model,
+                            const std::vector<std::vector<std::uint32_t>>& probe_batches);
+
+// The step's peak fit for `model` under `config` (device, precision, optimiser settings): from the
+// on-disk cache when this key was measured before, else measured on memory::probe_batches
+// (capped by batch_size) and stored. Leaves the default random generators as it found them.
+MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
+                               const memory::ProbeModelConfig& model);
+
+// Packing by bytes unless config.pack_batches is false (logged in `run`).
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphStore& store,
                               const memory::ProbeModelConfig& model, RunDirectory& run);
 

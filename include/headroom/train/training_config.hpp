@@ -63,12 +63,23 @@ struct TrainingConfig {
   std::int64_t host_memory_budget = 0;  // RAM, bytes; 0 = physical RAM (reported, planned)
   double target_utilization = 0.9;      // share of the budget the planner fills
   bool pack_batches = true;  // with a budget: pack batches by predicted bytes (batch_sizing.hpp)
+  // CUDA: release the caching allocator's unused blocks every N training steps (0: never). Each
+  // release synchronises the device, so it is off by default.
+  std::int64_t clear_cache_every_n = 0;
+  // A memory sample into metrics.jsonl every N training steps (0: per-epoch lines only).
+  std::int64_t step_metrics_every = 50;
 
   // Distillation.
   bool use_kd = false;
   std::filesystem::path teacher_path;  // a best.pt of the same model kind, teacher size
   double kd_temperature = 4.0;
   double kd_alpha = 0.7;
+  // The frozen teacher's outputs computed once per graph into a memory-mapped file in the run
+  // directory, so that student training holds no teacher (train/teacher_output_cache.hpp).
+  bool use_teacher_cache = true;
+  // Without the cache, on CUDA: keep the teacher's weights in pinned host memory and copy them to
+  // the device for each forward pass.
+  bool offload_teacher_to_cpu = false;
 
   // Curriculum (stage curriculum).
   std::filesystem::path autoencoder_path;  // VGAE that scores difficulty; default: this size's

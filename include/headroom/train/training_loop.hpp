@@ -40,6 +40,10 @@ struct TrainingTask {
   // Further trained modules (e.g. a distillation projection): optimised and resumed with the
   // model, not part of best.pt.
   std::vector<std::shared_ptr<torch::nn::Module>> auxiliary;
+  // Called once, only when there is training to do (not for a finished run), before the memory
+  // budget is applied and before the first epoch: where a stage measures its step's memory and
+  // builds what its epochs need, outside any epoch's peak. May be empty.
+  std::function<void()> prepare;
   // Deterministic in (configuration, epoch): a resumed run must plan the same epochs.
   std::function<EpochPlan(std::int64_t epoch)> plan_epoch;
   // The scalar loss of one batch, already on the training device. Called in training mode,
@@ -74,6 +78,9 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
 
 // The device named by config.device; throws std::runtime_error when CUDA is asked for and absent.
 c10::Device training_device(const TrainingConfig& config);
+// The training memory budget in bytes: config.memory_budget, or when it is 0 the device's total
+// memory (CUDA) or the host's memory limit (CPU: physical RAM, lowered by a cgroup limit).
+std::int64_t resolve_memory_budget(const TrainingConfig& config, const c10::Device& device);
 // Applies config.threads to LibTorch's intra-op pool.
 void apply_thread_count(const TrainingConfig& config);
 

@@ -1,0 +1,170 @@
+// How well the planner predicts a training step's peak tensor memory. For every combination of
+// model (GAT, VGAE), size (teacher, student), precision (fp32, bf16-mixed) and gradient
+// checkpointing (on, off): the peak fit is measured on the probe batches exactly as training does
+// it (train::measure_step_peak, with the on-disk cache off), then each epoch-0 order of the
+// training graphs is packed by predicted bytes for every --budgets entry (at the default target
+// utilisation), and the first --batches-per-budget packed batches are run as real training steps
+// (fresh model and Adam, one warm-up step, then the measured step: forward, loss, backward,
+// clipping, Adam) whose measured peak is compared with the prediction.
+//
+// Usage: build/bin/peak_prediction_bench [--store DIR] [--budgets 128MiB,256MiB,512MiB,1GiB]
+//        [--batches-per-budget 2] [--threads 2]
+// One JSON line per measured batch goes to stdout after the tables.
+#include <torch/torch.h>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "bench_store.hpp"
+#include "headroom/loader/epoch_order.hpp"
+#include "headroom/memory/batch_packer.hpp"
+#include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/train/batch_sizing.hpp"
+#include "headroom/train/precision.hpp"
+#include "headroom/train/training_loop.hpp"
+#include "headroom/util/byte_size.hpp"
+
+namespace {
+
+using namespace headroom;
+using Clock = std::chrono::steady_clock;
+
+struct Row {
+  std::string model;
+  double budget = 0;
+  std::size_t batch = 0;
+  std::uint64_t graphs = 0, nodes = 0, edges = 0;
+  double predicted = 0, measured = 0;
+  double error() const { return (predicted - measured) / measured; }
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const auto n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("Predicted versus measured training-step peak over a grid of configurations");
+  std::string store_path;
+  std::vector<std::string> budget_texts = {"128MiB", "256MiB", "512MiB", "1GiB"};
+  std::size_t batches_per_budget = 2;
+  int threads = 2;
+  app.add_option("--store", store_path, "Graph store (default: stores/hcrl_sa or synthetic)");
+  app.add_option("--budgets", budget_texts, "Memory budgets")->delimiter(',');
+  app.add_option("--batches-per-budget", batches_per_budget, "Packed batches measured per budget");
+  app.add_option("--threads", threads, "Intra-op threads");
+  CLI11_PARSE(app, argc, argv);
+
+  setenv("HEADROOM_CACHE_DIR", "off", 1);  // every fit is measured here, never read back
+  memory::install_counting_cpu_allocator();
+  memory::keep_freed_host_memory();
+  torch::set_num_threads(threads);
+  const std::filesystem::path store_dir =
+      store_path.empty() ? bench::default_store() : std::filesystem::path(store_path);
+  const auto store = store::GraphStore::open(store_dir);
+  const auto num_ids = static_cast<std::int64_t>(store.metadata().vocabulary.size()) + 1;
+  const auto index = store.size_index();
+  std::vector<double> budgets;
+  for (const auto& text : budget_texts)
+    budgets.push_back(static_cast<double>(util::parse_byte_size(text)));
+  fmt::print("store {} ({} training graphs), {} threads\n", store_dir.string(),
+             store.train_ids().size(), threads);
+
+  std::vector<Row> rows;
+  std::vector<nlohmann::json> fits;
+  for (const auto kind : {models::ModelKind::kGat, models::ModelKind::kVgae})
+    for (const auto size : {models::ModelSize::kTeacher, models::ModelSize::kStudent})
+      for (const std::string precision : {"32", "bf16-mixed"})
+        for (const bool checkpointing : {true, false}) {
+          train::TrainingConfig config;
+          config.store = store_dir;
+          config.model = kind;
+          config.size = size;
+          config.precision = precision;
+          config.gradient_checkpointing = checkpointing;
+          config.batch_size = 1 << 30;  // only the byte budget cuts batches
+          memory::ProbeModelConfig model;
+          if (kind == models::ModelKind::kGat)
+            model = train::resolve_gat_config(config, num_ids);
+          else
+            model = train::resolve_vgae_config(config, num_ids);
+          const auto name =
+              fmt::format("{} {} {} ckpt-{}", models::to_string(size), models::to_string(kind),
+                          precision == "32" ? "fp32" : "bf16", checkpointing ? "on" : "off");
+          const auto probe_start = Clock::now();
+          const auto measured = train::measure_step_peak(config, store, model);
+          const double probe_seconds =
+              std::chrono::duration<double>(Clock::now() - probe_start).count();
+          fits.push_back(
+              {{"model", name}, {"fit", measured.fit}, {"probe_seconds", probe_seconds}});
+
+          memory::PeakProbeOptions options;
+          options.precision = train::parse_precision(precision);
+          options.learning_rate = train::effective_learning_rate(config);
+          options.weight_decay = config.weight_decay;
+          options.gradient_clip = config.gradient_clip;
+          // Training graphs the stage trains on: all of them for the GAT, the normal ones for the
+          // VGAE (the autoencoder stage).
+          std::vector<std::uint32_t> ids;
+          for (const auto id : store.train_ids())
+            if (kind == models::ModelKind::kGat || index.label[id] == 0) ids.push_back(id);
+          const auto order = loader::shuffled(ids, config.seed, 0);
+          for (const double budget : budgets) {
+            const auto packed = memory::pack_by_bytes(order, index.num_nodes, index.num_edges,
+                                                      measured.fit.cost_model(),
+                                                      config.target_utilization * budget);
+            for (std::size_t b = 0; b < std::min(batches_per_budget, packed.batches.size()); ++b) {
+              const auto& batch = packed.batches[b];
+              const auto sample = memory::probe_training_peak(store, model, batch, options);
+              Row row{name,
+                      budget,
+                      b,
+                      sample.graphs,
+                      sample.nodes,
+                      sample.edges,
+                      measured.fit.predict(sample.nodes, sample.edges, sample.graphs),
+                      sample.peak_bytes};
+              rows.push_back(row);
+              fmt::print(
+                  "{:<30} budget {:>9}  batch {}  {:>5} graphs {:>7} nodes  predicted {:>10}"
+                  "  measured {:>10}  error {:+6.2f}%  ({:.0f}% of the budget)\n",
+                  name, util::format_byte_size(budget), b, row.graphs, row.nodes,
+                  util::format_byte_size(row.predicted), util::format_byte_size(row.measured),
+                  100.0 * row.error(), 100.0 * row.measured / budget);
+              std::fflush(stdout);
+            }
+          }
+        }
+
+  std::vector<double> absolute;
+  for (const auto& row : rows) absolute.push_back(std::abs(row.error()));
+  const auto worst = std::max_element(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return std::abs(a.error()) < std::abs(b.error());
+  });
+  fmt::print("\n{} measured batches over {} configurations x {} budgets\n", rows.size(),
+             fits.size(), budgets.size());
+  fmt::print("median |error| {:.2f}%   worst |error| {:.2f}% ({}, budget {}, batch {})\n",
+             100.0 * median(absolute), 100.0 * std::abs(worst->error()), worst->model,
+             util::format_byte_size(worst->budget), worst->batch);
+  for (const auto& fit : fits) fmt::print("{}\n", fit.dump());
+  for (const auto& row : rows)
+    fmt::print("{}\n", nlohmann::json{{"model", row.model},
+                                      {"budget_bytes", row.budget},
+                                      {"batch", row.batch},
+                                      {"graphs", row.graphs},
+                                      {"nodes", row.nodes},
+                                      {"edges", row.edges},
+                                      {"predicted_bytes", row.predicted},
+                                      {"measured_bytes", row.measured},
+                                      {"relative_error", row.error()}}
+                           .dump());
+  return 0;
+}

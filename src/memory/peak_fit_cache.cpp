@@ -1,0 +1,79 @@
+#include "headroom/memory/peak_fit_cache.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "headroom/util/file_writer.hpp"
+
+namespace headroom::memory {
+namespace {
+
+std::filesystem::path from_environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::filesystem::path(value)
+                                            : std::filesystem::path();
+}
+
+}  // namespace
+
+std::filesystem::path default_peak_fit_cache_dir() {
+  const auto headroom_dir = from_environment("HEADROOM_CACHE_DIR");
+  if (headroom_dir == "off") return {};
+  if (!headroom_dir.empty()) return headroom_dir / "peak-fits";
+  const auto xdg = from_environment("XDG_CACHE_HOME");
+  if (!xdg.empty()) return xdg / "headroom" / "peak-fits";
+  const auto home = from_environment("HOME");
+  if (!home.empty()) return home / ".cache" / "headroom" / "peak-fits";
+  return {};
+}
+
+PeakFitCache::PeakFitCache(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+std::filesystem::path PeakFitCache::file_for(const nlohmann::json& key) const {
+  const auto text = key.dump();
+  const auto hash =
+      util::checksum_bytes(std::as_bytes(std::span<const char>(text.data(), text.size())));
+  return dir_ / (util::checksum_hex(hash) + ".json");
+}
+
+std::optional<CachedPeakFit> PeakFitCache::load(const nlohmann::json& key) const {
+  if (!enabled()) return std::nullopt;
+  const auto file = file_for(key);
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  const auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object() || json.value("key", nlohmann::json()) != key)
+    return std::nullopt;
+  try {
+    CachedPeakFit cached;
+    cached.fit = json.at("fit").get<PeakFit>();
+    cached.samples = json.at("samples").get<std::vector<PeakSample>>();
+    cached.file = file;
+    return cached;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // a truncated or hand-edited file: measure again
+  }
+}
+
+std::filesystem::path PeakFitCache::store(const nlohmann::json& key, const PeakFit& fit,
+                                          std::span<const PeakSample> samples) const {
+  if (!enabled()) return {};
+  const auto file = file_for(key);
+  std::error_code error;
+  std::filesystem::create_directories(dir_, error);
+  if (error)
+    throw std::runtime_error(dir_.string() + ": cannot create the peak-fit cache directory (" +
+                             error.message() + ")");
+  const nlohmann::json json = {
+      {"key", key},
+      {"fit", fit},
+      {"samples", std::vector<PeakSample>(samples.begin(), samples.end())}};
+  util::write_file_atomically(file, json.dump(2) + "\n");
+  return file;
+}
+
+}  // namespace headroom::memory
