@@ -3,12 +3,16 @@
 #include <torch/torch.h>
 
 #include <fmt/format.h>
+#include <functional>
+#include <optional>
 #include <stdexcept>
 
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/train/batch_sizing.hpp"
 #include "headroom/train/losses.hpp"
 #include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/offloaded_teacher.hpp"
+#include "headroom/train/teacher_output_cache.hpp"
 #include "stage_support.hpp"
 
 namespace headroom::train {
@@ -44,44 +48,91 @@ StageResult run_autoencoder_stage(const TrainingConfig& config) {
   task.loss_reduction = LossReduction::kPerNode;
   task.checkpoint.model_config = vgae_config;
 
+  // Distillation: the teacher's latents and reconstructions come from the output cache (no teacher
+  // held while training), or from the teacher itself, in device memory or offloaded to pinned
+  // host memory.
   models::VGAE teacher{nullptr};
   torch::nn::Linear projection{nullptr};
+  std::optional<TeacherOutputCache> teacher_cache;
+  std::optional<OffloadedTeacher> offloaded;
+  std::function<void()> build_teacher_cache;  // run in `prepare`: a finished run skips it
   if (config.use_kd) {
-    teacher = load_vgae_checkpoint(resolve_checkpoint_path(config.teacher_path), device);
+    const auto teacher_file = resolve_checkpoint_path(config.teacher_path);
+    const bool offload = teacher_offload_applies(config, device, run);
+    // Loaded in every mode, before the projection: building it draws from the generator, and the
+    // projection's initial weights must not depend on the mode.
+    teacher = load_vgae_checkpoint(teacher_file,
+                                   config.use_teacher_cache || offload ? torch::kCPU : device);
     for (auto& p : teacher->parameters()) p.requires_grad_(false);
-    projection = torch::nn::Linear(vgae_config.latent, teacher->config().latent);
+    const auto teacher_config = teacher->config();
+    projection = torch::nn::Linear(vgae_config.latent, teacher_config.latent);
     task.auxiliary.push_back(projection.ptr());
+    if (config.use_teacher_cache) {
+      build_teacher_cache = [&, teacher_file, teacher_config] {
+        TeacherCacheSettings settings = teacher_cache_settings(config, run, teacher_file, device);
+        settings.spec = {
+            TeacherRows::kPerNode,
+            {{"z", teacher_config.latent}, {"reconstruction", teacher_config.in_features - 1}}};
+        std::vector<std::uint32_t> cached_ids = train_normals;
+        cached_ids.insert(cached_ids.end(), validation_normals.begin(), validation_normals.end());
+        teacher_cache = TeacherOutputCache::open_or_build(settings, store, cached_ids, [&] {
+          teacher->to(device);
+          return TeacherForward([model = teacher](const loader::GraphBatch& batch) mutable {
+            auto out = model->forward(batch.x, batch.edge_index);
+            return std::vector<at::Tensor>{out.z, out.reconstruction};
+          });
+        });
+        teacher = nullptr;  // its outputs are cached: no teacher parameter stays anywhere
+        run.log(teacher_cache->summary());
+      };
+    } else if (offload) {
+      offloaded.emplace(teacher.ptr(), device);
+    }
   }
 
-  auto objective = [&, ids](const loader::GraphBatch& batch, bool training) -> at::Tensor {
+  auto objective = [&, ids](const loader::GraphBatch& batch) -> at::Tensor {
     const auto out = model->forward(batch.x, batch.edge_index);
     const auto task_loss = vgae_loss(out, batch, ids).total;
     if (!config.use_kd) return task_loss;
-    models::VgaeOutput teacher_out;
-    {
+    at::Tensor teacher_z;
+    at::Tensor teacher_reconstruction;
+    if (teacher_cache) {
+      // By the batch's own graph ids: a micro-batch of the OOM guard gets its own rows.
+      auto cached = teacher_cache->lookup(batch);
+      teacher_z = cached[0];
+      teacher_reconstruction = cached[1];
+    } else {
       torch::NoGradGuard no_grad;
-      teacher_out = teacher->forward(batch.x, batch.edge_index);
+      std::optional<OffloadedTeacher::DeviceScope> on_device;
+      if (offloaded) on_device.emplace(*offloaded);
+      auto teacher_out = teacher->forward(batch.x, batch.edge_index);
+      teacher_z = teacher_out.z;
+      teacher_reconstruction = teacher_out.reconstruction;
     }
-    (void)training;
-    return vgae_distillation_loss(projection->forward(out.z), teacher_out.z, out.reconstruction,
-                                  teacher_out.reconstruction, task_loss, config.kd_alpha);
+    return vgae_distillation_loss(projection->forward(out.z), teacher_z, out.reconstruction,
+                                  teacher_reconstruction, task_loss, config.kd_alpha);
   };
 
-  const auto sizing = plan_batch_sizing(config, store, vgae_config, run);
+  BatchSizing sizing;
+  task.prepare = [&] {
+    if (build_teacher_cache) build_teacher_cache();
+    // A teacher held on the device during training is outside the step's fit.
+    sizing = plan_batch_sizing(config, store, vgae_config, run,
+                               teacher && !offloaded ? detail::parameter_bytes(*teacher) : 0.0);
+  };
   task.plan_epoch = [&](std::int64_t epoch) {
     EpochPlan plan;
     plan.batches = make_batches(sizing, store, loader::shuffled(train_normals, config.seed, epoch));
     return plan;
   };
-  task.loss = [&](const loader::GraphBatch& batch) { return objective(batch, true); };
+  task.loss = [&](const loader::GraphBatch& batch) { return objective(batch); };
   task.validate = [&]() {
     ValidationResult result;
     double sum = 0;
     std::int64_t graphs = 0;
     for_each_batch(store, validation_normals, config.eval_batch_size, device,
                    [&](const loader::GraphBatch& batch) {
-                     sum += objective(batch, false).item<double>() *
-                            static_cast<double>(batch.num_graphs);
+                     sum += objective(batch).item<double>() * static_cast<double>(batch.num_graphs);
                      graphs += batch.num_graphs;
                    });
     result.loss = graphs > 0 ? sum / static_cast<double>(graphs) : 0.0;

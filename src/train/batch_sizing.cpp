@@ -80,23 +80,27 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
 }
 
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphStore& store,
-                              const memory::ProbeModelConfig& model, RunDirectory& run) {
+                              const memory::ProbeModelConfig& model, RunDirectory& run,
+                              double reserved_bytes) {
   BatchSizing sizing;
   sizing.max_graphs = config.batch_size;
   if (!config.pack_batches) return sizing;
   const auto budget = resolve_memory_budget(config, training_device(config));
   const auto measured = measure_step_peak(config, store, model);
   sizing.fit = measured.fit;
-  sizing.packing_budget_bytes = config.target_utilization * static_cast<double>(budget);
+  sizing.packing_budget_bytes =
+      config.target_utilization * static_cast<double>(budget) - reserved_bytes;
   const auto& f = measured.fit;
   run.log(fmt::format(
       "memory plan: peak = {} + {:.0f} B/node + {:.0f} B/edge + {:.0f} B/graph ({} {} probe "
-      "batches, error {:.1f}%); batches packed up to {} ({:.0f}% of the {} budget), at most {} "
+      "batches, error {:.1f}%); batches packed up to {} ({:.0f}% of the {} budget{}), at most {} "
       "graphs",
       util::format_byte_size(f.fixed_bytes), f.bytes_per_node, f.bytes_per_edge, f.bytes_per_graph,
       measured.from_cache ? "cached fit of" : "fit on", measured.samples.size(),
       100.0 * f.max_relative_error, util::format_byte_size(sizing.packing_budget_bytes),
       config.target_utilization * 100.0, util::format_byte_size(static_cast<double>(budget)),
+      reserved_bytes > 0 ? " less " + util::format_byte_size(reserved_bytes) + " for the teacher"
+                         : "",
       config.batch_size));
   return sizing;
 }

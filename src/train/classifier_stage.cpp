@@ -3,6 +3,8 @@
 #include <torch/torch.h>
 
 #include <fmt/format.h>
+#include <functional>
+#include <optional>
 #include <stdexcept>
 
 #include "headroom/eval/binary_metrics.hpp"
@@ -12,6 +14,8 @@
 #include "headroom/train/graph_scores.hpp"
 #include "headroom/train/losses.hpp"
 #include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/offloaded_teacher.hpp"
+#include "headroom/train/teacher_output_cache.hpp"
 #include "stage_support.hpp"
 
 namespace headroom::train {
@@ -66,20 +70,48 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
                   config.use_kd ? " with distillation" : "", train_ids.size(), attacks.size(),
                   validation_ids.size(), ids, config.device, config.precision));
 
+  // Scored in `prepare` (only when there is training to do): a finished run skips it.
   std::vector<float> difficulty;
-  if (curriculum) {
+  const auto score_difficulty = [&] {
     const auto vgae_path = autoencoder_for(config);
     auto vgae = load_vgae_checkpoint(vgae_path, device);
     difficulty =
         reconstruction_scores(vgae, store, normals, config.eval_batch_size, device, precision);
     run.log(fmt::format("difficulty of {} normal graphs scored with {}", normals.size(),
                         vgae_path.string()));
-  }
+  };
 
+  // Distillation: the teacher's logits come from the output cache (no teacher held while
+  // training), or from the teacher itself, in device memory or offloaded to pinned host memory.
   models::GATWithJK teacher{nullptr};
+  std::optional<TeacherOutputCache> teacher_cache;
+  std::optional<OffloadedTeacher> offloaded;
+  std::function<void()> build_teacher_cache;  // run in `prepare`
   if (config.use_kd) {
-    teacher = load_gat_checkpoint(resolve_checkpoint_path(config.teacher_path), device);
+    const auto teacher_file = resolve_checkpoint_path(config.teacher_path);
+    const bool offload = teacher_offload_applies(config, device, run);
+    teacher = load_gat_checkpoint(teacher_file,
+                                  config.use_teacher_cache || offload ? torch::kCPU : device);
     for (auto& p : teacher->parameters()) p.requires_grad_(false);
+    if (config.use_teacher_cache) {
+      build_teacher_cache = [&, teacher_file] {
+        TeacherCacheSettings settings = teacher_cache_settings(config, run, teacher_file, device);
+        settings.spec = {TeacherRows::kPerGraph, {{"logits", teacher->config().num_classes}}};
+        std::vector<std::uint32_t> cached_ids(train_ids.begin(), train_ids.end());
+        cached_ids.insert(cached_ids.end(), validation_ids.begin(), validation_ids.end());
+        teacher_cache = TeacherOutputCache::open_or_build(settings, store, cached_ids, [&] {
+          teacher->to(device);
+          return TeacherForward([model = teacher](const loader::GraphBatch& batch) mutable {
+            return std::vector<at::Tensor>{
+                model->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs)};
+          });
+        });
+        teacher = nullptr;  // its outputs are cached: no teacher parameter stays anywhere
+        run.log(teacher_cache->summary());
+      };
+    } else if (offload) {
+      offloaded.emplace(teacher.ptr(), device);
+    }
   }
 
   TrainingTask task;
@@ -88,7 +120,14 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
   task.checkpoint.kind = models::ModelKind::kGat;
   task.checkpoint.model_config = gat_config;
 
-  const auto sizing = plan_batch_sizing(config, store, gat_config, run);
+  BatchSizing sizing;
+  task.prepare = [&] {
+    if (curriculum) score_difficulty();
+    if (build_teacher_cache) build_teacher_cache();
+    // A teacher held on the device during training is outside the step's fit.
+    sizing = plan_batch_sizing(config, store, gat_config, run,
+                               teacher && !offloaded ? detail::parameter_bytes(*teacher) : 0.0);
+  };
   task.plan_epoch = [&](std::int64_t epoch) {
     EpochPlan plan;
     std::vector<std::uint32_t> epoch_ids;
@@ -114,8 +153,12 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
     if (logits_out != nullptr) *logits_out = logits;
     if (!config.use_kd) return torch::cross_entropy_loss(logits.to(torch::kFloat), batch.y);
     at::Tensor teacher_logits;
-    {
+    if (teacher_cache) {
+      teacher_logits = teacher_cache->lookup(batch)[0];
+    } else {
       torch::NoGradGuard no_grad;
+      std::optional<OffloadedTeacher::DeviceScope> on_device;
+      if (offloaded) on_device.emplace(*offloaded);
       teacher_logits = teacher->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
     }
     return gat_distillation_loss(logits.to(torch::kFloat), teacher_logits.to(torch::kFloat),

@@ -5,6 +5,8 @@
 #include <span>
 #include <vector>
 
+#include <torch/nn/module.h>
+
 #include "headroom/store/graph_store.hpp"
 
 namespace headroom::train::detail {
@@ -18,6 +20,14 @@ inline std::vector<std::uint32_t> with_label(const store::GraphStore& store,
   for (const auto id : ids)
     if (labels[id] == label) out.push_back(id);
   return out;
+}
+
+// Bytes of a module's parameters and buffers.
+inline double parameter_bytes(const torch::nn::Module& module) {
+  double bytes = 0;
+  for (const auto& p : module.parameters()) bytes += static_cast<double>(p.nbytes());
+  for (const auto& b : module.buffers()) bytes += static_cast<double>(b.nbytes());
+  return bytes;
 }
 
 inline std::int64_t num_ids(const store::GraphStore& store) {

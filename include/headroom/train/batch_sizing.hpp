@@ -44,9 +44,12 @@ nlohmann::json peak_fit_key(const TrainingConfig& config, const memory::ProbeMod
 MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
                                const memory::ProbeModelConfig& model);
 
-// Packing by bytes unless config.pack_batches is false (logged in `run`).
+// Packing by bytes unless config.pack_batches is false (logged in `run`). `reserved_bytes`: device
+// memory held through training outside the step the fit measures (a distillation teacher kept in
+// memory); it comes out of the packing budget.
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphStore& store,
-                              const memory::ProbeModelConfig& model, RunDirectory& run);
+                              const memory::ProbeModelConfig& model, RunDirectory& run,
+                              double reserved_bytes = 0);
 
 // The epoch's batches, in the given order.
 std::vector<std::vector<std::uint32_t>> make_batches(const BatchSizing& sizing,

@@ -25,6 +25,9 @@ class RunDirectory {
   std::filesystem::path config_file() const { return path_ / "config.json"; }
   std::filesystem::path result_file() const { return path_ / "result.json"; }
   std::filesystem::path log_file() const { return path_ / "log.txt"; }
+  // A distilled stage's teacher output cache (its key beside it, teacher_outputs.json). clear()
+  // keeps it: the key says whether it still applies.
+  std::filesystem::path teacher_outputs_file() const { return path_ / "teacher_outputs.bin"; }
 
   // Written atomically (temporary file, fsync, rename).
   void write_config(const nlohmann::json& config) const;
