@@ -10,10 +10,12 @@
 #include "headroom/cli/commands.hpp"
 #include "headroom/cli/training_flags.hpp"
 #include "headroom/memory/memory_plan.hpp"
+#include "headroom/memory/static_peak_estimate.hpp"
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/models/vgae.hpp"
 #include "headroom/train/batch_sizing.hpp"
 #include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/precision.hpp"
 #include "headroom/train/training_loop.hpp"
 
 namespace headroom::cli {
@@ -85,12 +87,20 @@ void add_plan_command(CLI::App& app) {
       "plan", "Measure a model's training-step memory and print the budget breakdown");
   auto flags = std::make_shared<TrainingFlags>();
   auto json = std::make_shared<bool>(false);
+  auto mode = std::make_shared<std::string>("measured");
   flags->add_to(*command);
   command->add_flag("--json", *json, "Print the plan as JSON");
+  command
+      ->add_option("--mode", *mode,
+                   "measured: probe training steps and fit them (cached); static: estimate from "
+                   "the model's shapes without running anything")
+      ->check(CLI::IsMember({"measured", "static"}))
+      ->capture_default_str();
   command->footer(
       "Example: headroom plan --store stores/hcrl_sa --preset gat,teacher --memory-budget 1GB\n"
-      "         headroom plan --store stores/hcrl_sa --preset vgae,student --precision bf16-mixed");
-  command->callback([flags, json] {
+      "         headroom plan --store stores/hcrl_sa --preset vgae,student --precision bf16-mixed\n"
+      "         headroom plan --store stores/hcrl_sa --preset gat,teacher --mode static");
+  command->callback([flags, json, mode] {
     auto config = flags->resolve(train::Stage::kNormal);
     train::apply_thread_count(config);
     const auto device = train::training_device(config);
@@ -110,7 +120,14 @@ void add_plan_command(CLI::App& app) {
     }
     name += fmt::format(", {}, precision {}, checkpointing {}", device.str(), config.precision,
                         config.gradient_checkpointing ? "on" : "off");
-    const auto measured = train::measure_step_peak(config, store, model);
+    train::MeasuredPeak measured;
+    if (*mode == "static") {
+      measured.fit = memory::static_peak_estimate(
+          model, train::parse_precision(config.precision) != train::Precision::kFloat32);
+      name += ", static estimate";
+    } else {
+      measured = train::measure_step_peak(config, store, model);
+    }
     const auto& fit = measured.fit;
     const auto budget = static_cast<double>(train::resolve_memory_budget(config, device));
     const auto plan = memory::make_memory_plan(
@@ -119,7 +136,9 @@ void add_plan_command(CLI::App& app) {
         teacher_cost(config, store, num_ids));
     if (*json) {
       auto out = nlohmann::json(plan);
-      out["fit_cache"] = {{"file", measured.cache_file.string()}, {"hit", measured.from_cache}};
+      out["mode"] = *mode;
+      if (*mode == "measured")
+        out["fit_cache"] = {{"file", measured.cache_file.string()}, {"hit", measured.from_cache}};
       fmt::print("{}\n", out.dump(2));
     } else {
       fmt::print("{}", memory::render_memory_plan(plan));

@@ -61,8 +61,10 @@ MemoryPlan make_memory_plan(const PeakFit& fit, std::string model, std::int64_t 
 std::string render_memory_plan(const MemoryPlan& p) {
   const auto size = [](double bytes) { return util::format_byte_size(bytes); };
   std::string out =
-      fmt::format("memory plan: {} (peak fit on {} probe batches, max error {:.2f}%)\n", p.model,
-                  p.fit.samples, 100.0 * p.fit.max_relative_error);
+      p.fit.samples == 0
+          ? fmt::format("memory plan: {} (analytic: nothing was run)\n", p.model)
+          : fmt::format("memory plan: {} (peak fit on {} probe batches, max error {:.2f}%)\n",
+                        p.model, p.fit.samples, 100.0 * p.fit.max_relative_error);
   out += fmt::format("  {:<34} {:>12}   ({} parameters, float32)\n", "parameters",
                      size(p.parameter_bytes), p.parameters);
   out += fmt::format("  {:<34} {:>12}\n", "gradients", size(p.gradient_bytes));

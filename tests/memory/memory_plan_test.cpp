@@ -88,6 +88,23 @@ TEST(PlanCommand, PrintsTheBreakdownAndItsJson) {
   EXPECT_DOUBLE_EQ(json["budget_bytes"].get<double>(), 512.0 * 1024 * 1024);
   EXPECT_GT(json["median_graphs"].get<std::int64_t>(), 0);
   EXPECT_GT(json["parameters"].get<std::int64_t>(), 0);
+  EXPECT_EQ(json["mode"], "measured");
+
+  // Static mode runs no step: the fixed part is exactly 16 bytes per parameter (weights,
+  // gradients, two Adam moments), and nothing is written to the fit cache.
+  const auto cache = dir / "static-cache";
+  ASSERT_EQ(testing::run_command("HEADROOM_CACHE_DIR=" + cache.string() + " " + base +
+                                     " --mode static --json 2>/dev/null",
+                                 &output),
+            0)
+      << output;
+  const auto static_plan = nlohmann::json::parse(output);
+  EXPECT_EQ(static_plan["mode"], "static");
+  EXPECT_EQ(static_plan["fit"]["samples"].get<std::size_t>(), 0u);
+  EXPECT_DOUBLE_EQ(static_plan["fit"]["fixed_bytes"].get<double>(),
+                   16.0 * static_plan["parameters"].get<double>());
+  EXPECT_FALSE(std::filesystem::exists(cache));
+  EXPECT_NE(testing::run_command(base + " --mode guess 2>&1", &output), 0);
 }
 
 }  // namespace

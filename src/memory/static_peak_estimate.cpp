@@ -1,0 +1,187 @@
+#include "headroom/memory/static_peak_estimate.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <variant>
+
+namespace headroom::memory {
+namespace {
+
+constexpr double kFloat = 4.0;
+constexpr double kIndex = 8.0;
+
+// Bytes a term costs per node and per edge.
+struct Cost {
+  double node = 0;
+  double edge = 0;
+  Cost operator+(const Cost& other) const { return {node + other.node, edge + other.edge}; }
+  Cost& operator+=(const Cost& other) {
+    node += other.node;
+    edge += other.edge;
+    return *this;
+  }
+};
+
+// One GATConv (+ activation, dropout, optional batch norm) with H heads of C channels on inputs
+// of `in` features: what its forward keeps for the backward pass. `act`: bytes of an activation.
+Cost gat_block_saved(double in, double heads, double channels, double act, bool batch_norm) {
+  const double hc = heads * channels;
+  Cost cost;
+  // Node side: the input (kept by the projection), the projection, the two attention halves, the
+  // aggregated output and its bias sum, then norm, ReLU and dropout (output and mask).
+  cost.node = act * (in + 2 * hc + 2 * heads + hc) + act * hc * (batch_norm ? 3 : 2) + hc;
+  // Edge side (self loops included, counted per edge): the gathered attention halves, their sum,
+  // leaky ReLU, softmax exponent and result, the gathered projection and the weighted messages,
+  // and the edge list itself (source and target with the self-loop copy).
+  cost.edge = act * (6 * heads + 2 * hc) + 4 * kIndex;
+  return cost;
+}
+
+// The gradients the backward pass of that block holds at once: of the messages and the gathered
+// projection per edge, of the projection and output per node.
+Cost gat_block_gradients(double heads, double channels, double act) {
+  const double hc = heads * channels;
+  return {act * 3 * hc, act * (2 * hc + 2 * heads)};
+}
+
+// Parameters, their gradients and Adam's two moments.
+double fixed_bytes(double parameters) { return 4 * kFloat * parameters; }
+
+struct LayerShape {
+  double in, heads, channels;
+  bool batch_norm;
+};
+
+// The encoder/decoder stack: without checkpointing every block's saved tensors stay until the
+// backward pass; with it only each block's input and output, plus one block recomputed during
+// the backward pass. Either way one block's gradients are live on top.
+Cost gat_stack(const std::vector<LayerShape>& layers, double act, bool checkpointing) {
+  Cost saved;
+  Cost largest_block;
+  Cost largest_gradients;
+  for (const auto& l : layers) {
+    const auto block = gat_block_saved(l.in, l.heads, l.channels, act, l.batch_norm);
+    if (checkpointing) {
+      saved += {act * l.heads * l.channels, 0};  // its output, the next block's input
+    } else {
+      saved += block;
+    }
+    largest_block.node = std::max(largest_block.node, block.node);
+    largest_block.edge = std::max(largest_block.edge, block.edge);
+    const auto gradients = gat_block_gradients(l.heads, l.channels, act);
+    largest_gradients.node = std::max(largest_gradients.node, gradients.node);
+    largest_gradients.edge = std::max(largest_gradients.edge, gradients.edge);
+  }
+  if (checkpointing) saved += Cost{act * layers.front().in, 0} + largest_block;
+  saved += largest_gradients;
+  return saved;
+}
+
+double gat_parameters(const models::GatConfig& c) {
+  double in = static_cast<double>(c.embedding_dim + c.in_features - 1);
+  const double hc = static_cast<double>(c.heads * c.hidden);
+  double parameters = static_cast<double>(c.num_ids * c.embedding_dim);
+  for (std::int64_t l = 0; l < c.layers; ++l) {
+    parameters += in * hc + 3 * hc;  // weight, att_src, att_dst, bias
+    in = hc;
+  }
+  const double jk = static_cast<double>(c.layers) * hc;
+  parameters += static_cast<double>(c.fc_layers - 1) * (jk * jk + jk);
+  parameters += jk * static_cast<double>(c.num_classes) + static_cast<double>(c.num_classes);
+  return parameters;
+}
+
+PeakFit estimate_gat(const models::GatConfig& c, double act) {
+  std::vector<LayerShape> layers;
+  double in = static_cast<double>(c.embedding_dim + c.in_features - 1);
+  for (std::int64_t l = 0; l < c.layers; ++l) {
+    layers.push_back({in, static_cast<double>(c.heads), static_cast<double>(c.hidden), false});
+    in = static_cast<double>(c.heads * c.hidden);
+  }
+  Cost cost = gat_stack(layers, act, c.gradient_checkpointing);
+  const double jk = static_cast<double>(c.layers * c.heads * c.hidden);
+  // Inputs (features, membership, edge list), the embedded input, the jumping-knowledge
+  // concatenation and its gradient.
+  cost.node += kFloat * static_cast<double>(c.in_features) + kIndex +
+               kFloat * static_cast<double>(c.embedding_dim + c.in_features) + 2 * act * jk;
+  cost.edge += 2 * kIndex;
+  PeakFit fit;
+  fit.fixed_bytes = fixed_bytes(gat_parameters(c));
+  fit.bytes_per_node = cost.node;
+  fit.bytes_per_edge = cost.edge;
+  // Pooled features and the head's activations per graph, label and id.
+  fit.bytes_per_graph =
+      kFloat * jk * (2.0 + 3.0 * static_cast<double>(c.fc_layers - 1)) + 2 * kIndex;
+  return fit;
+}
+
+double vgae_parameters(const models::VgaeConfig& c) {
+  const double heads = static_cast<double>(c.heads);
+  double in = static_cast<double>(c.embedding_dim + c.in_features - 1);
+  double parameters = static_cast<double>(c.num_ids * c.embedding_dim);
+  const auto conv = [&](double from, double to, double h) { return from * to + 3 * to + 0 * h; };
+  for (const auto width : c.hidden) {
+    parameters += conv(in, static_cast<double>(width), heads) + 2 * static_cast<double>(width);
+    in = static_cast<double>(width);
+  }
+  const double latent = static_cast<double>(c.latent);
+  parameters += 2 * (in * latent + latent);
+  in = latent;
+  for (auto i = static_cast<std::int64_t>(c.hidden.size()) - 2; i >= 0; --i) {
+    const auto width = static_cast<double>(c.hidden[static_cast<std::size_t>(i)]);
+    parameters += conv(in, width, heads) + 2 * width;
+    in = width;
+  }
+  const double out = static_cast<double>(c.in_features - 1);
+  parameters += conv(in, out, 1);
+  const double ids = static_cast<double>(c.num_ids);
+  const double last = static_cast<double>(c.hidden.back());
+  parameters += latent * ids + ids + latent * last + last + last * ids + ids;
+  return parameters;
+}
+
+PeakFit estimate_vgae(const models::VgaeConfig& c, double act) {
+  const double heads = static_cast<double>(c.heads);
+  std::vector<LayerShape> layers;
+  double in = static_cast<double>(c.embedding_dim + c.in_features - 1);
+  for (const auto width : c.hidden) {
+    layers.push_back({in, heads, static_cast<double>(width) / heads, true});
+    in = static_cast<double>(width);
+  }
+  const double latent = static_cast<double>(c.latent);
+  in = latent;
+  for (auto i = static_cast<std::int64_t>(c.hidden.size()) - 2; i >= 0; --i) {
+    const auto width = static_cast<double>(c.hidden[static_cast<std::size_t>(i)]);
+    layers.push_back({in, heads, width / heads, true});
+    in = width;
+  }
+  layers.push_back({in, 1, static_cast<double>(c.in_features - 1), false});
+  Cost cost = gat_stack(layers, act, c.gradient_checkpointing);
+  const double ids = static_cast<double>(c.num_ids);
+  const double last = static_cast<double>(c.hidden.back());
+  // The vocabulary-wide outputs dominate: ID logits and neighbour logits (kept), their float
+  // copies and log-softmax / sigmoid terms in the loss, the dense neighbourhood targets, and the
+  // gradients of both logits.
+  const double vocabulary =
+      act * 2 * ids + kFloat * ids * (act < kFloat ? 2 : 0) + kFloat * ids * 3 + kFloat * ids * 2;
+  // Latent statistics (mu, logvar, noise, z), the neighbour decoder's hidden layer, inputs.
+  cost.node += vocabulary + act * (6 * latent + 2 * last) +
+               kFloat * static_cast<double>(2 * c.in_features + c.embedding_dim) + kIndex;
+  cost.edge += 2 * kIndex;
+  PeakFit fit;
+  fit.fixed_bytes = fixed_bytes(vgae_parameters(c));
+  fit.bytes_per_node = cost.node;
+  fit.bytes_per_edge = cost.edge;
+  fit.bytes_per_graph = 2 * kIndex;
+  return fit;
+}
+
+}  // namespace
+
+PeakFit static_peak_estimate(const ProbeModelConfig& model, bool reduced_precision) {
+  const double act = reduced_precision ? 2.0 : kFloat;
+  if (const auto* gat = std::get_if<models::GatConfig>(&model)) return estimate_gat(*gat, act);
+  return estimate_vgae(std::get<models::VgaeConfig>(model), act);
+}
+
+}  // namespace headroom::memory
