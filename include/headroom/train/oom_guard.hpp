@@ -4,8 +4,9 @@
 // redone as 2, 4, 8, ... micro-batches whose losses are weighted by their share of the batch, so
 // the accumulated gradients equal the unsplit batch's (exactly for per-graph losses without
 // batch statistics; BatchNorm's batch statistics differ per micro-batch). No graph is skipped.
-// The split that worked is kept for the following batches (feedback until the planner sizes
-// batches by bytes). Not thread-safe: one per training loop.
+// The split that worked is kept for the following batches of the run: the observation sizes the
+// next steps (the byte packer's plan is not changed mid-run, so that a resumed run plans the same
+// epochs). Not thread-safe: one per training loop.
 #pragma once
 
 #include <ATen/core/Tensor.h>
