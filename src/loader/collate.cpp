@@ -52,6 +52,7 @@ GraphBatch collate(const store::GraphStore& store, std::span<const std::uint32_t
   out.batch = allocate({num_nodes}, at::kLong, pinned);
   out.y = allocate({num_graphs}, at::kLong, pinned);
   out.graph_ids = allocate({num_graphs}, at::kLong, pinned);
+  out.host_graph_ids = out.graph_ids;
   if (options.edge_features) out.edge_attr = allocate({num_edges, edge_width}, at::kFloat, pinned);
 
   // Graph-level arrays and the node membership vector.

@@ -24,6 +24,8 @@ GraphBatch GraphBatch::to(const c10::Device& device, bool non_blocking) const {
   out.batch = moved(batch, device, non_blocking);
   out.y = moved(y, device, non_blocking);
   out.graph_ids = moved(graph_ids, device, non_blocking);
+  if (!out.host_graph_ids.defined() && graph_ids.defined() && graph_ids.is_cpu())
+    out.host_graph_ids = graph_ids;
   return out;
 }
 
@@ -37,7 +39,8 @@ std::int64_t GraphBatch::bytes() const {
 namespace headroom::loader {
 
 std::vector<std::uint32_t> GraphBatch::graph_id_list() const {
-  const auto host = graph_ids.to(torch::kCPU).to(torch::kInt64).contiguous();
+  const auto& source = host_graph_ids.defined() ? host_graph_ids : graph_ids;
+  const auto host = source.to(torch::kCPU).to(torch::kInt64).contiguous();
   const auto* data = host.data_ptr<std::int64_t>();
   return {data, data + host.numel()};
 }

@@ -293,7 +293,9 @@ bool TeacherOutputCache::contains(std::uint32_t graph_id) const {
 std::uint64_t TeacherOutputCache::file_bytes() const { return mapped_ ? mapped_->size() : 0; }
 
 std::vector<at::Tensor> TeacherOutputCache::lookup(const loader::GraphBatch& batch) const {
-  const auto ids = batch.graph_ids.to(torch::kCPU, torch::kLong).contiguous();
+  // The host copy when the batch has one: reading device ids would synchronise every step.
+  const auto& source = batch.host_graph_ids.defined() ? batch.host_graph_ids : batch.graph_ids;
+  const auto ids = source.to(torch::kCPU, torch::kLong).contiguous();
   const auto* id = ids.data_ptr<std::int64_t>();
   const auto count = ids.numel();
   std::int64_t total = 0;

@@ -225,6 +225,21 @@ TEST_F(Collate, ToTheSameDeviceKeepsTheTensors) {
   EXPECT_EQ(moved.num_nodes, b.num_nodes);
 }
 
+TEST_F(Collate, GraphIdsStayReadableOnTheHost) {
+  const auto ids = random_ids(12, 8);
+  const GraphBatch b = collate(store(), ids);
+  ASSERT_TRUE(b.host_graph_ids.defined());
+  EXPECT_TRUE(b.host_graph_ids.is_cpu());
+  EXPECT_EQ(b.host_graph_ids.data_ptr(), b.graph_ids.data_ptr());  // no copy on the host
+  EXPECT_EQ(b.to(torch::Device(torch::kCPU)).host_graph_ids.data_ptr(), b.graph_ids.data_ptr());
+  // graph_id_list reads the host copy, not graph_ids (which would sit on the device).
+  GraphBatch elsewhere = b;
+  elsewhere.graph_ids = torch::full_like(b.graph_ids, -1);
+  const auto listed = elsewhere.graph_id_list();
+  ASSERT_EQ(listed.size(), ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(listed[i], ids[i]);
+}
+
 TEST_F(Collate, ToCudaCopiesEverything) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   const auto ids = random_ids(32, 7);
@@ -239,6 +254,8 @@ TEST_F(Collate, ToCudaCopiesEverything) {
   EXPECT_TRUE(torch::equal(gpu.batch.cpu(), b.batch));
   EXPECT_TRUE(torch::equal(gpu.y.cpu(), b.y));
   EXPECT_TRUE(torch::equal(gpu.graph_ids.cpu(), b.graph_ids));
+  EXPECT_TRUE(gpu.host_graph_ids.is_cpu());
+  EXPECT_TRUE(torch::equal(gpu.host_graph_ids, b.graph_ids));
   EXPECT_EQ(gpu.bytes(), b.bytes());
 }
 

@@ -18,6 +18,10 @@ struct GraphBatch {
   at::Tensor batch;       // int64 [num_nodes]: position (0..num_graphs-1) of the node's graph
   at::Tensor y;           // int64 [num_graphs]: graph labels (1 = attack)
   at::Tensor graph_ids;   // int64 [num_graphs]: store graph ids, in batch order
+  // The same ids kept on the host when the batch moves to a device, so that reading them (teacher
+  // cache lookups, re-collating after an OOM) never waits for the device. Shares graph_ids's
+  // storage while the batch is on the host; undefined for a batch not made by collate().
+  at::Tensor host_graph_ids;
   std::int64_t num_graphs = 0;
   std::int64_t num_nodes = 0;
   std::int64_t num_edges = 0;
@@ -27,7 +31,8 @@ struct GraphBatch {
   GraphBatch to(const c10::Device& device, bool non_blocking = false) const;
   // Bytes held by the batch's tensors.
   std::int64_t bytes() const;
-  // The store graph ids as a host list (e.g. to re-collate parts of the batch).
+  // The store graph ids as a host list (e.g. to re-collate parts of the batch); from
+  // host_graph_ids when defined (no device synchronisation).
   std::vector<std::uint32_t> graph_id_list() const;
 };
 
