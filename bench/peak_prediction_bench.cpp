@@ -106,11 +106,7 @@ int main(int argc, char** argv) {
           fits.push_back(
               {{"model", name}, {"fit", measured.fit}, {"probe_seconds", probe_seconds}});
 
-          memory::PeakProbeOptions options;
-          options.precision = train::parse_precision(precision);
-          options.learning_rate = train::effective_learning_rate(config);
-          options.weight_decay = config.weight_decay;
-          options.gradient_clip = config.gradient_clip;
+          const auto options = train::probe_options(config);
           // Training graphs the stage trains on: all of them for the GAT, the normal ones for the
           // VGAE (the autoencoder stage).
           std::vector<std::uint32_t> ids;

@@ -33,6 +33,12 @@ memory::GraphSize quantile_graph(const store::GraphStore& store, double q) {
   return {static_cast<double>(sizes[at].first), static_cast<double>(sizes[at].second)};
 }
 
+std::int64_t parameter_count(const torch::nn::Module& module) {
+  std::int64_t n = 0;
+  for (const auto& p : module.parameters()) n += p.numel();
+  return n;
+}
+
 // The teacher of a distilled student, by how the run would hold it.
 memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
                                  const store::GraphStore& store, std::int64_t num_ids) {
@@ -40,24 +46,19 @@ memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
   memory::TeacherCost cost;
   std::int64_t latent = 0;
   std::int64_t in_features = 0;
-  const auto count = [](const auto& module) {
-    std::int64_t n = 0;
-    for (const auto& p : module->parameters()) n += p.numel();
-    return n;
-  };
   const bool from_file = !config.teacher_path.empty();
   if (config.model == models::ModelKind::kGat) {
     const auto teacher =
         from_file ? train::load_gat_checkpoint(train::resolve_checkpoint_path(config.teacher_path),
                                                torch::kCPU)
                   : models::GATWithJK(models::gat_preset(models::ModelSize::kTeacher, num_ids));
-    cost.parameters = count(teacher);
+    cost.parameters = parameter_count(*teacher);
   } else {
     const auto teacher =
         from_file ? train::load_vgae_checkpoint(train::resolve_checkpoint_path(config.teacher_path),
                                                 torch::kCPU)
                   : models::VGAE(models::vgae_preset(models::ModelSize::kTeacher, num_ids));
-    cost.parameters = count(teacher);
+    cost.parameters = parameter_count(*teacher);
     latent = teacher->config().latent;
     in_features = teacher->config().in_features;
   }
@@ -112,11 +113,11 @@ void add_plan_command(CLI::App& app) {
     if (config.model == models::ModelKind::kGat) {
       const auto gat = train::resolve_gat_config(config, num_ids);
       model = gat;
-      for (const auto& p : models::GATWithJK(gat)->parameters()) parameters += p.numel();
+      parameters = parameter_count(*models::GATWithJK(gat));
     } else {
       const auto vgae = train::resolve_vgae_config(config, num_ids);
       model = vgae;
-      for (const auto& p : models::VGAE(vgae)->parameters()) parameters += p.numel();
+      parameters = parameter_count(*models::VGAE(vgae));
     }
     name += fmt::format(", {}, precision {}, checkpointing {}", device.str(), config.precision,
                         config.gradient_checkpointing ? "on" : "off");

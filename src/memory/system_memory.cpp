@@ -22,8 +22,10 @@ std::optional<std::int64_t> read_limit(const std::string& file) {
   return value;
 }
 
+}  // namespace
+
 // The cgroup path of this process: the "0::/path" line (v2) or the memory controller's line (v1).
-std::optional<std::int64_t> own_cgroup_limit() {
+std::optional<std::int64_t> cgroup_memory_limit_bytes() {
   std::ifstream in("/proc/self/cgroup");
   std::string line;
   while (std::getline(in, line)) {
@@ -44,14 +46,10 @@ std::optional<std::int64_t> own_cgroup_limit() {
   return std::nullopt;
 }
 
-}  // namespace
-
 std::int64_t physical_ram_bytes() {
   return static_cast<std::int64_t>(sysconf(_SC_PHYS_PAGES)) *
          static_cast<std::int64_t>(sysconf(_SC_PAGE_SIZE));
 }
-
-std::optional<std::int64_t> cgroup_memory_limit_bytes() { return own_cgroup_limit(); }
 
 std::int64_t host_memory_limit_bytes() {
   const auto ram = physical_ram_bytes();

@@ -69,21 +69,17 @@ StageResult run_autoencoder_stage(const TrainingConfig& config) {
     task.auxiliary.push_back(projection.ptr());
     if (config.use_teacher_cache) {
       build_teacher_cache = [&, teacher_file, teacher_config] {
-        TeacherCacheSettings settings = teacher_cache_settings(config, run, teacher_file, device);
-        settings.spec = {
-            TeacherRows::kPerNode,
-            {{"z", teacher_config.latent}, {"reconstruction", teacher_config.in_features - 1}}};
         std::vector<std::uint32_t> cached_ids = train_normals;
         cached_ids.insert(cached_ids.end(), validation_normals.begin(), validation_normals.end());
-        teacher_cache = TeacherOutputCache::open_or_build(settings, store, cached_ids, [&] {
-          teacher->to(device);
-          return TeacherForward([model = teacher](const loader::GraphBatch& batch) mutable {
-            auto out = model->forward(batch.x, batch.edge_index);
-            return std::vector<at::Tensor>{out.z, out.reconstruction};
-          });
-        });
-        teacher = nullptr;  // its outputs are cached: no teacher parameter stays anywhere
-        run.log(teacher_cache->summary());
+        teacher_cache = detail::cache_teacher_outputs(
+            teacher,
+            {TeacherRows::kPerNode,
+             {{"z", teacher_config.latent}, {"reconstruction", teacher_config.in_features - 1}}},
+            cached_ids, config, run, teacher_file, device, store,
+            [](models::VGAE& vgae, const loader::GraphBatch& batch) {
+              auto out = vgae->forward(batch.x, batch.edge_index);
+              return std::vector<at::Tensor>{out.z, out.reconstruction};
+            });
       };
     } else if (offload) {
       offloaded.emplace(teacher.ptr(), device);

@@ -29,6 +29,16 @@ std::string device_identity(const c10::Device& device) {
 
 }  // namespace
 
+memory::PeakProbeOptions probe_options(const TrainingConfig& config) {
+  memory::PeakProbeOptions options;
+  options.device = training_device(config);
+  options.precision = parse_precision(config.precision);
+  options.learning_rate = effective_learning_rate(config);
+  options.weight_decay = config.weight_decay;
+  options.gradient_clip = config.gradient_clip;
+  return options;
+}
+
 nlohmann::json peak_fit_key(const TrainingConfig& config, const memory::ProbeModelConfig& model,
                             const std::vector<std::vector<std::uint32_t>>& probe_batches) {
   nlohmann::json model_json;
@@ -53,12 +63,7 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
   if (auto cached = cache.load(key))
     return {cached->fit, std::move(cached->samples), cached->file, true};
 
-  memory::PeakProbeOptions options;
-  options.device = training_device(config);
-  options.precision = parse_precision(config.precision);
-  options.learning_rate = effective_learning_rate(config);
-  options.weight_decay = config.weight_decay;
-  options.gradient_clip = config.gradient_clip;
+  const auto options = probe_options(config);
   // Probing builds models and runs dropout: keep the training's random streams where the caller
   // left them.
   auto cpu_generator = at::globalContext().defaultGenerator(at::kCPU);

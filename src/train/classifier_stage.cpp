@@ -95,19 +95,15 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
     for (auto& p : teacher->parameters()) p.requires_grad_(false);
     if (config.use_teacher_cache) {
       build_teacher_cache = [&, teacher_file] {
-        TeacherCacheSettings settings = teacher_cache_settings(config, run, teacher_file, device);
-        settings.spec = {TeacherRows::kPerGraph, {{"logits", teacher->config().num_classes}}};
         std::vector<std::uint32_t> cached_ids(train_ids.begin(), train_ids.end());
         cached_ids.insert(cached_ids.end(), validation_ids.begin(), validation_ids.end());
-        teacher_cache = TeacherOutputCache::open_or_build(settings, store, cached_ids, [&] {
-          teacher->to(device);
-          return TeacherForward([model = teacher](const loader::GraphBatch& batch) mutable {
-            return std::vector<at::Tensor>{
-                model->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs)};
-          });
-        });
-        teacher = nullptr;  // its outputs are cached: no teacher parameter stays anywhere
-        run.log(teacher_cache->summary());
+        teacher_cache = detail::cache_teacher_outputs(
+            teacher, {TeacherRows::kPerGraph, {{"logits", teacher->config().num_classes}}},
+            cached_ids, config, run, teacher_file, device, store,
+            [](models::GATWithJK& gat, const loader::GraphBatch& batch) {
+              return std::vector<at::Tensor>{
+                  gat->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs)};
+            });
       };
     } else if (offload) {
       offloaded.emplace(teacher.ptr(), device);

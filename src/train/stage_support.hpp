@@ -8,6 +8,9 @@
 #include <torch/nn/module.h>
 
 #include "headroom/store/graph_store.hpp"
+#include "headroom/train/run_directory.hpp"
+#include "headroom/train/teacher_output_cache.hpp"
+#include "headroom/train/training_config.hpp"
 
 namespace headroom::train::detail {
 
@@ -28,6 +31,29 @@ inline double parameter_bytes(const torch::nn::Module& module) {
   for (const auto& p : module.parameters()) bytes += static_cast<double>(p.nbytes());
   for (const auto& b : module.buffers()) bytes += static_cast<double>(b.nbytes());
   return bytes;
+}
+
+// Opens or builds the distilled stage's teacher output cache over `ids`, then releases the
+// teacher: no teacher parameter stays anywhere. The teacher moves to `device` only when the cache
+// has to be built; `outputs(teacher, batch)` returns the spec's tensors for a batch.
+template <typename Teacher, typename Outputs>
+TeacherOutputCache cache_teacher_outputs(Teacher& teacher, TeacherOutputSpec spec,
+                                         const std::vector<std::uint32_t>& ids,
+                                         const TrainingConfig& config, RunDirectory& run,
+                                         const std::filesystem::path& teacher_file,
+                                         const c10::Device& device, const store::GraphStore& store,
+                                         Outputs outputs) {
+  auto settings = teacher_cache_settings(config, run, teacher_file, device);
+  settings.spec = std::move(spec);
+  auto cache = TeacherOutputCache::open_or_build(settings, store, ids, [&] {
+    teacher->to(device);
+    return TeacherForward([model = teacher, outputs](const loader::GraphBatch& batch) mutable {
+      return outputs(model, batch);
+    });
+  });
+  teacher = nullptr;
+  run.log(cache.summary());
+  return cache;
 }
 
 inline std::int64_t num_ids(const store::GraphStore& store) {

@@ -150,9 +150,8 @@ std::int64_t epoch_peak_bytes(const memory::MemorySnapshot& snapshot, bool cuda)
 // On CPU the counting allocator refuses tensor allocations past the budget (OutOfMemoryError, which
 // the OOM guard handles); on CUDA the caching allocator is capped at the budget's share of the
 // device.
-void apply_memory_budget(const TrainingConfig& config, const c10::Device& device,
-                         RunDirectory& run) {
-  const auto budget = resolve_memory_budget(config, device);
+void apply_memory_budget(const TrainingConfig& config, std::int64_t budget,
+                         const c10::Device& device, RunDirectory& run) {
   if (device.is_cuda()) {
     const auto settings = memory::cuda_allocator_settings();
     run.log("CUDA caching allocator: " + (settings.empty() ? "LibTorch defaults" : settings));
@@ -309,8 +308,8 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
   // Measuring comes before the budget is applied (a probe may need more than a packed batch will)
   // and before the first epoch resets the peak counters.
   if (task.prepare) task.prepare();
-  apply_memory_budget(config, device, run);
   const auto budget = resolve_memory_budget(config, device);
+  apply_memory_budget(config, budget, device, run);
 
   task.model->to(device);
   for (auto& module : task.auxiliary) module->to(device);

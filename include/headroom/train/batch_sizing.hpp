@@ -34,6 +34,9 @@ struct MeasuredPeak {
   bool from_cache = false;
 };
 
+// The probe settings of `config`'s training step: device, precision and optimiser.
+memory::PeakProbeOptions probe_options(const TrainingConfig& config);
+
 // What a training step's peak depends on, beyond the batch: the cache key of its fit.
 nlohmann::json peak_fit_key(const TrainingConfig& config, const memory::ProbeModelConfig& model,
                             const std::vector<std::vector<std::uint32_t>>& probe_batches);

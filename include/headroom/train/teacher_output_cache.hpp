@@ -89,10 +89,10 @@ class TeacherOutputCache {
 
   // The cached outputs of `batch`'s graphs, one float32 tensor [rows, width] per spec output, on
   // batch.x's device, rows in batch order (per node: each graph's nodes in store order, graphs in
-  // batch order, as loader::collate lays them out). On CUDA the batch's graph ids are read back to
-  // the host (a small synchronous copy) and the rows go over in one asynchronous copy from pinned
-  // memory. Throws std::out_of_range naming the graph when one was not cached, and
-  // std::runtime_error when the batch's node count does not match the cached rows.
+  // batch order, as loader::collate lays them out). The ids are read from the batch's host copy
+  // (host_graph_ids), so a lookup does not wait for the device; the rows go over in one
+  // asynchronous copy from pinned memory. Throws std::out_of_range naming the graph when one was
+  // not cached, and std::runtime_error when the batch's node count does not match the cached rows.
   std::vector<at::Tensor> lookup(const loader::GraphBatch& batch) const;
 
   bool contains(std::uint32_t graph_id) const;
