@@ -12,6 +12,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "headroom/util/output_path.hpp"
+
 namespace headroom::can::synthetic {
 namespace fs = std::filesystem;
 namespace {
@@ -102,12 +104,7 @@ void StagedDirectory::check_target() const {
   if (!overwrite_) throw std::runtime_error(display_ + " exists (use --force to replace it)");
   // --force replaces what an earlier run wrote; it must not wipe an unrelated directory that a
   // mistyped --out happened to name.
-  const bool replaceable =
-      fs::is_directory(status) && (fs::is_empty(target_) || fs::exists(target_ / marker_));
-  if (!replaceable) {
-    throw std::runtime_error(display_ + " exists and is not a synthetic dataset (no " + marker_ +
-                             "); refusing to replace it");
-  }
+  util::require_replaceable(target_, marker_, "synthetic dataset");
 }
 
 void StagedDirectory::commit() {

@@ -13,6 +13,7 @@
 #include "headroom/graph/window_graph.hpp"
 #include "headroom/preprocess/file_graph_stream.hpp"
 #include "headroom/store/store_builder.hpp"
+#include "headroom/util/output_path.hpp"
 #include "headroom/util/progress_bar.hpp"
 
 namespace headroom::preprocess {
@@ -55,6 +56,7 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
                                     const PreprocessOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   options.window.validate();
+  util::require_disjoint(store_path, "the store (--out)", dataset_root, "the dataset");
   if (options.reader.format == can::LogFormat::kMappedCsv) options.reader.mapping.validate();
   const dataset::DatasetLayout layout = dataset::scan_dataset(dataset_root, options.scan);
   const unsigned threads =

@@ -16,6 +16,7 @@
 #include "headroom/store/store_arrays.hpp"
 #include "headroom/store/store_error.hpp"
 #include "headroom/util/file_writer.hpp"
+#include "headroom/util/output_path.hpp"
 
 namespace headroom::store {
 namespace {
@@ -119,10 +120,11 @@ StoreBuilder::StoreBuilder(std::filesystem::path store_path, bool overwrite)
     : store_path_(std::filesystem::absolute(store_path).lexically_normal()), overwrite_(overwrite) {
   if (store_path_.filename().empty()) store_path_ = store_path_.parent_path();
   std::error_code ec;
-  if (std::filesystem::exists(store_path_, ec) && !overwrite_) {
+  if (std::filesystem::exists(std::filesystem::symlink_status(store_path_, ec)) && !overwrite_) {
     throw std::runtime_error(
         fmt::format("store '{}' already exists (use --force to replace it)", store_path_.string()));
   }
+  util::require_replaceable(store_path_, kManifestFileName, "graph store");
   const auto parent = store_path_.parent_path();
   std::filesystem::create_directories(parent);
 
@@ -302,6 +304,8 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
       throw std::runtime_error(fmt::format("store '{}' already exists (use --force to replace it)",
                                            store_path_.string()));
     }
+    // Checked again: the path may have changed while the store was being built.
+    util::require_replaceable(store_path_, kManifestFileName, "graph store");
     // Swap old and new in one step, so the path always holds a complete store.
     if (::renameat2(AT_FDCWD, temporary_.c_str(), AT_FDCWD, store_path_.c_str(), RENAME_EXCHANGE) !=
         0) {

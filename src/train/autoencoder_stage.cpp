@@ -34,7 +34,7 @@ StageResult run_autoencoder_stage(const TrainingConfig& config) {
   torch::manual_seed(config.seed);  // initial weights are part of the run's determinism
   const auto vgae_config = resolve_vgae_config(config, ids);
   auto model = models::VGAE(vgae_config);
-  RunDirectory run(run_directory(config));
+  RunDirectory run(checked_run_directory(config));
   run.log(fmt::format(
       "stage autoencoder: {} VGAE{} on {} normal graphs ({} validation), {} IDs, "
       "device {}, precision {}",

@@ -61,7 +61,7 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
   torch::manual_seed(config.seed);  // initial weights are part of the run's determinism
   const auto gat_config = resolve_gat_config(config, ids);
   auto model = models::GATWithJK(gat_config);
-  RunDirectory run(run_directory(config));
+  RunDirectory run(checked_run_directory(config));
   const bool curriculum = config.stage == Stage::kCurriculum;
   run.log(
       fmt::format("stage {}: {} GAT{} on {} training graphs ({} attack), {} validation, {} IDs, "

@@ -48,7 +48,7 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   const auto store = store::GraphStore::open(config.store);
   TrainingConfig eval_config = config;
   eval_config.stage = Stage::kEvaluation;
-  RunDirectory run(run_directory(eval_config));
+  RunDirectory run(checked_run_directory(eval_config));
 
   auto sources = config.models;
   if (sources.empty()) sources = discover_classifiers(config.runs_dir / dataset_name(config));

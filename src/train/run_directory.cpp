@@ -92,8 +92,18 @@ void RunDirectory::truncate_metrics(std::int64_t epochs) {
 }
 
 void RunDirectory::clear() {
-  for (const auto& file : {best_checkpoint(), state_checkpoint(), metrics_file(), result_file()})
-    std::filesystem::remove(file);
+  const auto files = {best_checkpoint(), state_checkpoint(), metrics_file(), result_file()};
+  // Only a directory headroom wrote (its config.json is the mark) has files to clear; a stage
+  // file name in any other directory is somebody else's file and stays.
+  if (!std::filesystem::exists(config_file())) {
+    for (const auto& file : files)
+      if (std::filesystem::exists(std::filesystem::symlink_status(file)))
+        throw std::runtime_error(path_.string() + " holds " + file.filename().string() +
+                                 " but no config.json: not a run directory headroom wrote; "
+                                 "refusing to replace it (choose another --runs-dir)");
+    return;
+  }
+  for (const auto& file : files) std::filesystem::remove(file);
 }
 
 }  // namespace headroom::train

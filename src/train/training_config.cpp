@@ -1,5 +1,7 @@
 #include "headroom/train/training_config.hpp"
 
+#include "headroom/util/output_path.hpp"
+
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -31,6 +33,12 @@ std::filesystem::path run_directory(const TrainingConfig& config) {
   std::string leaf = models::to_string(config.size) + "_" + to_string(config.stage);
   if (config.use_kd) leaf += "_kd";
   return config.runs_dir / dataset_name(config) / leaf;
+}
+
+std::filesystem::path checked_run_directory(const TrainingConfig& config) {
+  auto path = run_directory(config);
+  util::require_disjoint(path, "the run directory (--runs-dir)", config.store, "the store");
+  return path;
 }
 
 double effective_learning_rate(const TrainingConfig& config) {

@@ -17,8 +17,10 @@ namespace headroom::store {
 // called once, by one thread, after all segments are finished.
 class StoreBuilder {
  public:
-  // Fails early (std::runtime_error) when `store_path` exists and `overwrite` is false. Removes
-  // temporary directories left by killed runs for the same store.
+  // Fails early (std::runtime_error) when `store_path` exists and `overwrite` is false, and even
+  // with `overwrite` when it is anything but a graph store or an empty directory (a file, a
+  // symlink, a directory without a manifest): --force never replaces what headroom did not write.
+  // Removes temporary directories left by killed runs for the same store.
   StoreBuilder(std::filesystem::path store_path, bool overwrite);
   ~StoreBuilder();  // removes the temporary directory unless committed
   StoreBuilder(const StoreBuilder&) = delete;

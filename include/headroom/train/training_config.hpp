@@ -92,6 +92,9 @@ struct TrainingConfig {
 
 // The run directory: runs/{dataset}/{size}_{stage}[_kd].
 std::filesystem::path run_directory(const TrainingConfig& config);
+// run_directory(config), after checking that it neither is, lies inside nor contains the store
+// (throws std::runtime_error naming both): what a stage opens before it writes anything.
+std::filesystem::path checked_run_directory(const TrainingConfig& config);
 std::string dataset_name(const TrainingConfig& config);
 double effective_learning_rate(const TrainingConfig& config);
 
