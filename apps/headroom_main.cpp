@@ -1,22 +1,26 @@
-// headroom: trains GNNs on CAN-bus intrusion data inside a memory budget. Subcommands live in
-// src/cli/; this file only assembles them and turns exceptions into one-line errors.
-#include <c10/util/Exception.h>
-
+// headroom: trains GNNs on CAN-bus intrusion data inside a memory budget. This binary is the data
+// side (generate, preprocess, inspect) and does not link LibTorch, so those commands start in
+// milliseconds; the subcommands that train, plan or evaluate are handed to `headroom-train`
+// (cli/training_handover.hpp). Subcommands live in src/cli/; this file only assembles them and
+// turns exceptions into one-line errors.
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "headroom/cli/commands.hpp"
-#include "headroom/memory/cuda_allocator_defaults.hpp"
-#include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/cli/training_handover.hpp"
 
 int main(int argc, char** argv) {
-  // Before CUDA initialises: the caching allocator reads its settings once.
-  headroom::memory::default_to_expandable_segments();
-  // Before any tensor exists, so that every CPU tensor byte is counted (memory meter).
-  headroom::memory::keep_freed_host_memory();
-  headroom::memory::install_counting_cpu_allocator();
+  try {
+    if (!headroom::cli::training_command_in(argc, argv).empty())
+      headroom::cli::exec_training_binary(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "headroom: error: " << e.what() << '\n';
+    return 1;
+  }
   CLI::App app{"headroom: memory-planned GNN training for CAN-bus intrusion detection"};
+  app.name("headroom");
   app.set_version_flag("--version", std::string("headroom ") + HEADROOM_VERSION);
   app.require_subcommand(1);
   // Every flag of a subcommand can also come from a TOML file: a [preprocess] section for
@@ -26,17 +30,13 @@ int main(int argc, char** argv) {
   headroom::cli::add_generate_command(app);
   headroom::cli::add_preprocess_command(app);
   headroom::cli::add_inspect_command(app);
-  headroom::cli::add_run_command(app);
-  headroom::cli::add_training_commands(app);
-  headroom::cli::add_plan_command(app);
+  // Listed for --help; never parsed here (handed over above).
+  for (const auto& command : headroom::cli::kTrainingCommands)
+    app.add_subcommand(std::string(command.name), std::string(command.summary));
   try {
-    headroom::memory::inject_cpu_allocation_failures_from_environment();
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
-  } catch (const c10::Error& e) {  // LibTorch errors: the message without its C++ backtrace
-    std::cerr << "headroom: error: " << e.what_without_backtrace() << '\n';
-    return 1;
   } catch (const std::exception& e) {
     std::cerr << "headroom: error: " << e.what() << '\n';
     return 1;

@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "headroom/can/synthetic_traffic.hpp"
 #include "headroom/preprocess/preprocessor.hpp"
+#include "headroom/synthetic/synthetic_traffic.hpp"
 
 namespace headroom::bench {
 
@@ -15,7 +15,7 @@ inline std::filesystem::path default_store() {
   const std::filesystem::path root = "build/bench-data";
   const auto store = root / "synthetic-store";
   if (!std::filesystem::exists(store / "manifest.json")) {
-    can::generate_synthetic_dataset(root / "synthetic", {}, /*overwrite=*/true);
+    synthetic::generate_synthetic_dataset(root / "synthetic", {}, /*overwrite=*/true);
     preprocess::PreprocessOptions options;
     options.progress = 0;
     options.overwrite = true;

@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
                                                       config.target_utilization * budget);
             for (std::size_t b = 0; b < std::min(batches_per_budget, packed.batches.size()); ++b) {
               const auto& batch = packed.batches[b];
-              const auto sample = memory::probe_training_peak(store, model, batch, options);
+              const auto sample = train::probe_training_peak(store, model, batch, options);
               Row row{name,
                       budget,
                       b,

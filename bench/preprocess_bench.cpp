@@ -15,8 +15,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "headroom/can/synthetic_traffic.hpp"
 #include "headroom/preprocess/preprocessor.hpp"
+#include "headroom/synthetic/synthetic_traffic.hpp"
 
 namespace {
 
@@ -37,9 +37,9 @@ fs::path shared_data() {
 fs::path synthetic_dataset(std::uint64_t multiple) {
   const auto root = bench_dir() / fmt::format("synthetic-{}x", multiple);
   if (!fs::exists(root)) {
-    headroom::can::SyntheticDatasetOptions options;
+    headroom::synthetic::SyntheticDatasetOptions options;
     options.total_frames = kBaseFrames * multiple;
-    headroom::can::generate_synthetic_dataset(root, options, true);
+    headroom::synthetic::generate_synthetic_dataset(root, options, true);
   }
   return root;
 }

@@ -27,6 +27,7 @@
 #include "headroom/models/vgae.hpp"
 #include "headroom/train/losses.hpp"
 #include "headroom/train/precision.hpp"
+#include "headroom/train/training_step.hpp"
 
 namespace {
 
@@ -90,6 +91,13 @@ nlohmann::json run_case(const Settings& settings, const Case& c) {
   module->train();
   torch::optim::Adam optimizer(module->parameters(),
                                torch::optim::AdamOptions(1e-3).weight_decay(1e-4));
+  // The step training runs (train/training_step.hpp): autocast, loss, backward, clipping, Adam.
+  train::StepSettings step_settings;
+  step_settings.device = device;
+  step_settings.precision = precision;
+  step_settings.loss_reduction = c.kind == models::ModelKind::kGat ? train::LossReduction::kPerGraph
+                                                                   : train::LossReduction::kPerNode;
+  train::TrainingStep step(store, module->parameters(), optimizer, loss, step_settings);
 
   loader::CollateOptions collate;
   collate.pin_memory = device.is_cuda();
@@ -105,16 +113,8 @@ nlohmann::json run_case(const Settings& settings, const Case& c) {
       wait_after_warmup = prefetcher.wait_seconds();
       start = Clock::now();
     }
-    const auto batch = host->to(device, true);
-    optimizer.zero_grad(true);
-    at::Tensor value;
-    {
-      train::AutocastScope autocast(precision, device);
-      value = loss(batch);
-    }
-    value.backward();
-    torch::nn::utils::clip_grad_norm_(module->parameters(), 1.0);
-    optimizer.step();
+    const auto& batch = *host;
+    step.run(batch);
     if (steps >= 1) {
       graphs += batch.num_graphs;
       nodes += batch.num_nodes;

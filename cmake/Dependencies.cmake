@@ -39,6 +39,8 @@ message(STATUS "LibTorch ${HEADROOM_TORCH_VERSION} from ${HEADROOM_TORCH_PREFIX}
 add_library(headroom_torch INTERFACE)
 target_link_libraries(headroom_torch INTERFACE ${TORCH_LIBRARIES})
 target_include_directories(headroom_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+# The include root (torch/include), where the wheel's fmt headers also live.
+list(GET TORCH_INCLUDE_DIRS 0 HEADROOM_TORCH_INCLUDE_DIR)
 target_compile_options(headroom_torch INTERFACE ${TORCH_CXX_FLAGS})
 
 # --- Arrow / Parquet (pyarrow wheel) ----------------------------------------------------------

@@ -1,7 +1,7 @@
 #include "test_support.hpp"
 
-#include "headroom/can/synthetic_traffic.hpp"
 #include "headroom/preprocess/preprocessor.hpp"
+#include "headroom/synthetic/synthetic_traffic.hpp"
 
 #include <array>
 #include <cstdio>
@@ -47,10 +47,10 @@ std::filesystem::path shared_data_dir() {
 
 std::filesystem::path build_synthetic_store(const std::filesystem::path& dir, std::uint64_t frames,
                                             std::uint64_t seed) {
-  can::SyntheticDatasetOptions options;
+  synthetic::SyntheticDatasetOptions options;
   options.total_frames = frames;
   options.seed = seed;
-  can::generate_synthetic_dataset(dir / "data", options, /*overwrite=*/true);
+  synthetic::generate_synthetic_dataset(dir / "data", options, /*overwrite=*/true);
   preprocess::PreprocessOptions preprocess_options;
   preprocess_options.threads = 2;
   preprocess_options.progress = 0;

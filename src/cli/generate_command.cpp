@@ -5,23 +5,23 @@
 #include <memory>
 #include <string>
 
-#include "headroom/can/synthetic_traffic.hpp"
 #include "headroom/cli/commands.hpp"
+#include "headroom/synthetic/synthetic_traffic.hpp"
 
 namespace headroom::cli {
 namespace {
 
 struct GenerateArgs {
   std::string out = "data/synthetic";
-  std::uint64_t frames = can::SyntheticDatasetOptions{}.total_frames;
-  std::uint64_t seed = can::SyntheticDatasetOptions{}.seed;
+  std::uint64_t frames = synthetic::SyntheticDatasetOptions{}.total_frames;
+  std::uint64_t seed = synthetic::SyntheticDatasetOptions{}.seed;
   bool force = false;
 };
 
 void run_generate(const GenerateArgs& args) {
   const auto started = std::chrono::steady_clock::now();
-  const can::SyntheticDatasetSummary summary = can::generate_synthetic_dataset(
-      args.out, can::SyntheticDatasetOptions{.seed = args.seed, .total_frames = args.frames},
+  const synthetic::SyntheticDatasetSummary summary = synthetic::generate_synthetic_dataset(
+      args.out, synthetic::SyntheticDatasetOptions{.seed = args.seed, .total_frames = args.frames},
       args.force);
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
 
@@ -52,7 +52,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "Dataset directory to create")->capture_default_str();
   cmd->add_option("--frames", args->frames, "Frames in the whole dataset, split across the files")
       ->capture_default_str()
-      ->check(CLI::Range(can::kMinSyntheticFrames, std::uint64_t{1'000'000'000'000}));
+      ->check(CLI::Range(synthetic::kMinSyntheticFrames, std::uint64_t{1'000'000'000'000}));
   cmd->add_option("--seed", args->seed, "Seed; the same seed and frame count give identical files")
       ->capture_default_str();
   cmd->add_flag("--force", args->force, "Replace the directory if it exists (written by generate)");

@@ -86,8 +86,11 @@ StageResult run_autoencoder_stage(const TrainingConfig& config) {
     }
   }
 
-  auto objective = [&, ids](const loader::GraphBatch& batch) -> at::Tensor {
-    const auto out = model->forward(batch.x, batch.edge_index);
+  // The stage's loss for a VGAE of this configuration (and, distilled, its projection): the
+  // trained ones, or a probe's copies.
+  auto objective = [&, ids](models::VGAE& vgae, torch::nn::Linear& student_projection,
+                            const loader::GraphBatch& batch) -> at::Tensor {
+    const auto out = vgae->forward(batch.x, batch.edge_index);
     const auto task_loss = vgae_loss(out, batch, ids).total;
     if (!config.use_kd) return task_loss;
     at::Tensor teacher_z;
@@ -105,15 +108,33 @@ StageResult run_autoencoder_stage(const TrainingConfig& config) {
       teacher_z = teacher_out.z;
       teacher_reconstruction = teacher_out.reconstruction;
     }
-    return vgae_distillation_loss(projection->forward(out.z), teacher_z, out.reconstruction,
+    return vgae_distillation_loss(student_projection->forward(out.z), teacher_z, out.reconstruction,
                                   teacher_reconstruction, task_loss, config.kd_alpha);
   };
+
+  // What the memory probe measures: this stage's step on fresh modules.
+  const StageStep probed_step{
+      [&] {
+        models::VGAE fresh(vgae_config);
+        torch::nn::Linear fresh_projection{nullptr};
+        ProbeSubject subject{{fresh.ptr()}, {}, LossReduction::kPerNode};
+        if (projection) {
+          fresh_projection = torch::nn::Linear(projection->options);
+          subject.modules.push_back(fresh_projection.ptr());
+        }
+        subject.loss = [&objective, fresh,
+                        fresh_projection](const loader::GraphBatch& batch) mutable {
+          return objective(fresh, fresh_projection, batch);
+        };
+        return subject;
+      },
+      config.use_kd ? "distillation" : "plain", train_normals, "normal training graphs"};
 
   BatchSizing sizing;
   task.prepare = [&] {
     if (build_teacher_cache) build_teacher_cache();
     // A teacher held on the device during training is outside the step's fit.
-    sizing = plan_batch_sizing(config, store, vgae_config, run,
+    sizing = plan_batch_sizing(config, store, vgae_config, probed_step, run,
                                teacher && !offloaded ? detail::parameter_bytes(*teacher) : 0.0);
   };
   task.plan_epoch = [&](std::int64_t epoch) {
@@ -121,14 +142,15 @@ StageResult run_autoencoder_stage(const TrainingConfig& config) {
     plan.batches = make_batches(sizing, store, loader::shuffled(train_normals, config.seed, epoch));
     return plan;
   };
-  task.loss = [&](const loader::GraphBatch& batch) { return objective(batch); };
+  task.loss = [&](const loader::GraphBatch& batch) { return objective(model, projection, batch); };
   task.validate = [&]() {
     ValidationResult result;
     double sum = 0;
     std::int64_t graphs = 0;
     for_each_batch(store, validation_normals, config.eval_batch_size, device,
                    [&](const loader::GraphBatch& batch) {
-                     sum += objective(batch).item<double>() * static_cast<double>(batch.num_graphs);
+                     sum += objective(model, projection, batch).item<double>() *
+                            static_cast<double>(batch.num_graphs);
                      graphs += batch.num_graphs;
                    });
     result.loss = graphs > 0 ? sum / static_cast<double>(graphs) : 0.0;

@@ -19,7 +19,8 @@ namespace headroom::train {
 namespace {
 
 // Bumped whenever the probe scheme or the fit changes what a cached fit means.
-constexpr int kPeakFitFormat = 2;
+// 3: probes run the stage's own TrainingStep and loss (the distillation loss for students).
+constexpr int kPeakFitFormat = 3;
 
 std::string device_identity(const c10::Device& device) {
   if (!device.is_cuda()) return "cpu";
@@ -29,8 +30,8 @@ std::string device_identity(const c10::Device& device) {
 
 }  // namespace
 
-memory::PeakProbeOptions probe_options(const TrainingConfig& config) {
-  memory::PeakProbeOptions options;
+PeakProbeOptions probe_options(const TrainingConfig& config) {
+  PeakProbeOptions options;
   options.device = training_device(config);
   options.precision = parse_precision(config.precision);
   options.learning_rate = effective_learning_rate(config);
@@ -40,7 +41,8 @@ memory::PeakProbeOptions probe_options(const TrainingConfig& config) {
 }
 
 nlohmann::json peak_fit_key(const TrainingConfig& config, const memory::ProbeModelConfig& model,
-                            const std::vector<std::vector<std::uint32_t>>& probe_batches) {
+                            const std::vector<std::vector<std::uint32_t>>& probe_batches,
+                            std::string_view objective) {
   nlohmann::json model_json;
   std::visit([&](const auto& m) { model_json = m; }, model);
   model_json["kind"] = std::holds_alternative<models::GatConfig>(model) ? "gat" : "vgae";
@@ -48,6 +50,7 @@ nlohmann::json peak_fit_key(const TrainingConfig& config, const memory::ProbeMod
   for (const auto& batch : probe_batches) probe_sizes.push_back(batch.size());
   return {{"format", kPeakFitFormat},
           {"model", model_json},
+          {"objective", objective},
           {"precision", config.precision},
           {"gradient_clipping", config.gradient_clip > 0},
           {"device", device_identity(training_device(config))},
@@ -57,8 +60,17 @@ nlohmann::json peak_fit_key(const TrainingConfig& config, const memory::ProbeMod
 
 MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
                                const memory::ProbeModelConfig& model) {
-  const auto batches = memory::probe_batches(store, config.batch_size);
-  const auto key = peak_fit_key(config, model, batches);
+  return measure_step_peak(config, store, model,
+                           {plain_probe_subject(model), "plain", {}, "train"});
+}
+
+MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
+                               const memory::ProbeModelConfig& model, const StageStep& step) {
+  const auto batches = step.population.empty()
+                           ? memory::probe_batches(store, config.batch_size)
+                           : memory::probe_batches(store, config.batch_size, step.population);
+  auto key = peak_fit_key(config, model, batches, step.objective);
+  key["population"] = step.population_name;
   const memory::PeakFitCache cache(memory::default_peak_fit_cache_dir());
   if (auto cached = cache.load(key))
     return {cached->fit, std::move(cached->samples), cached->file, true};
@@ -73,7 +85,7 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
     cuda_state = at::globalContext().defaultGenerator(at::kCUDA).get_state();
   MeasuredPeak measured;
   for (const auto& batch : batches)
-    measured.samples.push_back(memory::probe_training_peak(store, model, batch, options));
+    measured.samples.push_back(probe_step_peak(store, batch, step.make, options));
   cpu_generator.set_state(cpu_state);
   if (cuda_state) {
     auto cuda_generator = at::globalContext().defaultGenerator(at::kCUDA);
@@ -85,13 +97,13 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
 }
 
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphStore& store,
-                              const memory::ProbeModelConfig& model, RunDirectory& run,
-                              double reserved_bytes) {
+                              const memory::ProbeModelConfig& model, const StageStep& step,
+                              RunDirectory& run, double reserved_bytes) {
   BatchSizing sizing;
   sizing.max_graphs = config.batch_size;
   if (!config.pack_batches) return sizing;
   const auto budget = resolve_memory_budget(config, training_device(config));
-  const auto measured = measure_step_peak(config, store, model);
+  const auto measured = measure_step_peak(config, store, model, step);
   sizing.fit = measured.fit;
   sizing.packing_budget_bytes =
       config.target_utilization * static_cast<double>(budget) - reserved_bytes;

@@ -116,12 +116,44 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
   task.checkpoint.kind = models::ModelKind::kGat;
   task.checkpoint.model_config = gat_config;
 
+  // The stage's loss for a GAT of this configuration: the trained model, or a probe's copy.
+  auto objective = [&](models::GATWithJK& gat, const loader::GraphBatch& batch,
+                       at::Tensor* logits_out) {
+    auto logits = gat->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
+    if (logits_out != nullptr) *logits_out = logits;
+    if (!config.use_kd) return torch::cross_entropy_loss(logits.to(torch::kFloat), batch.y);
+    at::Tensor teacher_logits;
+    if (teacher_cache) {
+      teacher_logits = teacher_cache->lookup(batch)[0];
+    } else {
+      torch::NoGradGuard no_grad;
+      std::optional<OffloadedTeacher::DeviceScope> on_device;
+      if (offloaded) on_device.emplace(*offloaded);
+      teacher_logits = teacher->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
+    }
+    return gat_distillation_loss(logits.to(torch::kFloat), teacher_logits.to(torch::kFloat),
+                                 batch.y, config.kd_temperature, config.kd_alpha);
+  };
+  // What the memory probe measures: this stage's step on a fresh model.
+  const StageStep probed_step{[&] {
+                                models::GATWithJK fresh(gat_config);
+                                return ProbeSubject{
+                                    {fresh.ptr()},
+                                    [&objective, fresh](const loader::GraphBatch& batch) mutable {
+                                      return objective(fresh, batch, nullptr);
+                                    },
+                                    LossReduction::kPerGraph};
+                              },
+                              config.use_kd ? "distillation" : "plain",
+                              {},
+                              "train"};
+
   BatchSizing sizing;
   task.prepare = [&] {
     if (curriculum) score_difficulty();
     if (build_teacher_cache) build_teacher_cache();
     // A teacher held on the device during training is outside the step's fit.
-    sizing = plan_batch_sizing(config, store, gat_config, run,
+    sizing = plan_batch_sizing(config, store, gat_config, probed_step, run,
                                teacher && !offloaded ? detail::parameter_bytes(*teacher) : 0.0);
   };
   task.plan_epoch = [&](std::int64_t epoch) {
@@ -144,23 +176,7 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
     return plan;
   };
 
-  auto objective = [&](const loader::GraphBatch& batch, at::Tensor* logits_out) {
-    auto logits = model->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
-    if (logits_out != nullptr) *logits_out = logits;
-    if (!config.use_kd) return torch::cross_entropy_loss(logits.to(torch::kFloat), batch.y);
-    at::Tensor teacher_logits;
-    if (teacher_cache) {
-      teacher_logits = teacher_cache->lookup(batch)[0];
-    } else {
-      torch::NoGradGuard no_grad;
-      std::optional<OffloadedTeacher::DeviceScope> on_device;
-      if (offloaded) on_device.emplace(*offloaded);
-      teacher_logits = teacher->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
-    }
-    return gat_distillation_loss(logits.to(torch::kFloat), teacher_logits.to(torch::kFloat),
-                                 batch.y, config.kd_temperature, config.kd_alpha);
-  };
-  task.loss = [&](const loader::GraphBatch& batch) { return objective(batch, nullptr); };
+  task.loss = [&](const loader::GraphBatch& batch) { return objective(model, batch, nullptr); };
   task.validate = [&]() {
     double loss_sum = 0;
     double ce_sum = 0;
@@ -170,7 +186,7 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
         store, validation_ids, config.eval_batch_size, device,
         [&](const loader::GraphBatch& batch) {
           at::Tensor logits;
-          const auto loss = objective(batch, &logits);
+          const auto loss = objective(model, batch, &logits);
           const auto n = static_cast<double>(batch.num_graphs);
           const auto logits32 = logits.to(torch::kFloat);
           const double batch_loss = loss.item<double>() * n;

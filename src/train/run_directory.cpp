@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "headroom/util/file_writer.hpp"
+#include "headroom/util/process_role.hpp"
 
 namespace headroom::train {
 namespace {
@@ -40,6 +41,7 @@ std::string timestamp() {
 
 RunDirectory::RunDirectory(std::filesystem::path path, bool echo)
     : path_(std::move(path)), echo_(echo) {
+  if (!util::process_role().writes()) return;
   std::filesystem::create_directories(path_);
   log_.open(log_file(), std::ios::app);
   if (!log_)
@@ -47,10 +49,12 @@ RunDirectory::RunDirectory(std::filesystem::path path, bool echo)
 }
 
 void RunDirectory::write_config(const nlohmann::json& config) const {
+  if (!util::process_role().writes()) return;
   util::write_file_atomically(config_file(), config.dump(2) + "\n");
 }
 
 void RunDirectory::write_result(const nlohmann::json& result) const {
+  if (!util::process_role().writes()) return;
   util::write_file_atomically(result_file(), result.dump(2) + "\n");
 }
 
@@ -58,6 +62,7 @@ nlohmann::json RunDirectory::read_config() const { return read_json_file(config_
 nlohmann::json RunDirectory::read_result() const { return read_json_file(result_file()); }
 
 void RunDirectory::log(std::string_view line) {
+  if (!util::process_role().writes()) return;
   log_ << '[' << timestamp() << "] " << line << '\n';
   log_.flush();
   if (echo_) {
@@ -67,6 +72,7 @@ void RunDirectory::log(std::string_view line) {
 }
 
 void RunDirectory::append_metrics(const nlohmann::json& line) {
+  if (!util::process_role().writes()) return;
   const std::string text = line.dump() + "\n";
   const int fd = ::open(metrics_file().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -79,6 +85,7 @@ void RunDirectory::append_metrics(const nlohmann::json& line) {
 }
 
 void RunDirectory::truncate_metrics(std::int64_t epochs) {
+  if (!util::process_role().writes()) return;
   std::ifstream in(metrics_file());
   if (!in) return;
   std::string kept;
@@ -92,6 +99,7 @@ void RunDirectory::truncate_metrics(std::int64_t epochs) {
 }
 
 void RunDirectory::clear() {
+  if (!util::process_role().writes()) return;
   const auto files = {best_checkpoint(), state_checkpoint(), metrics_file(), result_file()};
   // Only a directory headroom wrote (its config.json is the mark) has files to clear; a stage
   // file name in any other directory is somebody else's file and stays.

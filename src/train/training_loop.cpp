@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -15,9 +16,12 @@
 #include "headroom/memory/cuda_allocator_defaults.hpp"
 #include "headroom/memory/system_memory.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/train/metrics_sink.hpp"
 #include "headroom/train/oom_guard.hpp"
 #include "headroom/train/precision.hpp"
+#include "headroom/train/training_step.hpp"
 #include "headroom/util/byte_size.hpp"
+#include "headroom/util/process_role.hpp"
 #include "headroom/util/progress_bar.hpp"
 
 #include <ATen/autocast_mode.h>
@@ -278,32 +282,268 @@ double for_each_batch(const store::GraphStore& store, std::span<const std::uint3
   return prefetcher.wait_seconds();
 }
 
-TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, TrainingTask& task) {
-  const auto device = training_device(config);
-  const bool cuda = device.is_cuda();
-  const int cuda_index = cuda ? std::max<int>(0, device.index()) : -1;
-  const auto precision = parse_precision(config.precision);
-  const auto semantic = semantic_config(config);
+namespace {
 
-  TrainingOutcome outcome;
-  const auto previous = run.read_config();
-  if (!previous.is_null() && config.resume) {
-    const auto diff =
-        differing_keys(previous.value("semantic", nlohmann::json::object()), semantic);
-    if (!diff.empty())
-      throw std::runtime_error(fmt::format(
-          "{}: holds a run with a different configuration (differs in: {}); pass --resume false "
-          "to start over there, or choose another --runs-dir",
-          run.path().string(), fmt::join(diff, ", ")));
-    const auto result = run.read_result();
-    if (!result.is_null()) {
-      outcome = result.at("training").get<TrainingOutcome>();
-      outcome.already_complete = true;
-      run.log(fmt::format("{}: already complete ({} epochs, best epoch {}); nothing to do",
-                          run.path().string(), outcome.epochs, outcome.best_epoch + 1));
-      return outcome;
+// What one epoch's training pass measured.
+struct EpochStats {
+  std::uint64_t graphs = 0;
+  std::int64_t steps = 0;
+  double train_loss = 0;
+  double train_seconds = 0;
+  double wait_seconds = 0;
+  std::int64_t oom_events = 0;
+  std::int64_t split_steps = 0;
+  std::int64_t max_parts = 1;
+  nlohmann::json plan_info;
+};
+
+// The epoch loop of one run: owns the optimiser and the training step, and sends its metric
+// lines to every sink. Built once the stage's `prepare` has run and the budget is applied.
+class EpochLoop {
+ public:
+  EpochLoop(const TrainingConfig& config, RunDirectory& run, TrainingTask& task,
+            const LoopHooks& hooks, std::int64_t budget)
+      : config_(config),
+        run_(run),
+        task_(task),
+        device_(training_device(config)),
+        cuda_index_(device_.is_cuda() ? std::max<int>(0, device_.index()) : -1),
+        precision_(parse_precision(config.precision)),
+        budget_(budget),
+        parameters_((move_to_device(task, device_), trained_parameters(task))),
+        optimizer_(parameters_, torch::optim::AdamOptions(effective_learning_rate(config))
+                                    .weight_decay(config.weight_decay)),
+        step_(*task.store, parameters_, optimizer_, task.loss, step_settings()),
+        file_sink_(run) {
+    step_.set_gradient_hook(hooks.after_backward);
+    sinks_.push_back(&file_sink_);
+    for (auto* sink : hooks.metrics) sinks_.push_back(sink);
+  }
+
+  // Restores last.pt when resuming (and rewinds the sinks), else starts fresh and seeded.
+  void start(bool resume, TrainingOutcome& outcome) {
+    if (resume) {
+      state_ = load_state(run_, task_, optimizer_, device_);
+      for (auto* sink : sinks_) sink->rewind(state_.epochs_done);
+      outcome.resumed_after = state_.epochs_done;
+      run_.log(fmt::format("resuming {} after epoch {}", run_.path().string(), state_.epochs_done));
+    } else {
+      run_.clear();
+      torch::manual_seed(config_.seed);
     }
   }
+
+  // Trains the remaining epochs (early stopping included) and fills `outcome`.
+  void run(TrainingOutcome& outcome) {
+    const auto start = Clock::now();
+    double step_seconds = 0;
+    std::int64_t trained_graphs = 0;
+    for (std::int64_t epoch = state_.epochs_done; epoch < config_.max_epochs; ++epoch) {
+      if (state_.bad_epochs >= config_.patience) {  // resumed after the early-stopping epoch
+        outcome.early_stopped = true;
+        break;
+      }
+      const auto epoch_start = Clock::now();
+      memory::reset_peak(cuda_index_);
+      const auto stats = train_epoch(epoch);
+      step_seconds += stats.train_seconds;
+      trained_graphs += static_cast<std::int64_t>(stats.graphs);
+      outcome.batch_wait_seconds += stats.wait_seconds;
+      finish_epoch(epoch, stats, epoch_start);
+      if (state_.bad_epochs >= config_.patience) {
+        outcome.early_stopped = true;
+        run_.log(
+            fmt::format("early stop: no better validation loss for {} epochs", config_.patience));
+        break;
+      }
+    }
+    outcome.epochs = state_.epochs_done;
+    outcome.best_epoch = state_.best_epoch;
+    outcome.best_validation_loss = state_.best_loss;
+    outcome.best_metrics = state_.best_metrics;
+    outcome.peak_tensor_bytes = state_.peak_tensor_bytes;
+    outcome.seconds = seconds_since(start);
+    outcome.graphs_per_second =
+        step_seconds > 0 ? static_cast<double>(trained_graphs) / step_seconds : 0.0;
+  }
+
+ private:
+  static void move_to_device(const TrainingTask& task, const c10::Device& device) {
+    task.model->to(device);
+    for (const auto& module : task.auxiliary) module->to(device);
+  }
+
+  StepSettings step_settings() const {
+    StepSettings settings;
+    settings.device = device_;
+    settings.precision = precision_;
+    settings.gradient_clip = config_.gradient_clip;
+    settings.loss_reduction = task_.loss_reduction;
+    return settings;
+  }
+
+  void emit(const nlohmann::json& line) {
+    if (!util::process_role().writes()) return;
+    for (auto* sink : sinks_) sink->record(line);
+  }
+
+  EpochStats train_epoch(std::int64_t epoch);
+  void finish_epoch(std::int64_t epoch, const EpochStats& stats, Clock::time_point epoch_start);
+
+  const TrainingConfig& config_;
+  RunDirectory& run_;
+  TrainingTask& task_;
+  c10::Device device_;
+  int cuda_index_;
+  Precision precision_;
+  std::int64_t budget_;
+  std::vector<at::Tensor> parameters_;
+  torch::optim::Adam optimizer_;
+  TrainingStep step_;
+  MetricsFileSink file_sink_;
+  std::vector<MetricsSink*> sinks_;
+  LoopState state_;
+};
+
+EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
+  const bool cuda = device_.is_cuda();
+  EpochPlan plan = task_.plan_epoch(epoch);
+  EpochStats stats;
+  stats.plan_info = std::move(plan.info);
+  for (const auto& b : plan.batches) stats.graphs += b.size();
+
+  loader::CollateOptions collate_options;
+  collate_options.pin_memory = cuda;
+  loader::BatchPrefetcher prefetcher(*task_.store, std::move(plan.batches), collate_options,
+                                     static_cast<std::size_t>(config_.prefetch_depth));
+  util::ProgressBar bar(fmt::format("epoch {}/{}", epoch + 1, config_.max_epochs), stats.graphs,
+                        "graphs", config_.progress ? -1 : 0);
+  set_training_mode(task_, true);
+  auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
+  std::int64_t done_graphs = 0;
+  const auto train_start = Clock::now();
+  while (auto host_batch = prefetcher.next()) {
+    const auto outcome = step_.run(*host_batch);
+    stats.oom_events += outcome.oom_events;
+    if (outcome.parts > 1) ++stats.split_steps;
+    stats.max_parts = std::max(stats.max_parts, outcome.parts);
+    if (outcome.oom_events > 0)
+      run_.log(fmt::format(
+          "out of memory in epoch {} step {}: the batch of {} graphs ran as {} micro-batches",
+          epoch + 1, stats.steps + 1, host_batch->num_graphs, outcome.parts));
+    const auto graphs = host_batch->num_graphs;
+    loss_sum += outcome.loss.to(torch::kDouble) * static_cast<double>(graphs);
+    ++stats.steps;
+    done_graphs += graphs;
+    bar.advance(static_cast<std::uint64_t>(graphs), static_cast<std::uint64_t>(graphs));
+    if (cuda && config_.clear_cache_every_n > 0 && stats.steps % config_.clear_cache_every_n == 0)
+      c10::cuda::CUDACachingAllocator::emptyCache();
+    if (config_.step_metrics_every > 0 && stats.steps % config_.step_metrics_every == 0)
+      emit(step_memory_line(epoch, stats.steps, graphs, stats.oom_events, budget_, cuda_index_));
+    if (!cuda || stats.steps % 20 == 0)
+      bar.set_status(
+          fmt::format("loss {:.4f}", loss_sum.item<double>() / static_cast<double>(done_graphs)));
+  }
+  bar.finish();
+  stats.train_seconds = seconds_since(train_start);
+  stats.wait_seconds = prefetcher.wait_seconds();
+  stats.train_loss =
+      stats.graphs == 0 ? 0.0 : loss_sum.item<double>() / static_cast<double>(stats.graphs);
+  return stats;
+}
+
+void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
+                             Clock::time_point epoch_start) {
+  const bool cuda = device_.is_cuda();
+  set_training_mode(task_, false);
+  ValidationResult validation;
+  {
+    torch::NoGradGuard no_grad;
+    AutocastScope autocast(precision_, device_);
+    validation = task_.validate();
+  }
+  const auto memory = memory::memory_snapshot(cuda_index_);
+  const auto epoch_peak = epoch_peak_bytes(memory, cuda);
+  state_.peak_tensor_bytes = std::max(state_.peak_tensor_bytes, epoch_peak);
+
+  const bool improved = validation.loss < state_.best_loss;
+  if (improved) {
+    state_.best_loss = validation.loss;
+    state_.best_epoch = epoch;
+    state_.best_metrics = validation.metrics;
+    state_.bad_epochs = 0;
+    CheckpointInfo info = task_.checkpoint;
+    info.epoch = epoch;
+    info.validation_loss = validation.loss;
+    if (util::process_role().writes())
+      save_model_checkpoint(run_.best_checkpoint(), *task_.model, info);
+  } else {
+    ++state_.bad_epochs;
+  }
+  state_.epochs_done = epoch + 1;
+  state_.loss_scale = step_.loss_scaler().current_scale();
+
+  const double graphs_per_second =
+      stats.train_seconds > 0 ? static_cast<double>(stats.graphs) / stats.train_seconds : 0.0;
+  nlohmann::json line = {
+      {"type", "epoch"},
+      {"epoch", epoch},
+      {"train_loss", stats.train_loss},
+      {"validation_loss", validation.loss},
+      {"validation", validation.metrics},
+      {"best", improved},
+      {"graphs", stats.graphs},
+      {"steps", stats.steps},
+      {"seconds", seconds_since(epoch_start)},
+      {"graphs_per_second", graphs_per_second},
+      {"batch_wait_seconds", stats.wait_seconds},
+      {"learning_rate", effective_learning_rate(config_)},
+      {"memory", memory},
+      {"plan", stats.plan_info},
+      {"oom_events", stats.oom_events},
+      {"split_steps", stats.split_steps},
+      {"max_micro_batches", stats.max_parts},
+      {"memory_budget", budget_},
+      {"utilization", static_cast<double>(epoch_peak) / static_cast<double>(budget_)}};
+  if (step_.loss_scaler().enabled()) line["loss_scale"] = step_.loss_scaler().current_scale();
+  emit(line);
+  run_.log(fmt::format(
+      "epoch {:>3}/{}  train loss {:.5f}  val loss {:.5f}{}  {:.0f} graphs/s  wait {:.3f}s  "
+      "peak {:.1f} MiB",
+      epoch + 1, config_.max_epochs, stats.train_loss, validation.loss, improved ? " *" : "",
+      graphs_per_second, stats.wait_seconds, static_cast<double>(epoch_peak) / (1 << 20)));
+  if (util::process_role().writes()) save_state(run_, task_, optimizer_, state_, cuda);
+}
+
+// The finished outcome when `run` already holds this configuration's completed run; throws when
+// it holds a different configuration that would be resumed.
+std::optional<TrainingOutcome> finished_run(const TrainingConfig& config, RunDirectory& run,
+                                            const nlohmann::json& previous,
+                                            const nlohmann::json& semantic) {
+  if (previous.is_null() || !config.resume) return std::nullopt;
+  const auto diff = differing_keys(previous.value("semantic", nlohmann::json::object()), semantic);
+  if (!diff.empty())
+    throw std::runtime_error(fmt::format(
+        "{}: holds a run with a different configuration (differs in: {}); pass --resume false "
+        "to start over there, or choose another --runs-dir",
+        run.path().string(), fmt::join(diff, ", ")));
+  const auto result = run.read_result();
+  if (result.is_null()) return std::nullopt;
+  auto outcome = result.at("training").get<TrainingOutcome>();
+  outcome.already_complete = true;
+  run.log(fmt::format("{}: already complete ({} epochs, best epoch {}); nothing to do",
+                      run.path().string(), outcome.epochs, outcome.best_epoch + 1));
+  return outcome;
+}
+
+}  // namespace
+
+TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, TrainingTask& task,
+                             const LoopHooks& hooks) {
+  const auto device = training_device(config);
+  const auto semantic = semantic_config(config);
+  const auto previous = run.read_config();
+  if (auto finished = finished_run(config, run, previous, semantic)) return *finished;
 
   // Measuring comes before the budget is applied (a probe may need more than a packed batch will)
   // and before the first epoch resets the peak counters.
@@ -311,176 +551,14 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
   const auto budget = resolve_memory_budget(config, device);
   apply_memory_budget(config, budget, device, run);
 
-  task.model->to(device);
-  for (auto& module : task.auxiliary) module->to(device);
-  const auto parameters = trained_parameters(task);
-  torch::optim::Adam optimizer(
-      parameters,
-      torch::optim::AdamOptions(effective_learning_rate(config)).weight_decay(config.weight_decay));
-  DynamicLossScaler scaler(precision == Precision::kFp16Mixed);
-  OomGuard guard(*task.store, device, task.loss_reduction);
-
-  LoopState state;
-  if (config.resume && std::filesystem::exists(run.state_checkpoint()) && !previous.is_null()) {
-    state = load_state(run, task, optimizer, device);
-    run.truncate_metrics(state.epochs_done);
-    outcome.resumed_after = state.epochs_done;
-    run.log(fmt::format("resuming {} after epoch {}", run.path().string(), state.epochs_done));
-  } else {
-    run.clear();
-    torch::manual_seed(config.seed);
-  }
+  EpochLoop loop(config, run, task, hooks, budget);
+  TrainingOutcome outcome;
+  loop.start(
+      config.resume && std::filesystem::exists(run.state_checkpoint()) && !previous.is_null(),
+      outcome);
   nlohmann::json config_json = config;
   run.write_config({{"config", config_json}, {"semantic", semantic}});
-
-  const auto start = Clock::now();
-  double step_seconds = 0;
-  std::int64_t trained_graphs = 0;
-  for (std::int64_t epoch = state.epochs_done; epoch < config.max_epochs; ++epoch) {
-    if (state.bad_epochs >= config.patience) {  // resumed after the early-stopping epoch
-      outcome.early_stopped = true;
-      break;
-    }
-    const auto epoch_start = Clock::now();
-    memory::reset_peak(cuda_index);
-    EpochPlan plan = task.plan_epoch(epoch);
-    std::uint64_t epoch_graphs = 0;
-    for (const auto& b : plan.batches) epoch_graphs += b.size();
-
-    loader::CollateOptions collate_options;
-    collate_options.pin_memory = cuda;
-    loader::BatchPrefetcher prefetcher(*task.store, std::move(plan.batches), collate_options,
-                                       static_cast<std::size_t>(config.prefetch_depth));
-    util::ProgressBar bar(fmt::format("epoch {}/{}", epoch + 1, config.max_epochs), epoch_graphs,
-                          "graphs", config.progress ? -1 : 0);
-    set_training_mode(task, true);
-    auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
-    std::int64_t steps = 0;
-    std::int64_t done_graphs = 0;
-    std::int64_t epoch_oom_events = 0;
-    std::int64_t epoch_split_steps = 0;
-    std::int64_t epoch_max_parts = 1;
-    const auto train_start = Clock::now();
-    while (auto host_batch = prefetcher.next()) {
-      optimizer.zero_grad(/*set_to_none=*/true);
-      const auto guarded = guard.run(
-          *host_batch,
-          [&](const loader::GraphBatch& batch) {
-            AutocastScope autocast(precision, device);
-            return task.loss(batch);
-          },
-          [&](const at::Tensor& value) { scaler.scale(value).backward(); },
-          [&] { optimizer.zero_grad(/*set_to_none=*/true); });
-      const auto& loss = guarded.loss;
-      epoch_oom_events += guarded.oom_events;
-      if (guarded.parts > 1) ++epoch_split_steps;
-      epoch_max_parts = std::max(epoch_max_parts, guarded.parts);
-      if (guarded.oom_events > 0)
-        run.log(
-            fmt::format("out of memory in epoch {} step {}: the batch of {} graphs ran as {} "
-                        "micro-batches",
-                        epoch + 1, steps + 1, host_batch->num_graphs, guarded.parts));
-      const bool finite = scaler.unscale(parameters);
-      if (finite) {
-        if (config.gradient_clip > 0)
-          torch::nn::utils::clip_grad_norm_(parameters, config.gradient_clip);
-        optimizer.step();
-      }
-      scaler.update(finite);
-      const auto graphs = host_batch->num_graphs;
-      loss_sum += loss.to(torch::kDouble) * static_cast<double>(graphs);
-      ++steps;
-      done_graphs += graphs;
-      bar.advance(static_cast<std::uint64_t>(graphs), static_cast<std::uint64_t>(graphs));
-      if (cuda && config.clear_cache_every_n > 0 && steps % config.clear_cache_every_n == 0)
-        c10::cuda::CUDACachingAllocator::emptyCache();
-      if (config.step_metrics_every > 0 && steps % config.step_metrics_every == 0)
-        run.append_metrics(
-            step_memory_line(epoch, steps, graphs, epoch_oom_events, budget, cuda_index));
-      if (!cuda || steps % 20 == 0)
-        bar.set_status(
-            fmt::format("loss {:.4f}", loss_sum.item<double>() / static_cast<double>(done_graphs)));
-    }
-    bar.finish();
-    const double train_seconds = seconds_since(train_start);
-    step_seconds += train_seconds;
-    trained_graphs += static_cast<std::int64_t>(epoch_graphs);
-    const double train_loss =
-        epoch_graphs == 0 ? 0.0 : loss_sum.item<double>() / static_cast<double>(epoch_graphs);
-
-    set_training_mode(task, false);
-    ValidationResult validation;
-    {
-      torch::NoGradGuard no_grad;
-      AutocastScope autocast(precision, device);
-      validation = task.validate();
-    }
-    const auto memory = memory::memory_snapshot(cuda_index);
-    state.peak_tensor_bytes = std::max(state.peak_tensor_bytes, epoch_peak_bytes(memory, cuda));
-
-    const bool improved = validation.loss < state.best_loss;
-    if (improved) {
-      state.best_loss = validation.loss;
-      state.best_epoch = epoch;
-      state.best_metrics = validation.metrics;
-      state.bad_epochs = 0;
-      CheckpointInfo info = task.checkpoint;
-      info.epoch = epoch;
-      info.validation_loss = validation.loss;
-      save_model_checkpoint(run.best_checkpoint(), *task.model, info);
-    } else {
-      ++state.bad_epochs;
-    }
-    state.epochs_done = epoch + 1;
-    state.loss_scale = scaler.current_scale();
-
-    nlohmann::json line = {
-        {"type", "epoch"},
-        {"epoch", epoch},
-        {"train_loss", train_loss},
-        {"validation_loss", validation.loss},
-        {"validation", validation.metrics},
-        {"best", improved},
-        {"graphs", epoch_graphs},
-        {"steps", steps},
-        {"seconds", seconds_since(epoch_start)},
-        {"graphs_per_second",
-         train_seconds > 0 ? static_cast<double>(epoch_graphs) / train_seconds : 0.0},
-        {"batch_wait_seconds", prefetcher.wait_seconds()},
-        {"learning_rate", effective_learning_rate(config)},
-        {"memory", memory},
-        {"plan", plan.info},
-        {"oom_events", epoch_oom_events},
-        {"split_steps", epoch_split_steps},
-        {"max_micro_batches", epoch_max_parts},
-        {"memory_budget", budget},
-        {"utilization",
-         static_cast<double>(epoch_peak_bytes(memory, cuda)) / static_cast<double>(budget)}};
-    if (scaler.enabled()) line["loss_scale"] = scaler.current_scale();
-    run.append_metrics(line);
-    outcome.batch_wait_seconds += prefetcher.wait_seconds();
-    run.log(fmt::format(
-        "epoch {:>3}/{}  train loss {:.5f}  val loss {:.5f}{}  {:.0f} graphs/s  wait {:.3f}s  "
-        "peak {:.1f} MiB",
-        epoch + 1, config.max_epochs, train_loss, validation.loss, improved ? " *" : "",
-        line["graphs_per_second"].get<double>(), prefetcher.wait_seconds(),
-        static_cast<double>(epoch_peak_bytes(memory, cuda)) / (1 << 20)));
-    save_state(run, task, optimizer, state, cuda);
-    if (state.bad_epochs >= config.patience) {
-      outcome.early_stopped = true;
-      run.log(fmt::format("early stop: no better validation loss for {} epochs", config.patience));
-      break;
-    }
-  }
-
-  outcome.epochs = state.epochs_done;
-  outcome.best_epoch = state.best_epoch;
-  outcome.best_validation_loss = state.best_loss;
-  outcome.best_metrics = state.best_metrics;
-  outcome.peak_tensor_bytes = state.peak_tensor_bytes;
-  outcome.seconds = seconds_since(start);
-  outcome.graphs_per_second =
-      step_seconds > 0 ? static_cast<double>(trained_graphs) / step_seconds : 0.0;
+  loop.run(outcome);
   run.write_result({{"training", outcome}});
   return outcome;
 }

@@ -17,9 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "headroom/can/synthetic_traffic.hpp"
 #include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/synthetic/synthetic_traffic.hpp"
 #include "test_support.hpp"
 
 namespace headroom::eval {
@@ -35,7 +35,8 @@ class EvaluationReport : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir();
-    can::generate_synthetic_dataset(*dir_ / "data", {.seed = 11, .total_frames = 30'000}, false);
+    synthetic::generate_synthetic_dataset(*dir_ / "data", {.seed = 11, .total_frames = 30'000},
+                                          false);
     preprocess::PreprocessOptions options;
     options.threads = 2;
     options.progress = 0;

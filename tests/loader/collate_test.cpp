@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "headroom/loader/collate.hpp"
+#include "headroom/loader/graph_tensors.hpp"
 #include "headroom/store/graph_store.hpp"
-#include "headroom/store/graph_tensors.hpp"
 #include "test_support.hpp"
 
 namespace headroom::loader {
@@ -63,7 +63,7 @@ Reference reference(const store::GraphStore& store, const std::vector<std::uint3
   std::vector<std::int64_t> ys, graph_ids;
   std::int64_t first_node = 0;
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    const auto g = store::graph_tensors(store, ids[i]);
+    const auto g = loader::graph_tensors(store, ids[i]);
     xs.push_back(g.x);
     edges.push_back(g.edge_index.to(torch::kInt64) + first_node);
     attrs.push_back(g.edge_attr);

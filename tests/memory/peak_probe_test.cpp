@@ -21,9 +21,12 @@
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/memory/peak_model.hpp"
 #include "headroom/models/vgae.hpp"
+#include "headroom/train/step_probe.hpp"
 #include "test_support.hpp"
 
 namespace headroom::memory {
+using train::probe_training_peak;
+using train::probe_training_peaks;
 namespace {
 
 class PeakProbe : public ::testing::Test {

@@ -12,9 +12,12 @@
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/models/vgae.hpp"
+#include "headroom/train/step_probe.hpp"
 #include "test_support.hpp"
 
 namespace headroom::memory {
+using train::probe_training_peak;
+using train::probe_training_peaks;
 namespace {
 
 std::int64_t parameter_count(const ProbeModelConfig& model) {

@@ -9,9 +9,9 @@
 
 #include "headroom/can/input_error.hpp"
 #include "headroom/graph/window_graph_builder.hpp"
+#include "headroom/loader/graph_tensors.hpp"
 #include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/store/graph_store.hpp"
-#include "headroom/store/graph_tensors.hpp"
 #include "headroom/store/store_arrays.hpp"
 #include "headroom/store/store_builder.hpp"
 #include "headroom/store/store_error.hpp"
@@ -183,7 +183,7 @@ TEST_F(PreprocessStore, SizeIndexLabelsAndSplitsAreIndexListsIntoOneStore) {
 
 TEST_F(PreprocessStore, TensorsAreZeroCopyViewsOfTheMapping) {
   const auto store = build();
-  const auto tensors = store::graph_tensors(store, 3);
+  const auto tensors = loader::graph_tensors(store, 3);
   const auto view = store.graph(3);
   EXPECT_EQ(tensors.x.data_ptr<float>(), view.node_features.data());
   EXPECT_EQ(tensors.x.size(0), static_cast<std::int64_t>(view.num_nodes()));
@@ -197,7 +197,7 @@ TEST_F(PreprocessStore, TensorsAreZeroCopyViewsOfTheMapping) {
   torch::Tensor whole;
   {
     const auto reopened = store::GraphStore::open(dir_ / "store");
-    whole = store::array_tensor(reopened, store::arrays::kNodeFeatures);
+    whole = loader::array_tensor(reopened, store::arrays::kNodeFeatures);
   }
   EXPECT_EQ(whole.size(0), static_cast<std::int64_t>(store.metadata().num_nodes));
   EXPECT_FLOAT_EQ(whole[0][0].item<float>(),

@@ -1,10 +1,12 @@
-// Measures the peak tensor memory of one steady-state training step at several batch sizes, the
-// samples that fit_peak (peak_model.hpp) turns into the packer's byte-cost model.
+// Peak measurement of one steady-state step, and the probe batches it is measured on: the samples
+// that fit_peak (peak_model.hpp) turns into the packer's byte-cost model. The step itself comes
+// from the caller (train/step_probe.hpp builds the stage's real one).
 #pragma once
 
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <variant>
 #include <vector>
@@ -12,7 +14,6 @@
 #include "headroom/memory/peak_model.hpp"
 #include "headroom/models/model_config.hpp"
 #include "headroom/store/graph_store.hpp"
-#include "headroom/train/precision.hpp"
 
 namespace headroom::memory {
 
@@ -23,14 +24,6 @@ using ProbeModelConfig = std::variant<models::GatConfig, models::VgaeConfig>;
 ProbeModelConfig probe_model_preset(const store::GraphStore& store, models::ModelKind kind,
                                     models::ModelSize size);
 
-struct PeakProbeOptions {
-  c10::Device device = c10::Device(c10::kCPU);
-  train::Precision precision = train::Precision::kFloat32;
-  double learning_rate = 1e-3;
-  double weight_decay = 1e-4;
-  double gradient_clip = 1.0;  // 0: no clipping
-};
-
 // The graph-id sets `headroom plan` and the packer probe: batches of one size class each (the
 // smallest, median, 95th-percentile and largest training graphs by node count, read from the
 // store's size index) at two batch sizes, and one shuffled mixed batch, so that the fit sees
@@ -39,30 +32,22 @@ struct PeakProbeOptions {
 // is tiny). Throws std::invalid_argument when the store has no training graphs or max_graphs < 1.
 std::vector<std::vector<std::uint32_t>> probe_batches(const store::GraphStore& store,
                                                       std::int64_t max_graphs);
+// The same drawn from `candidates` (ids of the store, e.g. the normal training graphs an
+// autoencoder trains on) instead of every training graph. Throws std::invalid_argument when
+// `candidates` is empty.
+std::vector<std::vector<std::uint32_t>> probe_batches(const store::GraphStore& store,
+                                                      std::int64_t max_graphs,
+                                                      std::span<const std::uint32_t> candidates);
 
-// The steady-state peak of one training step on the batch of `ids` (see probe_training_peaks for
-// how it is measured). Installs the counting CPU allocator.
-PeakSample probe_training_peak(const store::GraphStore& store, const ProbeModelConfig& model,
-                               std::span<const std::uint32_t> ids,
-                               const PeakProbeOptions& options = {});
-
-// For each batch size N: the first N ids of the store's training ids (in loader::shuffled order
-// with seed 0, epoch 0) collated into one batch; a fresh model and Adam optimizer; one warm-up
-// step (so the optimizer's state exists, as in steady-state training); then the peak is reset and
-// one more step (zero_grad, forward under autocast, loss, backward, clipping, step) is measured.
-// The loss is cross-entropy on the graph labels for the GAT and train::vgae_loss for the VGAE.
-// The peak is the counting CPU allocator's peak_bytes on CPU (the allocator is installed here) or
-// the CUDA caching allocator's peak_allocated_bytes; either way it includes the parameters, the
-// optimizer state and the batch itself. Each probe's model and optimizer are destroyed before the
-// next one starts, so the peaks are independent.
-//
-// Mutates process-wide state: the peak counters, and the model's parameters are initialised from
-// torch's global generator. Not to be run concurrently with training in the same process.
-// Throws std::invalid_argument for a batch size that is not in 1..train_ids().size();
-// c10::OutOfMemoryError propagates when a probe does not fit.
-std::vector<PeakSample> probe_training_peaks(const store::GraphStore& store,
-                                             const ProbeModelConfig& model,
-                                             std::span<const std::int64_t> batch_sizes,
-                                             const PeakProbeOptions& options = {});
+// The steady-state peak of one step, in bytes: `warm_up` runs once unmeasured (so that state a
+// step creates once, like an optimiser's moment buffers, exists as in steady-state training),
+// then the device's peak counter is reset to what is live and `step` runs once. The peak is the
+// counting CPU allocator's peak_bytes on CPU (installed here) or the CUDA caching allocator's
+// peak_allocated_bytes (the device is synchronised around the step); either way it includes
+// everything live during the step, the parameters and the batch included. memory/ knows nothing
+// of what a step does: train/step_probe.hpp hands it the stage's real training step.
+// Mutates the process-wide peak counters; not to be run concurrently with training.
+std::int64_t measure_peak_bytes(const c10::Device& device, const std::function<void()>& warm_up,
+                                const std::function<void()>& step);
 
 }  // namespace headroom::memory

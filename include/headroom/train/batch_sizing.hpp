@@ -17,6 +17,7 @@
 #include "headroom/memory/peak_probe.hpp"
 #include "headroom/store/graph_store.hpp"
 #include "headroom/train/run_directory.hpp"
+#include "headroom/train/step_probe.hpp"
 #include "headroom/train/training_config.hpp"
 
 namespace headroom::train {
@@ -34,16 +35,33 @@ struct MeasuredPeak {
   bool from_cache = false;
 };
 
+// The step a stage will train, for probing: fresh subjects with the stage's own loss, and the
+// objective's name in the fit's cache key ("plain": cross-entropy or the VGAE loss;
+// "distillation": the student's distillation loss with its teacher inputs).
+struct StageStep {
+  ProbeSubjectFactory make;
+  std::string objective = "plain";
+  // The graphs the stage trains on, which the probe batches are drawn from (empty: every
+  // training graph), and their name in the cache key ("train", "normal training graphs").
+  std::vector<std::uint32_t> population;
+  std::string population_name = "train";
+};
+
 // The probe settings of `config`'s training step: device, precision and optimiser.
-memory::PeakProbeOptions probe_options(const TrainingConfig& config);
+PeakProbeOptions probe_options(const TrainingConfig& config);
 
 // What a training step's peak depends on, beyond the batch: the cache key of its fit.
 nlohmann::json peak_fit_key(const TrainingConfig& config, const memory::ProbeModelConfig& model,
-                            const std::vector<std::vector<std::uint32_t>>& probe_batches);
+                            const std::vector<std::vector<std::uint32_t>>& probe_batches,
+                            std::string_view objective = "plain");
 
-// The step's peak fit for `model` under `config` (device, precision, optimiser settings): from the
-// on-disk cache when this key was measured before, else measured on memory::probe_batches
-// (capped by batch_size) and stored. Leaves the default random generators as it found them.
+// The peak fit of `step` (a stage's model `model` and loss) under `config` (device, precision,
+// optimiser settings): from the on-disk cache when this key was measured before, else measured
+// on memory::probe_batches (capped by batch_size) and stored. Leaves the default random
+// generators as it found them.
+MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
+                               const memory::ProbeModelConfig& model, const StageStep& step);
+// The same for the plain objective of `model` (headroom plan, the benchmarks).
 MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
                                const memory::ProbeModelConfig& model);
 
@@ -51,8 +69,8 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
 // memory held through training outside the step the fit measures (a distillation teacher kept in
 // memory); it comes out of the packing budget.
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphStore& store,
-                              const memory::ProbeModelConfig& model, RunDirectory& run,
-                              double reserved_bytes = 0);
+                              const memory::ProbeModelConfig& model, const StageStep& step,
+                              RunDirectory& run, double reserved_bytes = 0);
 
 // The epoch's batches, in the given order.
 std::vector<std::vector<std::uint32_t>> make_batches(const BatchSizing& sizing,

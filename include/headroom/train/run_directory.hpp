@@ -2,6 +2,8 @@
 // (config.json), a human-readable log (log.txt), one JSON line per epoch (metrics.jsonl), the best
 // checkpoint by validation loss (best.pt), the resumable training state (last.pt) and, once the
 // stage has finished, its outcome (result.json). Not thread-safe: the training thread owns it.
+// Only the process that writes (util/process_role.hpp) touches the file system: in the others
+// every write, log line and clear() is a no-op, and reads see what the writing process wrote.
 #pragma once
 
 #include <cstdint>

@@ -20,6 +20,7 @@
 #include "headroom/train/oom_guard.hpp"
 #include "headroom/train/run_directory.hpp"
 #include "headroom/train/training_config.hpp"
+#include "headroom/train/training_step.hpp"
 
 namespace headroom::train {
 
@@ -71,10 +72,25 @@ struct TrainingOutcome {
 void to_json(nlohmann::json& json, const TrainingOutcome& outcome);
 void from_json(const nlohmann::json& json, TrainingOutcome& outcome);
 
-// Runs (or resumes, or recognises as complete) the training described by `task` in `run`.
+class MetricsSink;
+
+// Where a run reaches beyond one process and one metrics file. All optional: the defaults are
+// single-process training that writes metrics.jsonl only.
+struct LoopHooks {
+  // Further sinks for every metric line, after metrics.jsonl (not owned; outlive the run).
+  std::vector<MetricsSink*> metrics;
+  // Called by every training step after backward, before unscaling and clipping: where
+  // data-parallel training averages gradients across processes (training_step.hpp).
+  GradientHook after_backward;
+};
+
+// Runs (or resumes, or recognises as complete) the training described by `task` in `run`: each
+// step is a TrainingStep over task.loss, each epoch's line goes to metrics.jsonl and to
+// `hooks.metrics`. Only the process that writes (util/process_role.hpp) writes files or metrics.
 // Throws std::runtime_error when the run directory holds a run with a different configuration
 // and config.resume is set.
-TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, TrainingTask& task);
+TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, TrainingTask& task,
+                             const LoopHooks& hooks = {});
 
 // The device named by config.device; throws std::runtime_error when CUDA is asked for and absent.
 c10::Device training_device(const TrainingConfig& config);

@@ -1,0 +1,50 @@
+// headroom-train: the LibTorch side of `headroom` (cli/training_handover.hpp). It runs every
+// subcommand, the data-side ones included (`run` preprocesses before it trains); users normally
+// reach it through `headroom`, which hands training subcommands over with the same arguments.
+// Subcommands live in src/cli/ and src/train_cli/; this file only assembles them and turns
+// exceptions into one-line errors.
+#include <c10/util/Exception.h>
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+
+#include "headroom/cli/commands.hpp"
+#include "headroom/memory/cuda_allocator_defaults.hpp"
+#include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/train_cli/train_commands.hpp"
+
+int main(int argc, char** argv) {
+  // Before CUDA initialises: the caching allocator reads its settings once.
+  headroom::memory::default_to_expandable_segments();
+  // Before any tensor exists, so that every CPU tensor byte is counted (memory meter).
+  headroom::memory::keep_freed_host_memory();
+  headroom::memory::install_counting_cpu_allocator();
+  CLI::App app{"headroom: memory-planned GNN training for CAN-bus intrusion detection"};
+  app.name("headroom");
+  app.set_version_flag("--version", std::string("headroom ") + HEADROOM_VERSION);
+  app.require_subcommand(1);
+  // Every flag of a subcommand can also come from a TOML file: a [preprocess] section for
+  // `headroom preprocess`, and so on. Flags on the command line win.
+  app.set_config("--config", "", "Read options from a TOML file ([SUBCOMMAND] sections)");
+  app.fallthrough();  // so --config may follow the subcommand
+  headroom::cli::add_generate_command(app);
+  headroom::cli::add_preprocess_command(app);
+  headroom::cli::add_inspect_command(app);
+  headroom::cli::add_run_command(app);
+  headroom::cli::add_training_commands(app);
+  headroom::cli::add_plan_command(app);
+  try {
+    headroom::memory::inject_cpu_allocation_failures_from_environment();
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const c10::Error& e) {  // LibTorch errors: the message without its C++ backtrace
+    std::cerr << "headroom: error: " << e.what_without_backtrace() << '\n';
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "headroom: error: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,157 @@
+#include "headroom/synthetic/synthetic_traffic.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+
+#include "headroom/synthetic/synthetic_vehicle.hpp"
+#include "synthetic_attacks.hpp"
+#include "synthetic_bus.hpp"
+#include "synthetic_csv_writer.hpp"
+#include "synthetic_output_dir.hpp"
+#include "synthetic_random.hpp"
+
+namespace headroom::synthetic {
+namespace {
+
+using detail::AttackKind;
+
+struct FilePlan {
+  const char* directory;
+  AttackKind attack;
+  int number;                    // the N of <type>-N.csv
+  std::uint64_t share_permille;  // of the total frame count
+};
+
+// Training sees normal driving and two attack types; the first test condition repeats those
+// attacks on new recordings, the second holds an attack type training never saw. Shares: 60%
+// train (35% of the total attack-free, so normal behaviour is well covered), 20% per test
+// condition, so each condition has enough frames for stable metrics.
+constexpr FilePlan kLayout[] = {
+    {"train_01_attack_free", AttackKind::kNone, 1, 200},
+    {"train_01_attack_free", AttackKind::kNone, 2, 150},
+    {"train_02_with_attacks", AttackKind::kDos, 1, 125},
+    {"train_02_with_attacks", AttackKind::kFuzzing, 1, 125},
+    {"test_01_known_vehicle_known_attack", AttackKind::kDos, 2, 100},
+    {"test_01_known_vehicle_known_attack", AttackKind::kFuzzing, 2, 100},
+    {"test_02_known_vehicle_unknown_attack", AttackKind::kSpoofing, 1, 200},
+};
+
+// 2023-01-01T00:00:00Z: recordings get Unix-like timestamps, one day apart.
+constexpr std::int64_t kEpochUs = 1'672'531'200'000'000;
+constexpr std::int64_t kDayUs = 86'400'000'000;
+constexpr std::int64_t kHourUs = 3'600'000'000;
+
+SyntheticFileSummary write_file(const std::filesystem::path& root, const FilePlan& plan,
+                                std::size_t index, const SyntheticVehicle& vehicle,
+                                std::uint64_t seed, std::uint64_t frames) {
+  SyntheticFileSummary summary;
+  summary.attack_type = std::string(detail::attack_type_name(plan.attack));
+  summary.relative_path = std::filesystem::path(plan.directory) /
+                          (summary.attack_type + "-" + std::to_string(plan.number) + ".csv");
+  summary.frames = frames;
+
+  detail::SyntheticRng rng(detail::mix_seed(seed, 1'000 + index));
+  const std::int64_t start_us = kEpochUs + static_cast<std::int64_t>(index) * kDayUs +
+                                static_cast<std::int64_t>(rng.below(kHourUs));
+  std::optional<detail::AttackInjector> attacker;
+  if (plan.attack != AttackKind::kNone) {
+    attacker.emplace(plan.attack, vehicle,
+                     detail::plan_attack_intervals(plan.attack, vehicle, start_us, frames, rng),
+                     rng.next());
+  }
+  detail::SyntheticBus bus(vehicle, rng.next(), start_us, attacker ? &*attacker : nullptr);
+
+  const std::filesystem::path path = root / summary.relative_path;
+  std::filesystem::create_directories(path.parent_path());
+  detail::CanCsvWriter writer(path);
+  detail::SyntheticFrame frame;
+  for (std::uint64_t n = 0; n < frames; ++n) {
+    bus.next(frame);
+    writer.write(frame);
+    summary.attack_frames += frame.label;
+  }
+  writer.finish();
+  return summary;
+}
+
+// The ID as the CSV files write it: uppercase hex without a prefix.
+std::string hex_id(std::uint32_t id) {
+  char text[8];
+  const auto end = std::to_chars(text, text + sizeof text, id, 16).ptr;
+  std::string out(text, end);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return out;
+}
+
+std::string manifest_json(const SyntheticDatasetOptions& options, const SyntheticVehicle& vehicle,
+                          const SyntheticDatasetSummary& summary) {
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();
+  for (const auto& file : summary.files) {
+    files.push_back({{"path", file.relative_path.generic_string()},
+                     {"attack_type", file.attack_type},
+                     {"frames", file.frames},
+                     {"attack_frames", file.attack_frames}});
+  }
+  nlohmann::ordered_json ecus = nlohmann::ordered_json::array();
+  for (const auto& ecu : vehicle.ecus) {
+    nlohmann::ordered_json entry = {{"id", hex_id(ecu.id)},
+                                    {"period_ms", ecu.period_us / 1'000},
+                                    {"jitter_us", ecu.jitter_us},
+                                    {"dlc", ecu.dlc},
+                                    {"rolling_counter", ecu.counter.has_value()}};
+    entry["checksum"] = !ecu.checksum                              ? "none"
+                        : ecu.checksum->kind == ChecksumKind::kSum ? "sum"
+                                                                   : "xor";
+    ecus.push_back(std::move(entry));
+  }
+  const nlohmann::ordered_json manifest = {
+      {"generator", "headroom generate"},
+      {"headroom_version", HEADROOM_VERSION},
+      {"format", "can-train-and-test"},
+      {"seed", options.seed},
+      {"total_frames", options.total_frames},
+      {"files", std::move(files)},
+      {"ecus", std::move(ecus)},
+  };
+  return manifest.dump(2) + "\n";
+}
+
+}  // namespace
+
+SyntheticDatasetSummary generate_synthetic_dataset(const std::filesystem::path& root,
+                                                   const SyntheticDatasetOptions& options,
+                                                   bool overwrite) {
+  if (options.total_frames < kMinSyntheticFrames) {
+    throw std::invalid_argument("the frame count must be at least " +
+                                std::to_string(kMinSyntheticFrames) + " (got " +
+                                std::to_string(options.total_frames) + ")");
+  }
+  detail::StagedDirectory staged(root, overwrite, kSyntheticManifestName);
+  const SyntheticVehicle vehicle = make_synthetic_vehicle(options.seed);
+
+  SyntheticDatasetSummary summary;
+  summary.ecu_count = vehicle.ecus.size();
+  std::uint64_t assigned = 0;
+  for (std::size_t i = 0; i < std::size(kLayout); ++i) {
+    const FilePlan& plan = kLayout[i];
+    // Split as total * share / 1000 without overflowing for huge totals.
+    const std::uint64_t frames =
+        i + 1 == std::size(kLayout)
+            ? options.total_frames - assigned
+            : options.total_frames / 1'000 * plan.share_permille +
+                  options.total_frames % 1'000 * plan.share_permille / 1'000;
+    assigned += frames;
+    summary.files.push_back(write_file(staged.staging(), plan, i, vehicle, options.seed, frames));
+  }
+  detail::write_synced_file(staged.staging() / kSyntheticManifestName,
+                            manifest_json(options, vehicle, summary));
+  staged.commit();
+  return summary;
+}
+
+}  // namespace headroom::synthetic

@@ -1,0 +1,58 @@
+#include "headroom/train/training_step.hpp"
+
+#include <torch/torch.h>
+
+namespace headroom::train {
+
+TrainingStep::TrainingStep(const store::GraphStore& store, std::vector<at::Tensor> parameters,
+                           torch::optim::Optimizer& optimizer, BatchLoss loss,
+                           StepSettings settings)
+    : parameters_(std::move(parameters)),
+      optimizer_(optimizer),
+      loss_(std::move(loss)),
+      settings_(settings),
+      scaler_(settings.precision == Precision::kFp16Mixed),
+      guard_(store, settings.device, settings.loss_reduction) {}
+
+void TrainingStep::forward_backward_once(const loader::GraphBatch& host_batch,
+                                         StepOutcome& outcome) {
+  const auto batch = host_batch.to(settings_.device, /*non_blocking=*/true);
+  at::Tensor loss;
+  {
+    AutocastScope autocast(settings_.precision, settings_.device);
+    loss = loss_(batch);
+  }
+  scaler_.scale(loss).backward();
+  outcome.loss = loss.detach();
+}
+
+StepOutcome TrainingStep::run(const loader::GraphBatch& host_batch) {
+  optimizer_.zero_grad(/*set_to_none=*/true);
+  StepOutcome outcome;
+  if (settings_.split_on_oom) {
+    const auto guarded = guard_.run(
+        host_batch,
+        [&](const loader::GraphBatch& batch) {
+          AutocastScope autocast(settings_.precision, settings_.device);
+          return loss_(batch);
+        },
+        [&](const at::Tensor& value) { scaler_.scale(value).backward(); },
+        [&] { optimizer_.zero_grad(/*set_to_none=*/true); });
+    outcome.loss = guarded.loss;
+    outcome.parts = guarded.parts;
+    outcome.oom_events = guarded.oom_events;
+  } else {
+    forward_backward_once(host_batch, outcome);
+  }
+  if (gradient_hook_) gradient_hook_(parameters_);
+  outcome.applied = scaler_.unscale(parameters_);
+  if (outcome.applied) {
+    if (settings_.gradient_clip > 0)
+      torch::nn::utils::clip_grad_norm_(parameters_, settings_.gradient_clip);
+    optimizer_.step();
+  }
+  scaler_.update(outcome.applied);
+  return outcome;
+}
+
+}  // namespace headroom::train

@@ -1,0 +1,154 @@
+#include <torch/torch.h>
+
+#include <ATen/cuda/CUDAContext.h>
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "headroom/cli/commands.hpp"
+#include "headroom/memory/memory_plan.hpp"
+#include "headroom/memory/static_peak_estimate.hpp"
+#include "headroom/models/gat_with_jk.hpp"
+#include "headroom/models/vgae.hpp"
+#include "headroom/train/batch_sizing.hpp"
+#include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/precision.hpp"
+#include "headroom/train/training_loop.hpp"
+#include "headroom/train_cli/train_commands.hpp"
+#include "headroom/train_cli/training_flags.hpp"
+
+namespace headroom::cli {
+namespace {
+
+// The graph at the q-th quantile of the training split by node count (its edges alongside).
+memory::GraphSize quantile_graph(const store::GraphStore& store, double q) {
+  const auto index = store.size_index();
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> sizes;
+  for (const auto id : store.train_ids())
+    sizes.emplace_back(index.num_nodes[id], index.num_edges[id]);
+  if (sizes.empty()) return {};
+  std::sort(sizes.begin(), sizes.end());
+  const auto at = static_cast<std::size_t>(q * static_cast<double>(sizes.size() - 1));
+  return {static_cast<double>(sizes[at].first), static_cast<double>(sizes[at].second)};
+}
+
+std::int64_t parameter_count(const torch::nn::Module& module) {
+  std::int64_t n = 0;
+  for (const auto& p : module.parameters()) n += p.numel();
+  return n;
+}
+
+// The teacher of a distilled student, by how the run would hold it.
+memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
+                                 const store::GraphStore& store, std::int64_t num_ids) {
+  if (!config.use_kd) return {"none"};
+  memory::TeacherCost cost;
+  std::int64_t latent = 0;
+  std::int64_t in_features = 0;
+  const bool from_file = !config.teacher_path.empty();
+  if (config.model == models::ModelKind::kGat) {
+    const auto teacher =
+        from_file ? train::load_gat_checkpoint(train::resolve_checkpoint_path(config.teacher_path),
+                                               torch::kCPU)
+                  : models::GATWithJK(models::gat_preset(models::ModelSize::kTeacher, num_ids));
+    cost.parameters = parameter_count(*teacher);
+  } else {
+    const auto teacher =
+        from_file ? train::load_vgae_checkpoint(train::resolve_checkpoint_path(config.teacher_path),
+                                                torch::kCPU)
+                  : models::VGAE(models::vgae_preset(models::ModelSize::kTeacher, num_ids));
+    cost.parameters = parameter_count(*teacher);
+    latent = teacher->config().latent;
+    in_features = teacher->config().in_features;
+  }
+  const double parameter_bytes = 4.0 * static_cast<double>(cost.parameters);
+  if (config.use_teacher_cache) {
+    cost.mode = "cache";
+    // float32 logits per graph (GAT), or latent and reconstruction per node (VGAE).
+    cost.host_bytes = config.model == models::ModelKind::kGat
+                          ? 2.0 * 4.0 * static_cast<double>(store.num_graphs())
+                          : 4.0 * static_cast<double>(latent + in_features - 1) *
+                                static_cast<double>(store.metadata().num_nodes);
+  } else if (config.offload_teacher_to_cpu && train::training_device(config).is_cuda()) {
+    cost.mode = "offloaded";
+    cost.device_bytes = parameter_bytes;
+    cost.host_bytes = parameter_bytes;
+  } else {
+    cost.mode = "in memory";
+    cost.device_bytes = parameter_bytes;
+  }
+  return cost;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto* command = app.add_subcommand("plan", std::string(training_command_summary("plan")));
+  auto flags = std::make_shared<TrainingFlags>();
+  auto json = std::make_shared<bool>(false);
+  auto mode = std::make_shared<std::string>("measured");
+  flags->add_to(*command);
+  command->add_flag("--json", *json, "Print the plan as JSON");
+  command
+      ->add_option("--mode", *mode,
+                   "measured: probe training steps and fit them (cached); static: estimate from "
+                   "the model's shapes without running anything")
+      ->check(CLI::IsMember({"measured", "static"}))
+      ->capture_default_str();
+  command->footer(
+      "Example: headroom plan --store stores/hcrl_sa --preset gat,teacher --memory-budget 1GB\n"
+      "         headroom plan --store stores/hcrl_sa --preset vgae,student --precision bf16-mixed\n"
+      "         headroom plan --store stores/hcrl_sa --preset gat,teacher --mode static");
+  command->callback([flags, json, mode] {
+    auto config = flags->resolve(train::Stage::kNormal);
+    train::apply_thread_count(config);
+    const auto device = train::training_device(config);
+    const auto store = store::GraphStore::open(config.store);
+    const auto num_ids = static_cast<std::int64_t>(store.metadata().vocabulary.size()) + 1;
+    memory::ProbeModelConfig model;
+    std::int64_t parameters = 0;
+    std::string name = models::to_string(config.size) + " " + models::to_string(config.model);
+    if (config.model == models::ModelKind::kGat) {
+      const auto gat = train::resolve_gat_config(config, num_ids);
+      model = gat;
+      parameters = parameter_count(*models::GATWithJK(gat));
+    } else {
+      const auto vgae = train::resolve_vgae_config(config, num_ids);
+      model = vgae;
+      parameters = parameter_count(*models::VGAE(vgae));
+    }
+    name += fmt::format(", {}, precision {}, checkpointing {}", device.str(), config.precision,
+                        config.gradient_checkpointing ? "on" : "off");
+    train::MeasuredPeak measured;
+    if (*mode == "static") {
+      measured.fit = memory::static_peak_estimate(
+          model, train::parse_precision(config.precision) != train::Precision::kFloat32);
+      name += ", static estimate";
+    } else {
+      measured = train::measure_step_peak(config, store, model);
+    }
+    const auto& fit = measured.fit;
+    const auto budget = static_cast<double>(train::resolve_memory_budget(config, device));
+    const auto plan = memory::make_memory_plan(
+        fit, name, parameters, static_cast<std::int64_t>(store.metadata().node_feature_count),
+        quantile_graph(store, 0.5), quantile_graph(store, 0.95), budget, config.target_utilization,
+        teacher_cost(config, store, num_ids));
+    if (*json) {
+      auto out = nlohmann::json(plan);
+      out["mode"] = *mode;
+      if (*mode == "measured")
+        out["fit_cache"] = {{"file", measured.cache_file.string()}, {"hit", measured.from_cache}};
+      fmt::print("{}\n", out.dump(2));
+    } else {
+      fmt::print("{}", memory::render_memory_plan(plan));
+      if (!measured.cache_file.empty())
+        fmt::print("\n  peak fit {} {}\n",
+                   measured.from_cache ? "read from" : "measured and stored in",
+                   measured.cache_file.string());
+    }
+  });
+}
+
+}  // namespace headroom::cli

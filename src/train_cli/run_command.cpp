@@ -1,0 +1,88 @@
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "headroom/cli/commands.hpp"
+#include "headroom/cli/preprocess_flags.hpp"
+#include "headroom/synthetic/synthetic_traffic.hpp"
+#include "headroom/train/pipeline.hpp"
+#include "headroom/train_cli/train_commands.hpp"
+#include "headroom/train_cli/training_flags.hpp"
+#include "headroom/util/output_path.hpp"
+
+namespace headroom::cli {
+
+// The main job: (generate the synthetic default) -> preprocess -> VGAE teacher -> GAT teacher
+// (curriculum) -> VGAE student (KD) -> GAT student (KD) -> evaluation -> summary table.
+void add_run_command(CLI::App& app) {
+  auto* command = app.add_subcommand("run", std::string(training_command_summary("run")));
+  struct State {
+    std::string dataset;
+    std::string store;
+    std::string synthetic_dir = "data/synthetic";
+    synthetic::SyntheticDatasetOptions synthetic;
+    bool regenerate = false;
+    PreprocessFlags flags;
+    TrainingFlags training;
+  };
+  auto state = std::make_shared<State>();
+  command->add_option("DATASET", state->dataset,
+                      "Dataset root (train_*/ and test_*/); omit for the synthetic default");
+  command->add_option("--store", state->store,
+                      "Graph store to (re)build (default: stores/<dataset name>)");
+  command
+      ->add_option("--synthetic-dir", state->synthetic_dir,
+                   "Where the synthetic default dataset lives")
+      ->capture_default_str();
+  command->add_option("--frames", state->synthetic.total_frames, "Frames of the synthetic dataset")
+      ->capture_default_str();
+  command->add_option("--synthetic-seed", state->synthetic.seed, "Seed of the synthetic dataset")
+      ->capture_default_str();
+  command->add_flag("--regenerate", state->regenerate,
+                    "Regenerate the synthetic dataset even if it exists");
+  state->flags.add_to(*command);
+  state->training.add_to(*command, /*with_store=*/false, /*with_preset=*/false,
+                         /*shares_preprocess_flags=*/true);
+  command->footer(
+      "Example: headroom run            (synthetic default)\n"
+      "         headroom run ../shared/data/can/hcrl_sa --threads 2");
+  command->callback([state] {
+    std::filesystem::path dataset = state->dataset;
+    if (dataset.empty()) {
+      dataset = state->synthetic_dir;
+      if (state->regenerate || !std::filesystem::exists(dataset)) {
+        const auto summary =
+            synthetic::generate_synthetic_dataset(dataset, state->synthetic, /*overwrite=*/true);
+        std::uint64_t frames = 0;
+        for (const auto& f : summary.files) frames += f.frames;
+        fmt::print("generated {} synthetic frames in {} files ({} ECUs) under {}\n", frames,
+                   summary.files.size(), summary.ecu_count, dataset.string());
+      } else {
+        fmt::print("using the synthetic dataset in {} (--regenerate to rebuild it)\n",
+                   dataset.string());
+      }
+    }
+    std::filesystem::path store = state->store;
+    if (store.empty()) {
+      const auto name = std::filesystem::absolute(dataset).lexically_normal().filename().string();
+      store = std::filesystem::path("stores") / (name.empty() ? "dataset" : name);
+    }
+    auto options = state->flags.resolve();
+    options.overwrite = true;  // the main job rebuilds its own store (and only a store) every run
+    auto config = state->training.resolve(train::Stage::kAutoencoder);
+    config.store = store;
+    // Checked before anything is written: no output may be, hold or lie inside an input.
+    util::require_disjoint(store, "the store (--store)", dataset, "the dataset");
+    const auto runs = config.runs_dir / train::dataset_name(config);
+    util::require_disjoint(runs, "the run directories (--runs-dir)", dataset, "the dataset");
+    util::require_disjoint(runs, "the run directories (--runs-dir)", store, "the store");
+    preprocess_and_summarize(dataset, store, options);
+
+    config.seed = options.seed;
+    config.threads = static_cast<int>(options.threads);
+    const auto result = train::run_pipeline(config);
+    fmt::print("\n{}", train::render_pipeline_summary(result));
+  });
+}
+
+}  // namespace headroom::cli

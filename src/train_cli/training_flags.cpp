@@ -1,0 +1,215 @@
+#include "headroom/train_cli/training_flags.hpp"
+
+#include <CLI/CLI.hpp>
+#include <stdexcept>
+
+#include "headroom/util/byte_size.hpp"
+
+namespace headroom::cli {
+
+void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
+                           bool shares_preprocess_flags) {
+  auto& c = config;
+  const std::string model = "Model (default: the preset's value)";
+  const std::string optim = "Optimisation";
+  const std::string kd = "Distillation";
+  const std::string curriculum = "Curriculum";
+  const std::string system = "Device and run";
+  if (with_store)
+    command.add_option("--store", store, "Graph store to train on (from `headroom preprocess`)")
+        ->required();
+  if (with_preset)
+    command.add_option("--preset", preset, "MODEL,SIZE: gat or vgae, teacher or student")
+        ->capture_default_str();
+  command.add_option("--dataset", c.dataset, "Run-directory name (default: the store's name)")
+      ->group(system);
+  command.add_option("--runs-dir", runs_dir, "Root of run directories")
+      ->capture_default_str()
+      ->group(system);
+
+  overrides["hidden"] =
+      command.add_option("--hidden", hidden, "GAT hidden channels per head")->group(model);
+  overrides["layers"] = command.add_option("--layers", layers, "GAT layers")->group(model);
+  overrides["heads"] = command.add_option("--heads", heads, "Attention heads")->group(model);
+  overrides["embedding_dim"] =
+      command.add_option("--embedding-dim", embedding_dim, "CAN-ID embedding size")->group(model);
+  overrides["fc_layers"] =
+      command.add_option("--fc-layers", fc_layers, "GAT fully connected layers")->group(model);
+  overrides["latent"] = command.add_option("--latent", latent, "VGAE latent size")->group(model);
+  command.add_option("--vgae-hidden", c.vgae_hidden, "VGAE encoder widths (comma-separated)")
+      ->delimiter(',')
+      ->group(model);
+  overrides["dropout"] = command.add_option("--dropout", dropout, "Dropout rate")->group(model);
+  command
+      .add_option("--gradient-checkpointing", c.gradient_checkpointing,
+                  "Recompute each GAT layer in the backward pass (true/false)")
+      ->capture_default_str()
+      ->group(model);
+
+  command
+      .add_option("--learning-rate", c.learning_rate,
+                  "Adam learning rate (0: 0.002 VGAE, 0.003 GAT teacher, 0.001 GAT student)")
+      ->capture_default_str()
+      ->group(optim);
+  command.add_option("--weight-decay", c.weight_decay, "Adam weight decay")
+      ->capture_default_str()
+      ->group(optim);
+  command.add_option("--gradient-clip", c.gradient_clip, "Max gradient L2 norm (0: off)")
+      ->capture_default_str()
+      ->group(optim);
+  command.add_option("--batch-size", c.batch_size, "Graphs per training batch")
+      ->capture_default_str()
+      ->group(optim);
+  command
+      .add_option("--eval-batch-size", c.eval_batch_size,
+                  "Graphs per validation, evaluation and difficulty batch")
+      ->capture_default_str()
+      ->group(optim);
+  command.add_option("--max-epochs", c.max_epochs, "Epochs at most")
+      ->capture_default_str()
+      ->group(optim);
+  command.add_option("--patience", c.patience, "Early stopping: epochs without improvement")
+      ->capture_default_str()
+      ->group(optim);
+  if (!shares_preprocess_flags)
+    command.add_option("--seed", c.seed, "Seed of initialisation, shuffling, dropout, sampling")
+        ->capture_default_str()
+        ->group(optim);
+
+  command.add_option("--device", c.device, "cpu, cuda or cuda:N")
+      ->capture_default_str()
+      ->group(system);
+  command.add_option("--precision", c.precision, "32, bf16-mixed or 16-mixed (CUDA)")
+      ->check(CLI::IsMember({"32", "bf16-mixed", "16-mixed"}))
+      ->capture_default_str()
+      ->group(system);
+  if (!shares_preprocess_flags)
+    command.add_option("--threads", c.threads, "CPU threads for LibTorch (0: all cores)")
+        ->capture_default_str()
+        ->group(system);
+  command.add_option("--prefetch-depth", c.prefetch_depth, "Batches collated ahead")
+      ->capture_default_str()
+      ->group(system);
+  command.add_option("--progress", c.progress, "Progress bar on a terminal (true/false)")
+      ->capture_default_str()
+      ->group(system);
+  command
+      .add_option("--resume", c.resume,
+                  "Continue an interrupted run in its run directory (false: start over)")
+      ->capture_default_str()
+      ->group(system);
+
+  const std::string memory = "Memory";
+  command
+      .add_option("--memory-budget", memory_budget,
+                  "Device memory for training, e.g. 1GB, 512MiB (default: GPU total, or RAM)")
+      ->group(memory);
+  command
+      .add_option("--host-memory-budget", host_memory_budget,
+                  "Host RAM for training (default: physical RAM)")
+      ->group(memory);
+  command
+      .add_option("--target-utilization,--safety-factor", c.target_utilization,
+                  "Share of the budget to fill")
+      ->capture_default_str()
+      ->group(memory);
+  command
+      .add_option("--pack-batches", c.pack_batches,
+                  "With --memory-budget: size batches by measured bytes (false: --batch-size "
+                  "graphs, the OOM guard splits what does not fit)")
+      ->capture_default_str()
+      ->group(memory);
+  command
+      .add_option("--clear-cache-every-n", c.clear_cache_every_n,
+                  "CUDA: release cached blocks every N steps (0: never; each release syncs)")
+      ->capture_default_str()
+      ->group(memory);
+  command
+      .add_option("--step-metrics-every", c.step_metrics_every,
+                  "Write a memory sample to metrics.jsonl every N steps (0: off)")
+      ->capture_default_str()
+      ->group(memory);
+  command.add_option("--use-kd", c.use_kd, "Train a student by distillation (true/false)")
+      ->capture_default_str()
+      ->group(kd);
+  command.add_option("--teacher-path", teacher_path, "Teacher's best.pt or run directory")
+      ->group(kd);
+  command.add_option("--kd-temperature", c.kd_temperature, "Softmax temperature T")
+      ->capture_default_str()
+      ->group(kd);
+  command.add_option("--kd-alpha", c.kd_alpha, "Weight of the distillation term")
+      ->capture_default_str()
+      ->group(kd);
+  command
+      .add_option("--use-teacher-cache", c.use_teacher_cache,
+                  "Compute the frozen teacher's outputs once into a memory-mapped cache")
+      ->capture_default_str()
+      ->group(kd);
+  command
+      .add_option("--offload-teacher-to-cpu", c.offload_teacher_to_cpu,
+                  "Without the cache, on CUDA: keep the teacher in pinned host memory")
+      ->capture_default_str()
+      ->group(kd);
+
+  command
+      .add_option("--autoencoder-path", autoencoder_path,
+                  "VGAE scoring difficulty (default: this size's autoencoder run)")
+      ->group(curriculum);
+  command
+      .add_option("--curriculum-start-ratio", c.curriculum.start_ratio,
+                  "Normals per attack graph at the start")
+      ->capture_default_str()
+      ->group(curriculum);
+  command
+      .add_option("--curriculum-ratio-growth", c.curriculum.ratio_growth,
+                  "Added to the ratio by the last epoch")
+      ->capture_default_str()
+      ->group(curriculum);
+  command
+      .add_option("--curriculum-start-percentile", c.curriculum.start_percentile,
+                  "Hardness percentile at the start")
+      ->capture_default_str()
+      ->group(curriculum);
+  command
+      .add_option("--curriculum-percentile-growth", c.curriculum.percentile_growth,
+                  "Added to the percentile by the last epoch")
+      ->capture_default_str()
+      ->group(curriculum);
+  command
+      .add_option("--models", models,
+                  "Evaluation: run directories or checkpoints (default: every GAT run)")
+      ->delimiter(',')
+      ->group("Evaluation");
+}
+
+train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {
+  train::TrainingConfig c = config;
+  c.stage = stage;
+  const auto comma = preset.find(',');
+  if (comma == std::string::npos)
+    throw std::invalid_argument("--preset must be MODEL,SIZE (e.g. gat,teacher), not '" + preset +
+                                "'");
+  c.model = models::parse_model_kind(preset.substr(0, comma));
+  c.size = models::parse_model_size(preset.substr(comma + 1));
+  c.store = store;
+  c.runs_dir = runs_dir;
+  c.teacher_path = teacher_path;
+  c.autoencoder_path = autoencoder_path;
+  c.models.assign(models.begin(), models.end());
+  if (!memory_budget.empty()) c.memory_budget = util::parse_byte_size(memory_budget);
+  if (!host_memory_budget.empty()) c.host_memory_budget = util::parse_byte_size(host_memory_budget);
+  auto given = [this](const char* name) {
+    const auto it = overrides.find(name);
+    return it != overrides.end() && it->second->count() > 0;
+  };
+  if (given("hidden")) c.hidden = hidden;
+  if (given("layers")) c.layers = layers;
+  if (given("heads")) c.heads = heads;
+  if (given("embedding_dim")) c.embedding_dim = embedding_dim;
+  if (given("fc_layers")) c.fc_layers = fc_layers;
+  if (given("latent")) c.latent = latent;
+  if (given("dropout")) c.dropout = dropout;
+  return c;
+}
+
+}  // namespace headroom::cli
