@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
         for (const bool checkpointing : {true, false}) {
           train::TrainingConfig config;
           config.store = store_dir;
-          config.model = kind;
+          config.model = models::to_string(kind);
           config.size = size;
           config.precision = precision;
           config.gradient_checkpointing = checkpointing;

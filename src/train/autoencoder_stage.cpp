@@ -17,7 +17,7 @@
 
 namespace headroom::train {
 
-StageResult run_autoencoder_stage(const TrainingConfig& config) {
+StageResult run_autoencoder_stage(const TrainingConfig& config, const LoopHooks& hooks) {
   validate(config);
   apply_thread_count(config);
   const auto device = training_device(config);
@@ -44,7 +44,7 @@ StageResult run_autoencoder_stage(const TrainingConfig& config) {
   TrainingTask task;
   task.store = &store;
   task.model = model.ptr();
-  task.checkpoint.kind = models::ModelKind::kVgae;
+  task.checkpoint.kind = "vgae";
   task.loss_reduction = LossReduction::kPerNode;
   task.checkpoint.model_config = vgae_config;
 
@@ -134,7 +134,7 @@ StageResult run_autoencoder_stage(const TrainingConfig& config) {
   task.prepare = [&] {
     if (build_teacher_cache) build_teacher_cache();
     // A teacher held on the device during training is outside the step's fit.
-    sizing = plan_batch_sizing(config, store, vgae_config, probed_step, run,
+    sizing = plan_batch_sizing(config, store, {"vgae", vgae_config}, probed_step, run,
                                teacher && !offloaded ? detail::parameter_bytes(*teacher) : 0.0);
   };
   task.plan_epoch = [&](std::int64_t epoch) {
@@ -160,7 +160,7 @@ StageResult run_autoencoder_stage(const TrainingConfig& config) {
 
   StageResult result;
   result.run_dir = run.path();
-  result.outcome = run_training(config, run, task);
+  result.outcome = run_training(config, run, task, hooks);
   return result;
 }
 

@@ -40,12 +40,11 @@ PeakProbeOptions probe_options(const TrainingConfig& config) {
   return options;
 }
 
-nlohmann::json peak_fit_key(const TrainingConfig& config, const memory::ProbeModelConfig& model,
+nlohmann::json peak_fit_key(const TrainingConfig& config, const ModelSpec& model,
                             const std::vector<std::vector<std::uint32_t>>& probe_batches,
                             std::string_view objective) {
-  nlohmann::json model_json;
-  std::visit([&](const auto& m) { model_json = m; }, model);
-  model_json["kind"] = std::holds_alternative<models::GatConfig>(model) ? "gat" : "vgae";
+  nlohmann::json model_json = model.config;
+  model_json["kind"] = model.family;
   std::vector<std::size_t> probe_sizes;
   for (const auto& batch : probe_batches) probe_sizes.push_back(batch.size());
   return {{"format", kPeakFitFormat},
@@ -60,12 +59,19 @@ nlohmann::json peak_fit_key(const TrainingConfig& config, const memory::ProbeMod
 
 MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
                                const memory::ProbeModelConfig& model) {
-  return measure_step_peak(config, store, model,
-                           {plain_probe_subject(model), "plain", {}, "train"});
+  return measure_step_peak(config, store, model_spec(model));
 }
 
 MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
-                               const memory::ProbeModelConfig& model, const StageStep& step) {
+                               const ModelSpec& model) {
+  const auto& family = model_family(model.family);
+  return measure_step_peak(
+      config, store, model,
+      {[&family, &model] { return family.plain_subject(model.config); }, "plain", {}, "train"});
+}
+
+MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
+                               const ModelSpec& model, const StageStep& step) {
   const auto batches = step.population.empty()
                            ? memory::probe_batches(store, config.batch_size)
                            : memory::probe_batches(store, config.batch_size, step.population);
@@ -97,8 +103,8 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
 }
 
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphStore& store,
-                              const memory::ProbeModelConfig& model, const StageStep& step,
-                              RunDirectory& run, double reserved_bytes) {
+                              const ModelSpec& model, const StageStep& step, RunDirectory& run,
+                              double reserved_bytes) {
   BatchSizing sizing;
   sizing.max_graphs = config.batch_size;
   if (!config.pack_batches) return sizing;

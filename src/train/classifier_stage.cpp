@@ -14,6 +14,7 @@
 #include "headroom/train/graph_scores.hpp"
 #include "headroom/train/losses.hpp"
 #include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/model_family.hpp"
 #include "headroom/train/offloaded_teacher.hpp"
 #include "headroom/train/teacher_output_cache.hpp"
 #include "stage_support.hpp"
@@ -27,7 +28,7 @@ std::filesystem::path autoencoder_for(const TrainingConfig& config) {
   if (!config.autoencoder_path.empty()) return resolve_checkpoint_path(config.autoencoder_path);
   TrainingConfig vgae = config;
   vgae.stage = Stage::kAutoencoder;
-  vgae.model = models::ModelKind::kVgae;
+  vgae.model = "vgae";
   for (const bool kd : {true, false}) {
     vgae.use_kd = kd;
     const auto best = run_directory(vgae) / "best.pt";
@@ -42,7 +43,7 @@ std::filesystem::path autoencoder_for(const TrainingConfig& config) {
 
 }  // namespace
 
-StageResult run_classifier_stage(const TrainingConfig& config) {
+StageResult run_classifier_stage(const TrainingConfig& config, const LoopHooks& hooks) {
   validate(config);
   apply_thread_count(config);
   const auto device = training_device(config);
@@ -59,14 +60,15 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
   if (validation_ids.empty()) validation_ids.assign(train_ids.begin(), train_ids.end());
 
   torch::manual_seed(config.seed);  // initial weights are part of the run's determinism
-  const auto gat_config = resolve_gat_config(config, ids);
-  auto model = models::GATWithJK(gat_config);
+  const auto& family = classifier_family(config.model);
+  const auto model_config = family.resolve_config(config, ids);
+  auto model = family.build_classifier(model_config);
   RunDirectory run(checked_run_directory(config));
   const bool curriculum = config.stage == Stage::kCurriculum;
   run.log(
-      fmt::format("stage {}: {} GAT{} on {} training graphs ({} attack), {} validation, {} IDs, "
+      fmt::format("stage {}: {} {}{} on {} training graphs ({} attack), {} validation, {} IDs, "
                   "device {}, precision {}",
-                  to_string(config.stage), models::to_string(config.size),
+                  to_string(config.stage), models::to_string(config.size), family.name(),
                   config.use_kd ? " with distillation" : "", train_ids.size(), attacks.size(),
                   validation_ids.size(), ids, config.device, config.precision));
 
@@ -83,43 +85,45 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
 
   // Distillation: the teacher's logits come from the output cache (no teacher held while
   // training), or from the teacher itself, in device memory or offloaded to pinned host memory.
-  models::GATWithJK teacher{nullptr};
+  models::GraphClassifier teacher;
   std::optional<TeacherOutputCache> teacher_cache;
   std::optional<OffloadedTeacher> offloaded;
   std::function<void()> build_teacher_cache;  // run in `prepare`
   if (config.use_kd) {
     const auto teacher_file = resolve_checkpoint_path(config.teacher_path);
     const bool offload = teacher_offload_applies(config, device, run);
-    teacher = load_gat_checkpoint(teacher_file,
-                                  config.use_teacher_cache || offload ? torch::kCPU : device);
+    CheckpointInfo teacher_info;
+    teacher = load_classifier_checkpoint(
+        teacher_file, config.use_teacher_cache || offload ? torch::kCPU : device, &teacher_info);
+    const auto teacher_classes = teacher_info.model_config.at("num_classes").get<std::int64_t>();
     for (auto& p : teacher->parameters()) p.requires_grad_(false);
     if (config.use_teacher_cache) {
-      build_teacher_cache = [&, teacher_file] {
+      build_teacher_cache = [&, teacher_file, teacher_classes] {
         std::vector<std::uint32_t> cached_ids(train_ids.begin(), train_ids.end());
         cached_ids.insert(cached_ids.end(), validation_ids.begin(), validation_ids.end());
         teacher_cache = detail::cache_teacher_outputs(
-            teacher, {TeacherRows::kPerGraph, {{"logits", teacher->config().num_classes}}},
-            cached_ids, config, run, teacher_file, device, store,
-            [](models::GATWithJK& gat, const loader::GraphBatch& batch) {
+            teacher, {TeacherRows::kPerGraph, {{"logits", teacher_classes}}}, cached_ids, config,
+            run, teacher_file, device, store,
+            [](models::GraphClassifier& classifier, const loader::GraphBatch& batch) {
               return std::vector<at::Tensor>{
-                  gat->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs)};
+                  classifier->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs)};
             });
       };
     } else if (offload) {
-      offloaded.emplace(teacher.ptr(), device);
+      offloaded.emplace(teacher, device);
     }
   }
 
   TrainingTask task;
   task.store = &store;
-  task.model = model.ptr();
-  task.checkpoint.kind = models::ModelKind::kGat;
-  task.checkpoint.model_config = gat_config;
+  task.model = model;
+  task.checkpoint.kind = std::string(family.name());
+  task.checkpoint.model_config = model_config;
 
-  // The stage's loss for a GAT of this configuration: the trained model, or a probe's copy.
-  auto objective = [&](models::GATWithJK& gat, const loader::GraphBatch& batch,
+  // The stage's loss for a classifier of this configuration: the trained model, or a probe's copy.
+  auto objective = [&](models::GraphClassifier& classifier, const loader::GraphBatch& batch,
                        at::Tensor* logits_out) {
-    auto logits = gat->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
+    auto logits = classifier->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
     if (logits_out != nullptr) *logits_out = logits;
     if (!config.use_kd) return torch::cross_entropy_loss(logits.to(torch::kFloat), batch.y);
     at::Tensor teacher_logits;
@@ -136,9 +140,9 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
   };
   // What the memory probe measures: this stage's step on a fresh model.
   const StageStep probed_step{[&] {
-                                models::GATWithJK fresh(gat_config);
+                                auto fresh = family.build_classifier(model_config);
                                 return ProbeSubject{
-                                    {fresh.ptr()},
+                                    {fresh},
                                     [&objective, fresh](const loader::GraphBatch& batch) mutable {
                                       return objective(fresh, batch, nullptr);
                                     },
@@ -153,8 +157,9 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
     if (curriculum) score_difficulty();
     if (build_teacher_cache) build_teacher_cache();
     // A teacher held on the device during training is outside the step's fit.
-    sizing = plan_batch_sizing(config, store, gat_config, probed_step, run,
-                               teacher && !offloaded ? detail::parameter_bytes(*teacher) : 0.0);
+    sizing =
+        plan_batch_sizing(config, store, {std::string(family.name()), model_config}, probed_step,
+                          run, teacher && !offloaded ? detail::parameter_bytes(*teacher) : 0.0);
   };
   task.plan_epoch = [&](std::int64_t epoch) {
     EpochPlan plan;
@@ -191,7 +196,7 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
           const auto logits32 = logits.to(torch::kFloat);
           const double batch_loss = loss.item<double>() * n;
           const double batch_ce = torch::cross_entropy_loss(logits32, batch.y).item<double>() * n;
-          const auto p = torch::softmax(logits32, 1).select(1, 1).cpu().contiguous();
+          const auto p = attack_probability(logits32).cpu().contiguous();
           const auto y = batch.y.to(torch::kCPU, torch::kUInt8).contiguous();
           // Committed only now: an OOM above reruns this batch in halves.
           loss_sum += batch_loss;
@@ -212,7 +217,7 @@ StageResult run_classifier_stage(const TrainingConfig& config) {
 
   StageResult result;
   result.run_dir = run.path();
-  result.outcome = run_training(config, run, task);
+  result.outcome = run_training(config, run, task, hooks);
   return result;
 }
 

@@ -9,6 +9,7 @@
 
 #include "headroom/train/graph_scores.hpp"
 #include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/model_family.hpp"
 #include "headroom/train/run_directory.hpp"
 #include "headroom/train/training_loop.hpp"
 #include "headroom/util/file_writer.hpp"
@@ -23,7 +24,8 @@ std::vector<std::filesystem::path> discover_classifiers(const std::filesystem::p
   for (const auto& entry : std::filesystem::directory_iterator(dataset_dir)) {
     const auto best = entry.path() / "best.pt";
     if (!entry.is_directory() || !std::filesystem::exists(best)) continue;
-    if (read_checkpoint_info(best).kind == models::ModelKind::kGat) found.push_back(entry.path());
+    if (model_family(read_checkpoint_info(best).kind).role() == FamilyRole::kClassifier)
+      found.push_back(entry.path());
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
     const bool a_teacher = a.filename().string().rfind("teacher", 0) == 0;
@@ -66,9 +68,9 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   nlohmann::json summary = nlohmann::json::object();
   for (const auto& source : sources) {
     const auto checkpoint = resolve_checkpoint_path(source);
-    auto model = load_gat_checkpoint(checkpoint, device);
+    auto model = load_classifier_checkpoint(checkpoint, device);
     const auto scores =
-        attack_probabilities(model, store, ids, config.eval_batch_size, device, precision);
+        attack_probabilities(*model, store, ids, config.eval_batch_size, device, precision);
     auto evaluation = eval::evaluate_scores(store, model_name(source), ids, scores);
     run.log(fmt::format("\n{} ({})\n{}", evaluation.model, checkpoint.string(),
                         eval::render_table(evaluation)));

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "headroom/train/losses.hpp"
+#include "headroom/train/model_family.hpp"
 #include "headroom/train/training_loop.hpp"
 
 namespace headroom::train {
@@ -31,16 +32,16 @@ std::vector<float> per_graph_scores(
 
 }  // namespace
 
-std::vector<float> attack_probabilities(models::GATWithJK& model, const store::GraphStore& store,
+std::vector<float> attack_probabilities(models::GraphClassifierImpl& model,
+                                        const store::GraphStore& store,
                                         std::span<const std::uint32_t> graph_ids,
                                         std::int64_t batch_size, const c10::Device& device,
                                         Precision precision) {
-  model->eval();
+  model.eval();
   return per_graph_scores(
       store, graph_ids, batch_size, device, precision, [&](const loader::GraphBatch& batch) {
-        const auto logits =
-            model->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
-        return torch::softmax(logits.to(torch::kFloat), 1).select(1, 1);
+        return attack_probability(
+            model.forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs));
       });
 }
 

@@ -3,7 +3,9 @@
 #include <torch/torch.h>
 
 #include <fmt/format.h>
+
 #include <stdexcept>
+#include "headroom/train/model_family.hpp"
 
 #include "headroom/util/file_writer.hpp"
 
@@ -37,7 +39,7 @@ void save_model_checkpoint(const std::filesystem::path& file, const torch::nn::M
   torch::serialize::OutputArchive model_archive;
   model.save(model_archive);
   archive.write("model", model_archive);
-  archive.write("kind", c10::IValue(models::to_string(info.kind)));
+  archive.write("kind", c10::IValue(info.kind));
   archive.write("config", c10::IValue(info.model_config.dump()));
   archive.write("epoch", c10::IValue(info.epoch));
   archive.write("validation_loss", c10::IValue(info.validation_loss));
@@ -64,7 +66,7 @@ CheckpointInfo read_info(torch::serialize::InputArchive& archive,
   if (!archive.try_read("kind", kind) || !archive.try_read("config", config))
     throw std::runtime_error(fmt::format("{}: not a headroom model checkpoint", file.string()));
   CheckpointInfo info;
-  info.kind = models::parse_model_kind(kind.toStringRef());
+  info.kind = kind.toStringRef();
   info.model_config = nlohmann::json::parse(config.toStringRef());
   if (archive.try_read("epoch", epoch)) info.epoch = epoch.toInt();
   if (archive.try_read("validation_loss", loss)) info.validation_loss = loss.toDouble();
@@ -88,11 +90,11 @@ Model load_weights(torch::serialize::InputArchive& archive, Model model,
 }
 
 CheckpointInfo expect_kind(torch::serialize::InputArchive& archive,
-                           const std::filesystem::path& file, models::ModelKind kind) {
+                           const std::filesystem::path& file, std::string_view kind) {
   auto info = read_info(archive, file);
   if (info.kind != kind)
-    throw std::runtime_error(fmt::format("{}: holds a {} model, expected {}", file.string(),
-                                         models::to_string(info.kind), models::to_string(kind)));
+    throw std::runtime_error(
+        fmt::format("{}: holds a {} model, expected {}", file.string(), info.kind, kind));
   return info;
 }
 
@@ -106,16 +108,32 @@ CheckpointInfo read_checkpoint_info(const std::filesystem::path& file) {
 models::GATWithJK load_gat_checkpoint(const std::filesystem::path& file,
                                       const c10::Device& device) {
   auto archive = open_archive(file, device);
-  const auto info = expect_kind(archive, file, models::ModelKind::kGat);
+  const auto info = expect_kind(archive, file, "gat");
   return load_weights(archive, models::GATWithJK(info.model_config.get<models::GatConfig>()), file,
                       device);
 }
 
 models::VGAE load_vgae_checkpoint(const std::filesystem::path& file, const c10::Device& device) {
   auto archive = open_archive(file, device);
-  const auto info = expect_kind(archive, file, models::ModelKind::kVgae);
+  const auto info = expect_kind(archive, file, "vgae");
   return load_weights(archive, models::VGAE(info.model_config.get<models::VgaeConfig>()), file,
                       device);
+}
+
+models::GraphClassifier load_classifier_checkpoint(const std::filesystem::path& file,
+                                                   const c10::Device& device,
+                                                   CheckpointInfo* info_out) {
+  auto archive = open_archive(file, device);
+  const auto info = read_info(archive, file);
+  const ClassifierFamily* family = nullptr;
+  try {
+    family = &classifier_family(info.kind);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(fmt::format("{}: {}", file.string(), e.what()));
+  }
+  auto model = load_weights(archive, family->build_classifier(info.model_config), file, device);
+  if (info_out != nullptr) *info_out = info;
+  return model;
 }
 
 }  // namespace headroom::train

@@ -24,7 +24,7 @@ std::string format_mib(std::int64_t bytes) {
 PipelineResult run_pipeline(const TrainingConfig& base) {
   const auto start = std::chrono::steady_clock::now();
   PipelineResult result;
-  auto stage_config = [&](Stage stage, models::ModelKind kind, models::ModelSize size,
+  auto stage_config = [&](Stage stage, const std::string& kind, models::ModelSize size,
                           const std::string& teacher) {
     TrainingConfig config = base;
     config.stage = stage;
@@ -37,17 +37,16 @@ PipelineResult run_pipeline(const TrainingConfig& base) {
   };
   struct Step {
     Stage stage;
-    models::ModelKind kind;
+    std::string kind;  // a model family's name
     models::ModelSize size;
     std::string teacher;
   };
-  using models::ModelKind;
   using models::ModelSize;
   const std::vector<Step> steps = {
-      {Stage::kAutoencoder, ModelKind::kVgae, ModelSize::kTeacher, ""},
-      {Stage::kCurriculum, ModelKind::kGat, ModelSize::kTeacher, ""},
-      {Stage::kAutoencoder, ModelKind::kVgae, ModelSize::kStudent, "teacher_autoencoder"},
-      {Stage::kCurriculum, ModelKind::kGat, ModelSize::kStudent, "teacher_curriculum"},
+      {Stage::kAutoencoder, "vgae", ModelSize::kTeacher, ""},
+      {Stage::kCurriculum, "gat", ModelSize::kTeacher, ""},
+      {Stage::kAutoencoder, "vgae", ModelSize::kStudent, "teacher_autoencoder"},
+      {Stage::kCurriculum, "gat", ModelSize::kStudent, "teacher_curriculum"},
   };
   for (const auto& step : steps) {
     const auto config = stage_config(step.stage, step.kind, step.size, step.teacher);

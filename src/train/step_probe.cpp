@@ -4,14 +4,11 @@
 
 #include <stdexcept>
 #include <string>
-#include <variant>
 
 #include "headroom/loader/collate.hpp"
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
-#include "headroom/models/gat_with_jk.hpp"
-#include "headroom/models/vgae.hpp"
-#include "headroom/train/losses.hpp"
+#include "headroom/train/model_family.hpp"
 
 namespace headroom::train {
 
@@ -60,27 +57,8 @@ memory::PeakSample probe_step_peak(const store::GraphStore& store,
 }
 
 ProbeSubjectFactory plain_probe_subject(const memory::ProbeModelConfig& model) {
-  if (const auto* gat = std::get_if<models::GatConfig>(&model)) {
-    return [config = *gat] {
-      models::GATWithJK gat_model(config);
-      return ProbeSubject{{gat_model.ptr()},
-                          [gat_model](const loader::GraphBatch& batch) mutable {
-                            const auto logits = gat_model->forward(batch.x, batch.edge_index,
-                                                                   batch.batch, batch.num_graphs);
-                            return torch::cross_entropy_loss(logits.to(torch::kFloat32), batch.y);
-                          },
-                          LossReduction::kPerGraph};
-    };
-  }
-  return [config = std::get<models::VgaeConfig>(model)] {
-    models::VGAE vgae_model(config);
-    return ProbeSubject{
-        {vgae_model.ptr()},
-        [vgae_model, num_ids = config.num_ids](const loader::GraphBatch& batch) mutable {
-          return vgae_loss(vgae_model->forward(batch.x, batch.edge_index), batch, num_ids).total;
-        },
-        LossReduction::kPerNode};
-  };
+  return
+      [spec = model_spec(model)] { return model_family(spec.family).plain_subject(spec.config); };
 }
 
 memory::PeakSample probe_training_peak(const store::GraphStore& store,

@@ -1,5 +1,6 @@
 #include "headroom/train/training_config.hpp"
 
+#include "headroom/train/model_family.hpp"
 #include "headroom/util/output_path.hpp"
 
 #include <nlohmann/json.hpp>
@@ -43,8 +44,7 @@ std::filesystem::path checked_run_directory(const TrainingConfig& config) {
 
 double effective_learning_rate(const TrainingConfig& config) {
   if (config.learning_rate > 0) return config.learning_rate;
-  if (config.model == models::ModelKind::kVgae) return 0.002;
-  return config.size == models::ModelSize::kTeacher ? 0.003 : 0.001;
+  return model_family(config.model).default_learning_rate(config.size);
 }
 
 models::GatConfig resolve_gat_config(const TrainingConfig& config, std::int64_t num_ids) {
@@ -99,10 +99,13 @@ void validate(const TrainingConfig& config) {
     fail("--use-kd true needs --teacher-path (a teacher's best.pt or its run directory)");
   if (config.use_kd && config.size != models::ModelSize::kStudent)
     fail("--use-kd trains a student: use --preset MODEL,student");
-  const bool vgae_stage = config.stage == Stage::kAutoencoder;
-  if (vgae_stage != (config.model == models::ModelKind::kVgae))
-    fail("stage " + to_string(config.stage) + " trains a " + (vgae_stage ? "vgae" : "gat") +
-         " model: use --preset " + (vgae_stage ? "vgae" : "gat") + ",SIZE");
+  const bool autoencoder_stage = config.stage == Stage::kAutoencoder;
+  const auto role = model_family(config.model).role();
+  if (autoencoder_stage && role != FamilyRole::kAutoencoder)
+    fail("stage autoencoder trains the vgae: use --preset vgae,SIZE");
+  if (!autoencoder_stage && role != FamilyRole::kClassifier)
+    fail("stage " + to_string(config.stage) + " trains a graph classifier (gat or gcn), not '" +
+         config.model + "': use --preset gat,SIZE");
 }
 
 namespace {
@@ -117,7 +120,7 @@ void to_json(nlohmann::json& json, const TrainingConfig& c) {
   for (const auto& m : c.models) models_json.push_back(m.string());
   json = {
       {"stage", to_string(c.stage)},
-      {"model", models::to_string(c.model)},
+      {"model", c.model},
       {"size", models::to_string(c.size)},
       {"store", c.store.string()},
       {"dataset", dataset_name(c)},

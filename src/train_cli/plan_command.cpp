@@ -9,11 +9,9 @@
 
 #include "headroom/cli/commands.hpp"
 #include "headroom/memory/memory_plan.hpp"
-#include "headroom/memory/static_peak_estimate.hpp"
-#include "headroom/models/gat_with_jk.hpp"
-#include "headroom/models/vgae.hpp"
 #include "headroom/train/batch_sizing.hpp"
 #include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/model_family.hpp"
 #include "headroom/train/precision.hpp"
 #include "headroom/train/training_loop.hpp"
 #include "headroom/train_cli/train_commands.hpp"
@@ -47,27 +45,29 @@ memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
   memory::TeacherCost cost;
   std::int64_t latent = 0;
   std::int64_t in_features = 0;
-  const bool from_file = !config.teacher_path.empty();
-  if (config.model == models::ModelKind::kGat) {
-    const auto teacher =
-        from_file ? train::load_gat_checkpoint(train::resolve_checkpoint_path(config.teacher_path),
-                                               torch::kCPU)
-                  : models::GATWithJK(models::gat_preset(models::ModelSize::kTeacher, num_ids));
-    cost.parameters = parameter_count(*teacher);
+  // The teacher's own configuration: from its checkpoint, else the family's teacher preset.
+  const auto& family = train::model_family(config.model);
+  nlohmann::json teacher_config;
+  if (!config.teacher_path.empty()) {
+    teacher_config =
+        train::read_checkpoint_info(train::resolve_checkpoint_path(config.teacher_path))
+            .model_config;
   } else {
-    const auto teacher =
-        from_file ? train::load_vgae_checkpoint(train::resolve_checkpoint_path(config.teacher_path),
-                                                torch::kCPU)
-                  : models::VGAE(models::vgae_preset(models::ModelSize::kTeacher, num_ids));
-    cost.parameters = parameter_count(*teacher);
-    latent = teacher->config().latent;
-    in_features = teacher->config().in_features;
+    train::TrainingConfig teacher;  // the preset, without the student's overrides
+    teacher.model = config.model;
+    teacher.size = models::ModelSize::kTeacher;
+    teacher_config = family.resolve_config(teacher, num_ids);
+  }
+  cost.parameters = parameter_count(*family.build(teacher_config));
+  if (family.role() == train::FamilyRole::kAutoencoder) {
+    latent = teacher_config.at("latent").get<std::int64_t>();
+    in_features = teacher_config.at("in_features").get<std::int64_t>();
   }
   const double parameter_bytes = 4.0 * static_cast<double>(cost.parameters);
   if (config.use_teacher_cache) {
     cost.mode = "cache";
-    // float32 logits per graph (GAT), or latent and reconstruction per node (VGAE).
-    cost.host_bytes = config.model == models::ModelKind::kGat
+    // float32 logits per graph (classifiers), or latent and reconstruction per node (VGAE).
+    cost.host_bytes = family.role() == train::FamilyRole::kClassifier
                           ? 2.0 * 4.0 * static_cast<double>(store.num_graphs())
                           : 4.0 * static_cast<double>(latent + in_features - 1) *
                                 static_cast<double>(store.metadata().num_nodes);
@@ -107,24 +107,20 @@ void add_plan_command(CLI::App& app) {
     const auto device = train::training_device(config);
     const auto store = store::GraphStore::open(config.store);
     const auto num_ids = static_cast<std::int64_t>(store.metadata().vocabulary.size()) + 1;
-    memory::ProbeModelConfig model;
-    std::int64_t parameters = 0;
-    std::string name = models::to_string(config.size) + " " + models::to_string(config.model);
-    if (config.model == models::ModelKind::kGat) {
-      const auto gat = train::resolve_gat_config(config, num_ids);
-      model = gat;
-      parameters = parameter_count(*models::GATWithJK(gat));
-    } else {
-      const auto vgae = train::resolve_vgae_config(config, num_ids);
-      model = vgae;
-      parameters = parameter_count(*models::VGAE(vgae));
-    }
+    const auto& family = train::model_family(config.model);
+    const train::ModelSpec model{config.model, family.resolve_config(config, num_ids)};
+    const auto parameters = parameter_count(*family.build(model.config));
+    std::string name = models::to_string(config.size) + " " + config.model;
     name += fmt::format(", {}, precision {}, checkpointing {}", device.str(), config.precision,
                         config.gradient_checkpointing ? "on" : "off");
     train::MeasuredPeak measured;
     if (*mode == "static") {
-      measured.fit = memory::static_peak_estimate(
-          model, train::parse_precision(config.precision) != train::Precision::kFloat32);
+      const auto estimate = family.static_estimate(
+          model.config, train::parse_precision(config.precision) != train::Precision::kFloat32);
+      if (!estimate)
+        throw std::runtime_error("model " + config.model +
+                                 " has no static estimate; use --mode measured");
+      measured.fit = *estimate;
       name += ", static estimate";
     } else {
       measured = train::measure_step_peak(config, store, model);

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <stdexcept>
 
+#include "headroom/train/model_family.hpp"
 #include "headroom/util/byte_size.hpp"
 
 namespace headroom::cli {
@@ -19,7 +20,7 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
     command.add_option("--store", store, "Graph store to train on (from `headroom preprocess`)")
         ->required();
   if (with_preset)
-    command.add_option("--preset", preset, "MODEL,SIZE: gat or vgae, teacher or student")
+    command.add_option("--preset", preset, "MODEL,SIZE: gat, gcn or vgae; teacher or student")
         ->capture_default_str();
   command.add_option("--dataset", c.dataset, "Run-directory name (default: the store's name)")
       ->group(system);
@@ -189,7 +190,7 @@ train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {
   if (comma == std::string::npos)
     throw std::invalid_argument("--preset must be MODEL,SIZE (e.g. gat,teacher), not '" + preset +
                                 "'");
-  c.model = models::parse_model_kind(preset.substr(0, comma));
+  c.model = std::string(train::model_family(preset.substr(0, comma)).name());
   c.size = models::parse_model_size(preset.substr(comma + 1));
   c.store = store;
   c.runs_dir = runs_dir;

@@ -61,7 +61,7 @@ class TeacherOutputCacheTest : public ::testing::Test {
     auto config = models::gat_preset(size, num_ids());
     models::GATWithJK model(config);
     train::CheckpointInfo info;
-    info.kind = models::ModelKind::kGat;
+    info.kind = "gat";
     info.model_config = config;
     train::save_model_checkpoint(file, *model, info);
     model->eval();
@@ -76,7 +76,7 @@ class TeacherOutputCacheTest : public ::testing::Test {
     config.latent = latent;
     models::VGAE model(config);
     train::CheckpointInfo info;
-    info.kind = models::ModelKind::kVgae;
+    info.kind = "vgae";
     info.model_config = config;
     train::save_model_checkpoint(file, *model, info);
     model->eval();

@@ -9,18 +9,19 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/pimpl.h>
 
+#include "headroom/models/graph_classifier.hpp"
 #include "headroom/models/model_config.hpp"
 #include "headroom/nn/gat_conv.hpp"
 
 namespace headroom::models {
 
-class GATWithJKImpl : public torch::nn::Module {
+class GATWithJKImpl : public GraphClassifierImpl {
  public:
   explicit GATWithJKImpl(const GatConfig& config);
   // x float [N, in_features] (column 0: ID index), edge_index int64 [2, E], batch int64 [N]
   // -> logits [num_graphs, num_classes]. Checkpoints each GAT layer when configured and training.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& edge_index, const at::Tensor& batch,
-                     std::int64_t num_graphs);
+                     std::int64_t num_graphs) override;
   const GatConfig& config() const { return config_; }
   void set_gradient_checkpointing(bool on) { config_.gradient_checkpointing = on; }
 

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "headroom/models/graph_classifier.hpp"
 #include "headroom/models/model_config.hpp"
 #include "headroom/nn/gcn_conv.hpp"
 
@@ -35,13 +36,13 @@ GcnConfig gcn_preset(ModelSize size, std::int64_t num_ids);
 void to_json(nlohmann::json& json, const GcnConfig& config);
 void from_json(const nlohmann::json& json, GcnConfig& config);
 
-class GcnClassifierImpl : public torch::nn::Module {
+class GcnClassifierImpl : public GraphClassifierImpl {
  public:
   explicit GcnClassifierImpl(const GcnConfig& config);
   // x float [N, in_features] (column 0: ID index), edge_index int64 [2, E], batch int64 [N]
   // -> logits [num_graphs, num_classes].
   at::Tensor forward(const at::Tensor& x, const at::Tensor& edge_index, const at::Tensor& batch,
-                     std::int64_t num_graphs);
+                     std::int64_t num_graphs) override;
   const GcnConfig& config() const { return config_; }
 
  private:

@@ -5,9 +5,11 @@
 
 #include "headroom/train/stage_result.hpp"
 #include "headroom/train/training_config.hpp"
+#include "headroom/train/training_loop.hpp"
 
 namespace headroom::train {
 
-StageResult run_autoencoder_stage(const TrainingConfig& config);
+// `hooks` reach into its epoch loop (training_loop.hpp): extra metrics sinks, the gradient hook.
+StageResult run_autoencoder_stage(const TrainingConfig& config, const LoopHooks& hooks = {});
 
 }  // namespace headroom::train

@@ -16,6 +16,7 @@
 #include "headroom/memory/peak_model.hpp"
 #include "headroom/memory/peak_probe.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/train/model_family.hpp"
 #include "headroom/train/run_directory.hpp"
 #include "headroom/train/step_probe.hpp"
 #include "headroom/train/training_config.hpp"
@@ -51,7 +52,7 @@ struct StageStep {
 PeakProbeOptions probe_options(const TrainingConfig& config);
 
 // What a training step's peak depends on, beyond the batch: the cache key of its fit.
-nlohmann::json peak_fit_key(const TrainingConfig& config, const memory::ProbeModelConfig& model,
+nlohmann::json peak_fit_key(const TrainingConfig& config, const ModelSpec& model,
                             const std::vector<std::vector<std::uint32_t>>& probe_batches,
                             std::string_view objective = "plain");
 
@@ -60,8 +61,10 @@ nlohmann::json peak_fit_key(const TrainingConfig& config, const memory::ProbeMod
 // on memory::probe_batches (capped by batch_size) and stored. Leaves the default random
 // generators as it found them.
 MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
-                               const memory::ProbeModelConfig& model, const StageStep& step);
+                               const ModelSpec& model, const StageStep& step);
 // The same for the plain objective of `model` (headroom plan, the benchmarks).
+MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
+                               const ModelSpec& model);
 MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
                                const memory::ProbeModelConfig& model);
 
@@ -69,8 +72,8 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
 // memory held through training outside the step the fit measures (a distillation teacher kept in
 // memory); it comes out of the packing budget.
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphStore& store,
-                              const memory::ProbeModelConfig& model, const StageStep& step,
-                              RunDirectory& run, double reserved_bytes = 0);
+                              const ModelSpec& model, const StageStep& step, RunDirectory& run,
+                              double reserved_bytes = 0);
 
 // The epoch's batches, in the given order.
 std::vector<std::vector<std::uint32_t>> make_batches(const BatchSizing& sizing,

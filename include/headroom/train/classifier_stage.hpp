@@ -1,14 +1,17 @@
-// Stages `normal` and `curriculum`: train the GATWithJK graph classifier. `normal` trains on
+// Stages `normal` and `curriculum`: train a graph classifier of any classifier family (GAT, GCN;
+// model_family.hpp). `normal` trains on
 // every training graph each epoch; `curriculum` on all attack graphs plus hard normal graphs
 // chosen by a trained VGAE's reconstruction score (curriculum.hpp). With distillation, a student
-// learns from a frozen GAT teacher's softened logits.
+// learns from a frozen classifier teacher's softened logits.
 #pragma once
 
 #include "headroom/train/stage_result.hpp"
 #include "headroom/train/training_config.hpp"
+#include "headroom/train/training_loop.hpp"
 
 namespace headroom::train {
 
-StageResult run_classifier_stage(const TrainingConfig& config);
+// `hooks` reach into its epoch loop (training_loop.hpp): extra metrics sinks, the gradient hook.
+StageResult run_classifier_stage(const TrainingConfig& config, const LoopHooks& hooks = {});
 
 }  // namespace headroom::train

@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "headroom/models/gat_with_jk.hpp"
+#include "headroom/models/graph_classifier.hpp"
 #include "headroom/models/vgae.hpp"
 #include "headroom/store/graph_store.hpp"
 #include "headroom/train/precision.hpp"
@@ -14,7 +14,8 @@
 namespace headroom::train {
 
 // P(attack) per graph, in the order of graph_ids. The model is put in eval mode.
-std::vector<float> attack_probabilities(models::GATWithJK& model, const store::GraphStore& store,
+std::vector<float> attack_probabilities(models::GraphClassifierImpl& model,
+                                        const store::GraphStore& store,
                                         std::span<const std::uint32_t> graph_ids,
                                         std::int64_t batch_size, const c10::Device& device,
                                         Precision precision = Precision::kFloat32);

@@ -14,14 +14,15 @@
 #include <nlohmann/json.hpp>
 
 #include "headroom/models/gat_with_jk.hpp"
+#include "headroom/models/graph_classifier.hpp"
 #include "headroom/models/model_config.hpp"
 #include "headroom/models/vgae.hpp"
 
 namespace headroom::train {
 
 struct CheckpointInfo {
-  models::ModelKind kind = models::ModelKind::kGat;
-  nlohmann::json model_config;  // GatConfig or VgaeConfig as JSON
+  std::string kind = "gat";     // the model family's name (model_family.hpp)
+  nlohmann::json model_config;  // the family's model configuration as JSON
   std::int64_t epoch = -1;      // the epoch whose weights these are (0-based)
   double validation_loss = 0;
 };
@@ -41,5 +42,11 @@ CheckpointInfo read_checkpoint_info(const std::filesystem::path& file);
 // naming the file when it is missing, unreadable or holds the other model kind.
 models::GATWithJK load_gat_checkpoint(const std::filesystem::path& file, const c10::Device& device);
 models::VGAE load_vgae_checkpoint(const std::filesystem::path& file, const c10::Device& device);
+// Any classifier family's checkpoint (GAT, GCN, ...), rebuilt through its family, in eval mode on
+// `device`; its info in *info when given. Throws std::runtime_error naming the file when it is
+// missing, unreadable or not a classifier.
+models::GraphClassifier load_classifier_checkpoint(const std::filesystem::path& file,
+                                                   const c10::Device& device,
+                                                   CheckpointInfo* info = nullptr);
 
 }  // namespace headroom::train

@@ -21,7 +21,7 @@ std::string to_string(Stage stage);
 
 struct TrainingConfig {
   Stage stage = Stage::kNormal;
-  models::ModelKind model = models::ModelKind::kGat;
+  std::string model = "gat";  // a model family's name (model_family.hpp): gat, vgae, gcn
   models::ModelSize size = models::ModelSize::kTeacher;
 
   std::filesystem::path store;  // graph store to train on (required)

@@ -1,0 +1,89 @@
+// Model families: everything headroom knows about one kind of model, in one place. A family
+// builds its model from the stage's options, names its checkpoint kind (its name), its default
+// learning rate and undistilled loss, its static memory estimate, and — for a classifier — how
+// evaluation scores a graph. The stages, checkpoints, `headroom plan` and evaluation ask the
+// family instead of branching on the kind.
+//
+// Adding a kind: its module in models/, one family file in src/train/families/, and one line in
+// src/train/families/registry.cpp. GAT and GCN are classifier families (curriculum, normal,
+// evaluation); the VGAE is the autoencoder family (autoencoder stage, curriculum difficulty).
+// Families are stateless singletons: thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "headroom/memory/peak_model.hpp"
+#include "headroom/memory/peak_probe.hpp"
+#include "headroom/models/graph_classifier.hpp"
+#include "headroom/models/model_config.hpp"
+#include "headroom/train/step_probe.hpp"
+#include "headroom/train/training_config.hpp"
+
+namespace headroom::train {
+
+enum class FamilyRole { kClassifier, kAutoencoder };
+
+class ModelFamily {
+ public:
+  virtual ~ModelFamily() = default;
+  // "gat", "vgae", "gcn": the MODEL of --preset MODEL,SIZE and the kind stored in best.pt.
+  virtual std::string_view name() const = 0;
+  virtual FamilyRole role() const = 0;
+  // The learning rate when --learning-rate is not given.
+  virtual double default_learning_rate(models::ModelSize size) const = 0;
+  // The model configuration a stage trains: the preset of config.size for a vocabulary of
+  // `num_ids` with the command-line overrides that apply to this kind. What best.pt stores.
+  virtual nlohmann::json resolve_config(const TrainingConfig& config,
+                                        std::int64_t num_ids) const = 0;
+  // A fresh module of `model_config` (parameters drawn from torch's global generator). Throws
+  // std::invalid_argument for an invalid configuration.
+  virtual std::shared_ptr<torch::nn::Module> build(const nlohmann::json& model_config) const = 0;
+  // The undistilled training loss on a fresh module: what `headroom plan` measures and what a
+  // stage without a teacher trains.
+  virtual ProbeSubject plain_subject(const nlohmann::json& model_config) const = 0;
+  // The analytic peak estimate of one training step (headroom plan --mode static), or nullopt
+  // when the family has none.
+  virtual std::optional<memory::PeakFit> static_estimate(const nlohmann::json& model_config,
+                                                         bool reduced_precision) const = 0;
+};
+
+// A family whose models map graphs to class logits: trained by the curriculum and normal stages,
+// distilled through their logits, and evaluated by P(attack) = softmax(logits)[:, 1].
+class ClassifierFamily : public ModelFamily {
+ public:
+  FamilyRole role() const final { return FamilyRole::kClassifier; }
+  virtual models::GraphClassifier build_classifier(const nlohmann::json& model_config) const = 0;
+  std::shared_ptr<torch::nn::Module> build(const nlohmann::json& model_config) const final {
+    return build_classifier(model_config);
+  }
+  // Cross-entropy on the graph labels.
+  ProbeSubject plain_subject(const nlohmann::json& model_config) const final;
+};
+
+// A model of a family, as probes, a peak fit's cache key and checkpoints identify it.
+struct ModelSpec {
+  std::string family;     // a registered family's name
+  nlohmann::json config;  // its model configuration
+};
+// The GAT or VGAE configuration the memory planner's helpers describe, as a ModelSpec.
+ModelSpec model_spec(const memory::ProbeModelConfig& model);
+
+// The family named `name`; throws std::invalid_argument listing the known names.
+const ModelFamily& model_family(std::string_view name);
+// The same, and throws std::invalid_argument when it is not a classifier family.
+const ClassifierFamily& classifier_family(std::string_view name);
+// Every registered family's name, in registration order.
+std::vector<std::string_view> model_family_names();
+
+// P(attack) of each graph of a batch from a classifier's logits [graphs, classes], float32 on the
+// logits' device: the score validation and evaluation report and threshold, for every classifier.
+at::Tensor attack_probability(const at::Tensor& logits);
+
+}  // namespace headroom::train

@@ -1,0 +1,47 @@
+// The VGAE autoencoder (models/vgae.hpp): trained by the autoencoder stage, it scores the
+// curriculum's difficulty. Its loss is train::vgae_loss, averaged per node.
+#include <torch/torch.h>
+
+#include "headroom/memory/static_peak_estimate.hpp"
+#include "headroom/models/vgae.hpp"
+#include "headroom/train/losses.hpp"
+#include "headroom/train/model_family.hpp"
+
+namespace headroom::train::families {
+namespace {
+
+class VgaeFamily final : public ModelFamily {
+ public:
+  std::string_view name() const override { return "vgae"; }
+  FamilyRole role() const override { return FamilyRole::kAutoencoder; }
+  double default_learning_rate(models::ModelSize) const override { return 0.002; }
+  nlohmann::json resolve_config(const TrainingConfig& config, std::int64_t num_ids) const override {
+    return resolve_vgae_config(config, num_ids);
+  }
+  std::shared_ptr<torch::nn::Module> build(const nlohmann::json& model_config) const override {
+    return models::VGAE(model_config.get<models::VgaeConfig>()).ptr();
+  }
+  ProbeSubject plain_subject(const nlohmann::json& model_config) const override {
+    const auto config = model_config.get<models::VgaeConfig>();
+    models::VGAE model(config);
+    return ProbeSubject{
+        {model.ptr()},
+        [model, num_ids = config.num_ids](const loader::GraphBatch& batch) mutable {
+          return vgae_loss(model->forward(batch.x, batch.edge_index), batch, num_ids).total;
+        },
+        LossReduction::kPerNode};
+  }
+  std::optional<memory::PeakFit> static_estimate(const nlohmann::json& model_config,
+                                                 bool reduced_precision) const override {
+    return memory::static_peak_estimate(model_config.get<models::VgaeConfig>(), reduced_precision);
+  }
+};
+
+}  // namespace
+
+const ModelFamily& vgae_family() {
+  static const VgaeFamily family;
+  return family;
+}
+
+}  // namespace headroom::train::families

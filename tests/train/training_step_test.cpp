@@ -1,0 +1,170 @@
+// The loop's extension points: the one TrainingStep with its gradient hook, metrics sinks, and
+// the process role that decides who writes.
+#include "headroom/train/training_step.hpp"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <fstream>
+
+#include "headroom/loader/collate.hpp"
+#include "headroom/models/gat_with_jk.hpp"
+#include "headroom/store/graph_store.hpp"
+#include "headroom/train/classifier_stage.hpp"
+#include "headroom/train/metrics_sink.hpp"
+#include "headroom/util/process_role.hpp"
+#include "test_support.hpp"
+
+namespace headroom::train {
+namespace {
+
+class TrainingStepTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    store_path_ = new std::filesystem::path(testing::build_synthetic_store(dir_->path(), 20000, 3));
+  }
+  static void TearDownTestSuite() {
+    delete store_path_;
+    delete dir_;
+  }
+  static inline testing::TempDir* dir_ = nullptr;
+  static inline std::filesystem::path* store_path_ = nullptr;
+};
+
+// How far one step moves each parameter of a fresh student GAT (same seed every call) on the
+// first 32 training graphs: plain SGD without clipping, so an update is proportional to the
+// gradient the step applies.
+std::vector<at::Tensor> update_of_one_step(const store::GraphStore& store, const GradientHook& hook,
+                                           int* hook_calls) {
+  torch::manual_seed(5);
+  const auto num_ids = static_cast<std::int64_t>(store.metadata().vocabulary.size()) + 1;
+  models::GATWithJK model(models::gat_preset(models::ModelSize::kStudent, num_ids));
+  model->train();
+  std::vector<at::Tensor> before;
+  for (const auto& p : model->parameters()) before.push_back(p.detach().clone());
+  torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.1));
+  StepSettings settings;
+  settings.gradient_clip = 0;
+  TrainingStep step(
+      store, model->parameters(), optimizer,
+      [&](const loader::GraphBatch& batch) {
+        return torch::cross_entropy_loss(
+            model->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs), batch.y);
+      },
+      settings);
+  if (hook)
+    step.set_gradient_hook([&](const std::vector<at::Tensor>& parameters) {
+      ++*hook_calls;
+      hook(parameters);
+    });
+  const auto ids = store.train_ids().first(32);
+  step.run(loader::collate(store, ids, {}));
+  std::vector<at::Tensor> update;
+  std::size_t i = 0;
+  for (const auto& p : model->parameters()) update.push_back(p.detach() - before[i++]);
+  return update;
+}
+
+TEST_F(TrainingStepTest, GradientHookRunsAfterBackwardAndBeforeTheUpdate) {
+  const auto store = store::GraphStore::open(*store_path_);
+  int calls = 0;
+  const auto plain = update_of_one_step(store, nullptr, &calls);
+  EXPECT_EQ(calls, 0);
+
+  // A hook that sees every gradient and doubles it: the step applies the doubled gradients.
+  std::size_t seen = 0;
+  const auto doubled = update_of_one_step(
+      store,
+      [&](const std::vector<at::Tensor>& parameters) {
+        for (const auto& p : parameters) {
+          if (!p.grad().defined()) continue;
+          ++seen;
+          p.mutable_grad().mul_(2.0);
+        }
+      },
+      &calls);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(seen, plain.size()) << "every parameter has its gradient when the hook runs";
+  double moved = 0;
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    moved += plain[i].abs().sum().item<double>();
+    // atol: an update is read back as a difference of fp32 parameters (ulp up to ~5e-7).
+    EXPECT_TRUE(torch::allclose(doubled[i], 2 * plain[i], 1e-4, 1e-6)) << i;
+  }
+  EXPECT_GT(moved, 0.0) << "the plain step moved the parameters";
+
+  // A hook that zeroes the gradients: nothing moves.
+  const auto zeroed = update_of_one_step(
+      store,
+      [](const std::vector<at::Tensor>& parameters) {
+        for (const auto& p : parameters)
+          if (p.grad().defined()) p.mutable_grad().zero_();
+      },
+      &calls);
+  for (const auto& update : zeroed) EXPECT_EQ(update.abs().max().item<double>(), 0.0);
+}
+
+class RecordingSink final : public MetricsSink {
+ public:
+  void record(const nlohmann::json& line) override { lines.push_back(line); }
+  void rewind(std::int64_t epochs) override { rewound_to = epochs; }
+  std::vector<nlohmann::json> lines;
+  std::int64_t rewound_to = -1;
+};
+
+TrainingConfig small_normal_stage(const std::filesystem::path& store,
+                                  const std::filesystem::path& runs) {
+  TrainingConfig config;
+  config.store = store;
+  config.runs_dir = runs;
+  config.model = "gat";
+  config.size = models::ModelSize::kStudent;
+  config.max_epochs = 2;
+  config.batch_size = 128;
+  config.threads = 1;
+  config.progress = false;
+  config.step_metrics_every = 1;
+  return config;
+}
+
+TEST_F(TrainingStepTest, EveryMetricsLineReachesEverySink) {
+  testing::TempDir runs;
+  RecordingSink sink;
+  LoopHooks hooks;
+  hooks.metrics.push_back(&sink);
+  const auto result = run_classifier_stage(small_normal_stage(*store_path_, runs.path()), hooks);
+  ASSERT_EQ(result.outcome.epochs, 2);
+
+  std::vector<nlohmann::json> file_lines;
+  std::ifstream in(result.run_dir / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) file_lines.push_back(nlohmann::json::parse(line));
+  ASSERT_GE(sink.lines.size(), 3U) << "two epoch lines and at least one step line";
+  EXPECT_EQ(sink.lines, file_lines) << "the sink sees exactly what metrics.jsonl holds";
+  EXPECT_EQ(sink.rewound_to, -1) << "a fresh run rewinds nothing";
+}
+
+TEST_F(TrainingStepTest, OnlyTheWritingProcessTouchesTheFileSystem) {
+  testing::TempDir runs;
+  util::set_process_role({1, 2});  // rank 1 of 2: not the writer
+  RecordingSink sink;
+  LoopHooks hooks;
+  hooks.metrics.push_back(&sink);
+  StageResult result;
+  try {
+    result = run_classifier_stage(small_normal_stage(*store_path_, runs.path()), hooks);
+  } catch (...) {
+    util::set_process_role({});
+    throw;
+  }
+  util::set_process_role({});
+  EXPECT_EQ(result.outcome.epochs, 2) << "it still trains";
+  EXPECT_TRUE(sink.lines.empty()) << "no metrics from a non-writing process";
+  EXPECT_FALSE(std::filesystem::exists(runs / "store")) << "no run directory, checkpoint or log";
+
+  EXPECT_THROW(util::set_process_role({2, 2}), std::invalid_argument);
+  EXPECT_TRUE(util::process_role().writes());
+}
+
+}  // namespace
+}  // namespace headroom::train
