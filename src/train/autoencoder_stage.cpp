@@ -17,151 +17,187 @@
 
 namespace headroom::train {
 
-StageResult run_autoencoder_stage(const TrainingConfig& config, const LoopHooks& hooks) {
-  validate(config);
-  apply_thread_count(config);
-  const auto device = training_device(config);
-  const auto store = store::GraphStore::open(config.store);
-  const auto ids = detail::num_ids(store);
-  const auto train_normals = detail::with_label(store, store.train_ids(), 0);
-  auto validation_normals = detail::with_label(store, store.validation_ids(), 0);
-  if (train_normals.empty())
-    throw std::runtime_error(fmt::format(
-        "{}: no normal training graphs to train the autoencoder on", config.store.string()));
+namespace {
 
-  if (validation_normals.empty()) validation_normals = train_normals;  // no held-out normals
+// One autoencoder stage run: the VGAE on the normal training graphs, and with distillation its
+// projection onto the teacher's latent space. Built in the order that keeps runs deterministic:
+// seed, model, run directory, teacher, projection.
+class AutoencoderStage {
+ public:
+  explicit AutoencoderStage(const TrainingConfig& config)
+      : config_(config),
+        device_(training_device(config)),
+        store_(store::GraphStore::open(config.store)),
+        num_ids_(detail::num_ids(store_)),
+        train_normals_(detail::with_label(store_, store_.train_ids(), 0)),
+        validation_normals_(detail::with_label(store_, store_.validation_ids(), 0)) {
+    if (train_normals_.empty())
+      throw std::runtime_error(fmt::format(
+          "{}: no normal training graphs to train the autoencoder on", config.store.string()));
+    if (validation_normals_.empty()) validation_normals_ = train_normals_;  // none held out
+    torch::manual_seed(config.seed);  // initial weights are part of the run's determinism
+    vgae_config_ = resolve_vgae_config(config, num_ids_);
+    model_ = models::VGAE(vgae_config_);
+    run_.emplace(checked_run_directory(config));
+    run_->log(
+        fmt::format("stage autoencoder: {} VGAE{} on {} normal graphs ({} validation), {} IDs, "
+                    "device {}, precision {}",
+                    models::to_string(config.size), config.use_kd ? " with distillation" : "",
+                    train_normals_.size(), validation_normals_.size(), num_ids_, config.device,
+                    config.precision));
+    if (config.use_kd) load_teacher();
+  }
 
-  torch::manual_seed(config.seed);  // initial weights are part of the run's determinism
-  const auto vgae_config = resolve_vgae_config(config, ids);
-  auto model = models::VGAE(vgae_config);
-  RunDirectory run(checked_run_directory(config));
-  run.log(fmt::format(
-      "stage autoencoder: {} VGAE{} on {} normal graphs ({} validation), {} IDs, "
-      "device {}, precision {}",
-      models::to_string(config.size), config.use_kd ? " with distillation" : "",
-      train_normals.size(), validation_normals.size(), ids, config.device, config.precision));
+  StageResult run(const LoopHooks& hooks) {
+    TrainingTask task;
+    task.store = &store_;
+    task.model = model_.ptr();
+    task.checkpoint.kind = "vgae";
+    task.loss_reduction = LossReduction::kPerNode;
+    task.checkpoint.model_config = vgae_config_;
+    if (projection_) task.auxiliary.push_back(projection_.ptr());
+    task.prepare = [this] { prepare(); };
+    task.plan_epoch = [this](std::int64_t epoch) {
+      EpochPlan plan;
+      plan.batches =
+          make_batches(sizing_, store_, loader::shuffled(train_normals_, config_.seed, epoch));
+      return plan;
+    };
+    task.loss = [this](const loader::GraphBatch& batch) {
+      return objective(model_, projection_, batch);
+    };
+    task.validate = [this] { return validate(); };
+    StageResult result;
+    result.run_dir = run_->path();
+    result.outcome = run_training(config_, *run_, task, hooks);
+    return result;
+  }
 
-  TrainingTask task;
-  task.store = &store;
-  task.model = model.ptr();
-  task.checkpoint.kind = "vgae";
-  task.loss_reduction = LossReduction::kPerNode;
-  task.checkpoint.model_config = vgae_config;
-
-  // Distillation: the teacher's latents and reconstructions come from the output cache (no teacher
-  // held while training), or from the teacher itself, in device memory or offloaded to pinned
-  // host memory.
-  models::VGAE teacher{nullptr};
-  torch::nn::Linear projection{nullptr};
-  std::optional<TeacherOutputCache> teacher_cache;
-  std::optional<OffloadedTeacher> offloaded;
-  std::function<void()> build_teacher_cache;  // run in `prepare`: a finished run skips it
-  if (config.use_kd) {
-    const auto teacher_file = resolve_checkpoint_path(config.teacher_path);
-    const bool offload = teacher_offload_applies(config, device, run);
+ private:
+  // The teacher's latents and reconstructions come from the output cache (no teacher held while
+  // training), or from the teacher itself, in device memory or offloaded to pinned host memory.
+  void load_teacher() {
+    teacher_file_ = resolve_checkpoint_path(config_.teacher_path);
+    const bool offload = teacher_offload_applies(config_, device_, *run_);
     // Loaded in every mode, before the projection: building it draws from the generator, and the
     // projection's initial weights must not depend on the mode.
-    teacher = load_vgae_checkpoint(teacher_file,
-                                   config.use_teacher_cache || offload ? torch::kCPU : device);
-    for (auto& p : teacher->parameters()) p.requires_grad_(false);
-    const auto teacher_config = teacher->config();
-    projection = torch::nn::Linear(vgae_config.latent, teacher_config.latent);
-    task.auxiliary.push_back(projection.ptr());
-    if (config.use_teacher_cache) {
-      build_teacher_cache = [&, teacher_file, teacher_config] {
-        std::vector<std::uint32_t> cached_ids = train_normals;
-        cached_ids.insert(cached_ids.end(), validation_normals.begin(), validation_normals.end());
-        teacher_cache = detail::cache_teacher_outputs(
-            teacher,
-            {TeacherRows::kPerNode,
-             {{"z", teacher_config.latent}, {"reconstruction", teacher_config.in_features - 1}}},
-            cached_ids, config, run, teacher_file, device, store,
-            [](models::VGAE& vgae, const loader::GraphBatch& batch) {
-              auto out = vgae->forward(batch.x, batch.edge_index);
-              return std::vector<at::Tensor>{out.z, out.reconstruction};
-            });
-      };
-    } else if (offload) {
-      offloaded.emplace(teacher.ptr(), device);
-    }
+    teacher_ = load_vgae_checkpoint(teacher_file_,
+                                    config_.use_teacher_cache || offload ? torch::kCPU : device_);
+    for (auto& p : teacher_->parameters()) p.requires_grad_(false);
+    teacher_config_ = teacher_->config();
+    projection_ = torch::nn::Linear(vgae_config_.latent, teacher_config_.latent);
+    if (!config_.use_teacher_cache && offload) offloaded_.emplace(teacher_.ptr(), device_);
+  }
+
+  // Only when there is training to do: the teacher cache, then the step's memory fit.
+  void prepare() {
+    if (config_.use_kd && config_.use_teacher_cache) build_teacher_cache();
+    // A teacher held on the device during training is outside the step's fit.
+    sizing_ = plan_batch_sizing(config_, store_, {"vgae", vgae_config_}, probed_step(), *run_,
+                                teacher_ && !offloaded_ ? detail::parameter_bytes(*teacher_) : 0.0);
+  }
+
+  void build_teacher_cache() {
+    std::vector<std::uint32_t> cached_ids = train_normals_;
+    cached_ids.insert(cached_ids.end(), validation_normals_.begin(), validation_normals_.end());
+    teacher_cache_ = detail::cache_teacher_outputs(
+        teacher_,
+        {TeacherRows::kPerNode,
+         {{"z", teacher_config_.latent}, {"reconstruction", teacher_config_.in_features - 1}}},
+        cached_ids, config_, *run_, teacher_file_, device_, store_,
+        [](models::VGAE& vgae, const loader::GraphBatch& batch) {
+          auto out = vgae->forward(batch.x, batch.edge_index);
+          return std::vector<at::Tensor>{out.z, out.reconstruction};
+        });
+  }
+
+  // What the memory probe measures: this stage's step on fresh modules, on the normal graphs it
+  // trains on.
+  StageStep probed_step() {
+    return {[this] {
+              models::VGAE fresh(vgae_config_);
+              torch::nn::Linear fresh_projection{nullptr};
+              ProbeSubject subject{{fresh.ptr()}, {}, LossReduction::kPerNode};
+              if (projection_) {
+                fresh_projection = torch::nn::Linear(projection_->options);
+                subject.modules.push_back(fresh_projection.ptr());
+              }
+              subject.loss = [this, fresh,
+                              fresh_projection](const loader::GraphBatch& batch) mutable {
+                return objective(fresh, fresh_projection, batch);
+              };
+              return subject;
+            },
+            config_.use_kd ? "distillation" : "plain", train_normals_, "normal training graphs"};
   }
 
   // The stage's loss for a VGAE of this configuration (and, distilled, its projection): the
   // trained ones, or a probe's copies.
-  auto objective = [&, ids](models::VGAE& vgae, torch::nn::Linear& student_projection,
-                            const loader::GraphBatch& batch) -> at::Tensor {
+  at::Tensor objective(models::VGAE& vgae, torch::nn::Linear& student_projection,
+                       const loader::GraphBatch& batch) {
     const auto out = vgae->forward(batch.x, batch.edge_index);
-    const auto task_loss = vgae_loss(out, batch, ids).total;
-    if (!config.use_kd) return task_loss;
+    const auto task_loss = vgae_loss(out, batch, num_ids_).total;
+    if (!config_.use_kd) return task_loss;
     at::Tensor teacher_z;
     at::Tensor teacher_reconstruction;
-    if (teacher_cache) {
+    if (teacher_cache_) {
       // By the batch's own graph ids: a micro-batch of the OOM guard gets its own rows.
-      auto cached = teacher_cache->lookup(batch);
+      auto cached = teacher_cache_->lookup(batch);
       teacher_z = cached[0];
       teacher_reconstruction = cached[1];
     } else {
       torch::NoGradGuard no_grad;
       std::optional<OffloadedTeacher::DeviceScope> on_device;
-      if (offloaded) on_device.emplace(*offloaded);
-      auto teacher_out = teacher->forward(batch.x, batch.edge_index);
+      if (offloaded_) on_device.emplace(*offloaded_);
+      auto teacher_out = teacher_->forward(batch.x, batch.edge_index);
       teacher_z = teacher_out.z;
       teacher_reconstruction = teacher_out.reconstruction;
     }
     return vgae_distillation_loss(student_projection->forward(out.z), teacher_z, out.reconstruction,
-                                  teacher_reconstruction, task_loss, config.kd_alpha);
-  };
+                                  teacher_reconstruction, task_loss, config_.kd_alpha);
+  }
 
-  // What the memory probe measures: this stage's step on fresh modules.
-  const StageStep probed_step{
-      [&] {
-        models::VGAE fresh(vgae_config);
-        torch::nn::Linear fresh_projection{nullptr};
-        ProbeSubject subject{{fresh.ptr()}, {}, LossReduction::kPerNode};
-        if (projection) {
-          fresh_projection = torch::nn::Linear(projection->options);
-          subject.modules.push_back(fresh_projection.ptr());
-        }
-        subject.loss = [&objective, fresh,
-                        fresh_projection](const loader::GraphBatch& batch) mutable {
-          return objective(fresh, fresh_projection, batch);
-        };
-        return subject;
-      },
-      config.use_kd ? "distillation" : "plain", train_normals, "normal training graphs"};
-
-  BatchSizing sizing;
-  task.prepare = [&] {
-    if (build_teacher_cache) build_teacher_cache();
-    // A teacher held on the device during training is outside the step's fit.
-    sizing = plan_batch_sizing(config, store, {"vgae", vgae_config}, probed_step, run,
-                               teacher && !offloaded ? detail::parameter_bytes(*teacher) : 0.0);
-  };
-  task.plan_epoch = [&](std::int64_t epoch) {
-    EpochPlan plan;
-    plan.batches = make_batches(sizing, store, loader::shuffled(train_normals, config.seed, epoch));
-    return plan;
-  };
-  task.loss = [&](const loader::GraphBatch& batch) { return objective(model, projection, batch); };
-  task.validate = [&]() {
+  ValidationResult validate() {
     ValidationResult result;
     double sum = 0;
     std::int64_t graphs = 0;
-    for_each_batch(store, validation_normals, config.eval_batch_size, device,
+    for_each_batch(store_, validation_normals_, config_.eval_batch_size, device_,
                    [&](const loader::GraphBatch& batch) {
-                     sum += objective(model, projection, batch).item<double>() *
+                     sum += objective(model_, projection_, batch).item<double>() *
                             static_cast<double>(batch.num_graphs);
                      graphs += batch.num_graphs;
                    });
     result.loss = graphs > 0 ? sum / static_cast<double>(graphs) : 0.0;
     result.metrics = {{"loss", result.loss}, {"graphs", graphs}};
     return result;
-  };
+  }
 
-  StageResult result;
-  result.run_dir = run.path();
-  result.outcome = run_training(config, run, task, hooks);
-  return result;
+  const TrainingConfig& config_;
+  c10::Device device_;
+  store::GraphStore store_;
+  std::int64_t num_ids_;
+  std::vector<std::uint32_t> train_normals_;
+  std::vector<std::uint32_t> validation_normals_;
+  models::VgaeConfig vgae_config_;
+  models::VGAE model_{nullptr};
+  std::optional<RunDirectory> run_;
+  // Distillation.
+  std::filesystem::path teacher_file_;
+  models::VGAE teacher_{nullptr};  // released once the cache is built
+  models::VgaeConfig teacher_config_;
+  torch::nn::Linear projection_{nullptr};
+  std::optional<TeacherOutputCache> teacher_cache_;
+  std::optional<OffloadedTeacher> offloaded_;
+  BatchSizing sizing_;  // planned in prepare()
+};
+
+}  // namespace
+
+StageResult run_autoencoder_stage(const TrainingConfig& config, const LoopHooks& hooks) {
+  validate(config);
+  apply_thread_count(config);
+  AutoencoderStage stage(config);
+  return stage.run(hooks);
 }
 
 }  // namespace headroom::train

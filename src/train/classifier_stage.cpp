@@ -41,132 +41,122 @@ std::filesystem::path autoencoder_for(const TrainingConfig& config) {
       run_directory(vgae).string()));
 }
 
-}  // namespace
-
-StageResult run_classifier_stage(const TrainingConfig& config, const LoopHooks& hooks) {
-  validate(config);
-  apply_thread_count(config);
-  const auto device = training_device(config);
-  const auto precision = parse_precision(config.precision);
-  const auto store = store::GraphStore::open(config.store);
-  const auto ids = detail::num_ids(store);
-  const auto train_ids = store.train_ids();
-  const auto attacks = detail::with_label(store, train_ids, 1);
-  const auto normals = detail::with_label(store, train_ids, 0);
-  std::vector<std::uint32_t> validation_ids(store.validation_ids().begin(),
-                                            store.validation_ids().end());
-  if (train_ids.empty())
-    throw std::runtime_error(fmt::format("{}: no training graphs", config.store.string()));
-  if (validation_ids.empty()) validation_ids.assign(train_ids.begin(), train_ids.end());
-
-  torch::manual_seed(config.seed);  // initial weights are part of the run's determinism
-  const auto& family = classifier_family(config.model);
-  const auto model_config = family.resolve_config(config, ids);
-  auto model = family.build_classifier(model_config);
-  RunDirectory run(checked_run_directory(config));
-  const bool curriculum = config.stage == Stage::kCurriculum;
-  run.log(
-      fmt::format("stage {}: {} {}{} on {} training graphs ({} attack), {} validation, {} IDs, "
-                  "device {}, precision {}",
-                  to_string(config.stage), models::to_string(config.size), family.name(),
-                  config.use_kd ? " with distillation" : "", train_ids.size(), attacks.size(),
-                  validation_ids.size(), ids, config.device, config.precision));
-
-  // Scored in `prepare` (only when there is training to do): a finished run skips it.
-  std::vector<float> difficulty;
-  const auto score_difficulty = [&] {
-    const auto vgae_path = autoencoder_for(config);
-    auto vgae = load_vgae_checkpoint(vgae_path, device);
-    difficulty =
-        reconstruction_scores(vgae, store, normals, config.eval_batch_size, device, precision);
-    run.log(fmt::format("difficulty of {} normal graphs scored with {}", normals.size(),
-                        vgae_path.string()));
-  };
-
-  // Distillation: the teacher's logits come from the output cache (no teacher held while
-  // training), or from the teacher itself, in device memory or offloaded to pinned host memory.
-  models::GraphClassifier teacher;
-  std::optional<TeacherOutputCache> teacher_cache;
-  std::optional<OffloadedTeacher> offloaded;
-  std::function<void()> build_teacher_cache;  // run in `prepare`
-  if (config.use_kd) {
-    const auto teacher_file = resolve_checkpoint_path(config.teacher_path);
-    const bool offload = teacher_offload_applies(config, device, run);
-    CheckpointInfo teacher_info;
-    teacher = load_classifier_checkpoint(
-        teacher_file, config.use_teacher_cache || offload ? torch::kCPU : device, &teacher_info);
-    const auto teacher_classes = teacher_info.model_config.at("num_classes").get<std::int64_t>();
-    for (auto& p : teacher->parameters()) p.requires_grad_(false);
-    if (config.use_teacher_cache) {
-      build_teacher_cache = [&, teacher_file, teacher_classes] {
-        std::vector<std::uint32_t> cached_ids(train_ids.begin(), train_ids.end());
-        cached_ids.insert(cached_ids.end(), validation_ids.begin(), validation_ids.end());
-        teacher_cache = detail::cache_teacher_outputs(
-            teacher, {TeacherRows::kPerGraph, {{"logits", teacher_classes}}}, cached_ids, config,
-            run, teacher_file, device, store,
-            [](models::GraphClassifier& classifier, const loader::GraphBatch& batch) {
-              return std::vector<at::Tensor>{
-                  classifier->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs)};
-            });
-      };
-    } else if (offload) {
-      offloaded.emplace(teacher, device);
-    }
+// One classifier stage run: what it trains on, its model and (distilled) teacher, and the
+// pieces the epoch loop calls (prepare, plan_epoch, loss, validate). Built in the order that
+// keeps runs deterministic: seed, model, run directory, teacher.
+class ClassifierStage {
+ public:
+  explicit ClassifierStage(const TrainingConfig& config)
+      : config_(config),
+        device_(training_device(config)),
+        precision_(parse_precision(config.precision)),
+        store_(store::GraphStore::open(config.store)),
+        num_ids_(detail::num_ids(store_)),
+        train_ids_(store_.train_ids()),
+        attacks_(detail::with_label(store_, train_ids_, 1)),
+        normals_(detail::with_label(store_, train_ids_, 0)),
+        validation_ids_(store_.validation_ids().begin(), store_.validation_ids().end()),
+        family_(classifier_family(config.model)),
+        curriculum_(config.stage == Stage::kCurriculum) {
+    if (train_ids_.empty())
+      throw std::runtime_error(fmt::format("{}: no training graphs", config.store.string()));
+    if (validation_ids_.empty()) validation_ids_.assign(train_ids_.begin(), train_ids_.end());
+    torch::manual_seed(config.seed);  // initial weights are part of the run's determinism
+    model_config_ = family_.resolve_config(config, num_ids_);
+    model_ = family_.build_classifier(model_config_);
+    run_.emplace(checked_run_directory(config));
+    run_->log(fmt::format(
+        "stage {}: {} {}{} on {} training graphs ({} attack), {} validation, {} IDs, device {}, "
+        "precision {}",
+        to_string(config.stage), models::to_string(config.size), family_.name(),
+        config.use_kd ? " with distillation" : "", train_ids_.size(), attacks_.size(),
+        validation_ids_.size(), num_ids_, config.device, config.precision));
+    if (config.use_kd) load_teacher();
   }
 
-  TrainingTask task;
-  task.store = &store;
-  task.model = model;
-  task.checkpoint.kind = std::string(family.name());
-  task.checkpoint.model_config = model_config;
+  StageResult run(const LoopHooks& hooks) {
+    TrainingTask task;
+    task.store = &store_;
+    task.model = model_;
+    task.checkpoint.kind = std::string(family_.name());
+    task.checkpoint.model_config = model_config_;
+    task.prepare = [this] { prepare(); };
+    task.plan_epoch = [this](std::int64_t epoch) { return plan_epoch(epoch); };
+    task.loss = [this](const loader::GraphBatch& batch) { return objective(model_, batch); };
+    task.validate = [this] { return validate(); };
+    StageResult result;
+    result.run_dir = run_->path();
+    result.outcome = run_training(config_, *run_, task, hooks);
+    return result;
+  }
 
-  // The stage's loss for a classifier of this configuration: the trained model, or a probe's copy.
-  auto objective = [&](models::GraphClassifier& classifier, const loader::GraphBatch& batch,
-                       at::Tensor* logits_out) {
-    auto logits = classifier->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
-    if (logits_out != nullptr) *logits_out = logits;
-    if (!config.use_kd) return torch::cross_entropy_loss(logits.to(torch::kFloat), batch.y);
-    at::Tensor teacher_logits;
-    if (teacher_cache) {
-      teacher_logits = teacher_cache->lookup(batch)[0];
-    } else {
-      torch::NoGradGuard no_grad;
-      std::optional<OffloadedTeacher::DeviceScope> on_device;
-      if (offloaded) on_device.emplace(*offloaded);
-      teacher_logits = teacher->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
-    }
-    return gat_distillation_loss(logits.to(torch::kFloat), teacher_logits.to(torch::kFloat),
-                                 batch.y, config.kd_temperature, config.kd_alpha);
-  };
-  // What the memory probe measures: this stage's step on a fresh model.
-  const StageStep probed_step{[&] {
-                                auto fresh = family.build_classifier(model_config);
-                                return ProbeSubject{
-                                    {fresh},
-                                    [&objective, fresh](const loader::GraphBatch& batch) mutable {
-                                      return objective(fresh, batch, nullptr);
-                                    },
-                                    LossReduction::kPerGraph};
-                              },
-                              config.use_kd ? "distillation" : "plain",
-                              {},
-                              "train"};
+ private:
+  // The teacher's logits come from the output cache (no teacher held while training), or from the
+  // teacher itself, in device memory or offloaded to pinned host memory.
+  void load_teacher() {
+    teacher_file_ = resolve_checkpoint_path(config_.teacher_path);
+    const bool offload = teacher_offload_applies(config_, device_, *run_);
+    CheckpointInfo info;
+    teacher_ = load_classifier_checkpoint(
+        teacher_file_, config_.use_teacher_cache || offload ? torch::kCPU : device_, &info);
+    teacher_classes_ = info.model_config.at("num_classes").get<std::int64_t>();
+    for (auto& p : teacher_->parameters()) p.requires_grad_(false);
+    if (!config_.use_teacher_cache && offload) offloaded_.emplace(teacher_, device_);
+  }
 
-  BatchSizing sizing;
-  task.prepare = [&] {
-    if (curriculum) score_difficulty();
-    if (build_teacher_cache) build_teacher_cache();
+  // Only when there is training to do (a finished run skips it): the curriculum's difficulty
+  // scores, the teacher cache, then the step's memory fit (measured with the teacher cache).
+  void prepare() {
+    if (curriculum_) score_difficulty();
+    if (config_.use_kd && config_.use_teacher_cache) build_teacher_cache();
     // A teacher held on the device during training is outside the step's fit.
-    sizing =
-        plan_batch_sizing(config, store, {std::string(family.name()), model_config}, probed_step,
-                          run, teacher && !offloaded ? detail::parameter_bytes(*teacher) : 0.0);
-  };
-  task.plan_epoch = [&](std::int64_t epoch) {
+    sizing_ = plan_batch_sizing(config_, store_, {std::string(family_.name()), model_config_},
+                                probed_step(), *run_,
+                                teacher_ && !offloaded_ ? detail::parameter_bytes(*teacher_) : 0.0);
+  }
+
+  void score_difficulty() {
+    const auto vgae_path = autoencoder_for(config_);
+    auto vgae = load_vgae_checkpoint(vgae_path, device_);
+    difficulty_ =
+        reconstruction_scores(vgae, store_, normals_, config_.eval_batch_size, device_, precision_);
+    run_->log(fmt::format("difficulty of {} normal graphs scored with {}", normals_.size(),
+                          vgae_path.string()));
+  }
+
+  void build_teacher_cache() {
+    std::vector<std::uint32_t> cached_ids(train_ids_.begin(), train_ids_.end());
+    cached_ids.insert(cached_ids.end(), validation_ids_.begin(), validation_ids_.end());
+    teacher_cache_ = detail::cache_teacher_outputs(
+        teacher_, {TeacherRows::kPerGraph, {{"logits", teacher_classes_}}}, cached_ids, config_,
+        *run_, teacher_file_, device_, store_,
+        [](models::GraphClassifier& classifier, const loader::GraphBatch& batch) {
+          return std::vector<at::Tensor>{
+              classifier->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs)};
+        });
+  }
+
+  // What the memory probe measures: this stage's step on a fresh model.
+  StageStep probed_step() {
+    return {[this] {
+              auto fresh = family_.build_classifier(model_config_);
+              return ProbeSubject{{fresh},
+                                  [this, fresh](const loader::GraphBatch& batch) mutable {
+                                    return objective(fresh, batch);
+                                  },
+                                  LossReduction::kPerGraph};
+            },
+            config_.use_kd ? "distillation" : "plain",
+            {},
+            "train"};
+  }
+
+  EpochPlan plan_epoch(std::int64_t epoch) const {
     EpochPlan plan;
     std::vector<std::uint32_t> epoch_ids;
-    if (curriculum) {
-      auto sample = curriculum_epoch(attacks, normals, difficulty, epoch, config.max_epochs,
-                                     config.curriculum, config.seed);
+    if (curriculum_) {
+      auto sample = curriculum_epoch(attacks_, normals_, difficulty_, epoch, config_.max_epochs,
+                                     config_.curriculum, config_.seed);
       plan.info = {{"curriculum",
                     {{"ratio", sample.ratio},
                      {"percentile", sample.percentile},
@@ -175,23 +165,41 @@ StageResult run_classifier_stage(const TrainingConfig& config, const LoopHooks& 
                      {"graphs", sample.graph_ids.size()}}}};
       epoch_ids = std::move(sample.graph_ids);
     } else {
-      epoch_ids.assign(train_ids.begin(), train_ids.end());
+      epoch_ids.assign(train_ids_.begin(), train_ids_.end());
     }
-    plan.batches = make_batches(sizing, store, loader::shuffled(epoch_ids, config.seed, epoch));
+    plan.batches = make_batches(sizing_, store_, loader::shuffled(epoch_ids, config_.seed, epoch));
     return plan;
-  };
+  }
 
-  task.loss = [&](const loader::GraphBatch& batch) { return objective(model, batch, nullptr); };
-  task.validate = [&]() {
+  // The stage's loss for a classifier of this configuration (the trained model, or a probe's
+  // copy): cross-entropy, or with a teacher the distillation loss. Its logits in *logits_out.
+  at::Tensor objective(models::GraphClassifier& classifier, const loader::GraphBatch& batch,
+                       at::Tensor* logits_out = nullptr) {
+    auto logits = classifier->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
+    if (logits_out != nullptr) *logits_out = logits;
+    if (!config_.use_kd) return torch::cross_entropy_loss(logits.to(torch::kFloat), batch.y);
+    return gat_distillation_loss(logits.to(torch::kFloat), teacher_logits(batch).to(torch::kFloat),
+                                 batch.y, config_.kd_temperature, config_.kd_alpha);
+  }
+
+  at::Tensor teacher_logits(const loader::GraphBatch& batch) {
+    if (teacher_cache_) return teacher_cache_->lookup(batch)[0];
+    torch::NoGradGuard no_grad;
+    std::optional<OffloadedTeacher::DeviceScope> on_device;
+    if (offloaded_) on_device.emplace(*offloaded_);
+    return teacher_->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
+  }
+
+  ValidationResult validate() {
     double loss_sum = 0;
     double ce_sum = 0;
     std::vector<std::uint8_t> labels;
     std::vector<float> scores;
     for_each_batch(
-        store, validation_ids, config.eval_batch_size, device,
+        store_, validation_ids_, config_.eval_batch_size, device_,
         [&](const loader::GraphBatch& batch) {
           at::Tensor logits;
-          const auto loss = objective(model, batch, &logits);
+          const auto loss = objective(model_, batch, &logits);
           const auto n = static_cast<double>(batch.num_graphs);
           const auto logits32 = logits.to(torch::kFloat);
           const double batch_loss = loss.item<double>() * n;
@@ -208,17 +216,43 @@ StageResult run_classifier_stage(const TrainingConfig& config, const LoopHooks& 
     ValidationResult result;
     const auto n = static_cast<double>(std::max<std::size_t>(1, labels.size()));
     result.loss = loss_sum / n;
-    const auto metrics = eval::binary_metrics(labels, scores);
-    result.metrics = metrics;
+    result.metrics = eval::binary_metrics(labels, scores);
     result.metrics["loss"] = result.loss;
     result.metrics["cross_entropy"] = ce_sum / n;
     return result;
-  };
+  }
 
-  StageResult result;
-  result.run_dir = run.path();
-  result.outcome = run_training(config, run, task, hooks);
-  return result;
+  const TrainingConfig& config_;
+  c10::Device device_;
+  Precision precision_;
+  store::GraphStore store_;
+  std::int64_t num_ids_;
+  std::span<const std::uint32_t> train_ids_;
+  std::vector<std::uint32_t> attacks_;
+  std::vector<std::uint32_t> normals_;
+  std::vector<std::uint32_t> validation_ids_;
+  const ClassifierFamily& family_;
+  bool curriculum_;
+  nlohmann::json model_config_;
+  models::GraphClassifier model_;
+  std::optional<RunDirectory> run_;
+  std::vector<float> difficulty_;  // scored in prepare()
+  // Distillation.
+  std::filesystem::path teacher_file_;
+  std::int64_t teacher_classes_ = 0;
+  models::GraphClassifier teacher_;  // released once the cache is built
+  std::optional<TeacherOutputCache> teacher_cache_;
+  std::optional<OffloadedTeacher> offloaded_;
+  BatchSizing sizing_;  // planned in prepare()
+};
+
+}  // namespace
+
+StageResult run_classifier_stage(const TrainingConfig& config, const LoopHooks& hooks) {
+  validate(config);
+  apply_thread_count(config);
+  ClassifierStage stage(config);
+  return stage.run(hooks);
 }
 
 }  // namespace headroom::train

@@ -175,6 +175,76 @@ std::optional<TeacherOutputCache> TeacherOutputCache::open(const TeacherCacheSet
   }
 }
 
+namespace {
+
+// Which graphs the file holds and where each one's rows begin (row_begin has num_graphs + 1
+// entries; an uncached graph has no rows).
+struct RowLayout {
+  std::vector<std::uint8_t> cached;
+  std::vector<std::int64_t> row_begin;
+};
+
+RowLayout row_layout(const TeacherOutputSpec& spec, const store::GraphStore& store,
+                     const std::vector<std::uint32_t>& ids) {
+  const std::uint64_t num_graphs = store.num_graphs();
+  const auto sizes = store.size_index();
+  RowLayout layout;
+  layout.cached.assign(num_graphs, 0);
+  for (const auto id : ids) layout.cached[id] = 1;
+  layout.row_begin.assign(num_graphs + 1, 0);
+  for (std::uint64_t g = 0; g < num_graphs; ++g)
+    layout.row_begin[g + 1] =
+        layout.row_begin[g] +
+        (layout.cached[g] != 0 ? rows_of(spec, sizes, static_cast<std::uint32_t>(g)) : 0);
+  return layout;
+}
+
+// The teacher's outputs of `ids` (ascending), computed batch by batch and appended to `writer`
+// in id order, as the row layout says.
+void write_outputs(util::ChecksummedFileWriter& writer, const TeacherCacheSettings& settings,
+                   const store::GraphStore& store, const std::vector<std::uint32_t>& ids,
+                   const TeacherForward& forward) {
+  const auto& spec = settings.spec;
+  const std::int64_t width = spec_width(spec);
+  torch::NoGradGuard no_grad;
+  std::size_t next = 0;  // position in `ids` of the next graph the file expects
+  for_each_batch(
+      store, ids, settings.batch_size, settings.device, [&](const loader::GraphBatch& batch) {
+        // The rows must arrive in ascending id order, as the row index says.
+        const auto batch_ids = batch.graph_id_list();
+        if (next + batch_ids.size() > ids.size() ||
+            !std::equal(batch_ids.begin(), batch_ids.end(),
+                        ids.begin() + static_cast<std::ptrdiff_t>(next)))
+          throw std::logic_error("teacher output cache: batches out of order");
+        std::vector<at::Tensor> outputs;
+        {
+          AutocastScope autocast(settings.precision, settings.device);
+          outputs = forward(batch);
+        }
+        if (outputs.size() != spec.outputs.size())
+          throw std::runtime_error(
+              fmt::format("teacher output cache: forward gave {} outputs, expected {}",
+                          outputs.size(), spec.outputs.size()));
+        const std::int64_t rows =
+            spec.rows == TeacherRows::kPerGraph ? batch.num_graphs : batch.num_nodes;
+        for (std::size_t i = 0; i < outputs.size(); ++i)
+          TORCH_CHECK(outputs[i].dim() == 2 && outputs[i].size(0) == rows &&
+                          outputs[i].size(1) == spec.outputs[i].second,
+                      "teacher output cache: output '", spec.outputs[i].first, "' is ",
+                      outputs[i].sizes(), ", expected [", rows, ", ", spec.outputs[i].second, "]");
+        for (auto& output : outputs) output = output.to(torch::kCPU, torch::kFloat);
+        const auto block = torch::cat(outputs, 1).contiguous();
+        // Committed only now: a batch that runs out of memory above is redone in halves.
+        writer.write(std::as_bytes(
+            std::span(block.data_ptr<float>(), static_cast<std::size_t>(rows * width))));
+        next += batch_ids.size();
+      });
+  if (next != ids.size())
+    throw std::logic_error("teacher output cache: not every graph was computed");
+}
+
+}  // namespace
+
 TeacherOutputCache TeacherOutputCache::build(const TeacherCacheSettings& settings,
                                              const store::GraphStore& store,
                                              std::span<const std::uint32_t> graph_ids,
@@ -190,13 +260,9 @@ TeacherOutputCache TeacherOutputCache::build(const TeacherCacheSettings& setting
     throw std::out_of_range(fmt::format(
         "teacher output cache: graph id {} out of range ({} graphs)", ids.back(), num_graphs));
 
-  const auto sizes = store.size_index();
-  std::vector<std::uint8_t> cached(num_graphs, 0);
-  for (const auto id : ids) cached[id] = 1;
-  std::vector<std::int64_t> row_begin(num_graphs + 1, 0);
-  for (std::uint64_t g = 0; g < num_graphs; ++g)
-    row_begin[g + 1] =
-        row_begin[g] + (cached[g] != 0 ? rows_of(spec, sizes, static_cast<std::uint32_t>(g)) : 0);
+  const auto layout = row_layout(spec, store, ids);
+  const auto& cached = layout.cached;
+  const auto& row_begin = layout.row_begin;
   const std::int64_t num_rows = row_begin.back();
   const std::uint64_t data_offset = data_offset_for(num_graphs);
 
@@ -214,42 +280,7 @@ TeacherOutputCache TeacherOutputCache::build(const TeacherCacheSettings& setting
     const std::vector<std::byte> padding(data_offset - writer.bytes_written(), std::byte{0});
     writer.write(padding);
 
-    torch::NoGradGuard no_grad;
-    std::size_t next = 0;  // position in `ids` of the next graph the file expects
-    for_each_batch(
-        store, ids, settings.batch_size, settings.device, [&](const loader::GraphBatch& batch) {
-          // The rows must arrive in ascending id order, as the row index says.
-          const auto batch_ids = batch.graph_id_list();
-          if (next + batch_ids.size() > ids.size() ||
-              !std::equal(batch_ids.begin(), batch_ids.end(),
-                          ids.begin() + static_cast<std::ptrdiff_t>(next)))
-            throw std::logic_error("teacher output cache: batches out of order");
-          std::vector<at::Tensor> outputs;
-          {
-            AutocastScope autocast(settings.precision, settings.device);
-            outputs = forward(batch);
-          }
-          if (outputs.size() != spec.outputs.size())
-            throw std::runtime_error(
-                fmt::format("teacher output cache: forward gave {} outputs, expected {}",
-                            outputs.size(), spec.outputs.size()));
-          const std::int64_t rows =
-              spec.rows == TeacherRows::kPerGraph ? batch.num_graphs : batch.num_nodes;
-          for (std::size_t i = 0; i < outputs.size(); ++i)
-            TORCH_CHECK(outputs[i].dim() == 2 && outputs[i].size(0) == rows &&
-                            outputs[i].size(1) == spec.outputs[i].second,
-                        "teacher output cache: output '", spec.outputs[i].first, "' is ",
-                        outputs[i].sizes(), ", expected [", rows, ", ", spec.outputs[i].second,
-                        "]");
-          for (auto& output : outputs) output = output.to(torch::kCPU, torch::kFloat);
-          const auto block = torch::cat(outputs, 1).contiguous();
-          // Committed only now: a batch that runs out of memory above is redone in halves.
-          writer.write(std::as_bytes(
-              std::span(block.data_ptr<float>(), static_cast<std::size_t>(rows * width))));
-          next += batch_ids.size();
-        });
-    if (next != ids.size())
-      throw std::logic_error("teacher output cache: not every graph was computed");
+    write_outputs(writer, settings, store, ids, forward);
     file_bytes = writer.bytes_written();
     checksum = writer.checksum();
     writer.close();

@@ -8,14 +8,19 @@
 
 namespace headroom::cli {
 
+namespace {
+constexpr const char* kModelGroup = "Model (default: the preset's value)";
+constexpr const char* kOptimisationGroup = "Optimisation";
+constexpr const char* kDistillationGroup = "Distillation";
+constexpr const char* kCurriculumGroup = "Curriculum";
+constexpr const char* kRunGroup = "Device and run";
+constexpr const char* kMemoryGroup = "Memory";
+}  // namespace
+
 void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
                            bool shares_preprocess_flags) {
   auto& c = config;
-  const std::string model = "Model (default: the preset's value)";
-  const std::string optim = "Optimisation";
-  const std::string kd = "Distillation";
-  const std::string curriculum = "Curriculum";
-  const std::string system = "Device and run";
+  const std::string system = kRunGroup;
   if (with_store)
     command.add_option("--store", store, "Graph store to train on (from `headroom preprocess`)")
         ->required();
@@ -28,6 +33,22 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
       ->capture_default_str()
       ->group(system);
 
+  add_model_flags(command);
+  add_optimisation_flags(command, shares_preprocess_flags);
+  add_run_flags(command, shares_preprocess_flags);
+  add_memory_flags(command);
+  add_distillation_flags(command);
+  add_curriculum_flags(command);
+  command
+      .add_option("--models", models,
+                  "Evaluation: run directories or checkpoints (default: every classifier run)")
+      ->delimiter(',')
+      ->group("Evaluation");
+}
+
+void TrainingFlags::add_model_flags(CLI::App& command) {
+  auto& c = config;
+  const std::string model = kModelGroup;
   overrides["hidden"] =
       command.add_option("--hidden", hidden, "GAT hidden channels per head")->group(model);
   overrides["layers"] = command.add_option("--layers", layers, "GAT layers")->group(model);
@@ -46,7 +67,11 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
                   "Recompute each GAT layer in the backward pass (true/false)")
       ->capture_default_str()
       ->group(model);
+}
 
+void TrainingFlags::add_optimisation_flags(CLI::App& command, bool shares_preprocess_flags) {
+  auto& c = config;
+  const std::string optim = kOptimisationGroup;
   command
       .add_option("--learning-rate", c.learning_rate,
                   "Adam learning rate (0: 0.002 VGAE, 0.003 GAT teacher, 0.001 GAT student)")
@@ -76,7 +101,11 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
     command.add_option("--seed", c.seed, "Seed of initialisation, shuffling, dropout, sampling")
         ->capture_default_str()
         ->group(optim);
+}
 
+void TrainingFlags::add_run_flags(CLI::App& command, bool shares_preprocess_flags) {
+  auto& c = config;
+  const std::string system = kRunGroup;
   command.add_option("--device", c.device, "cpu, cuda or cuda:N")
       ->capture_default_str()
       ->group(system);
@@ -99,8 +128,11 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
                   "Continue an interrupted run in its run directory (false: start over)")
       ->capture_default_str()
       ->group(system);
+}
 
-  const std::string memory = "Memory";
+void TrainingFlags::add_memory_flags(CLI::App& command) {
+  auto& c = config;
+  const std::string memory = kMemoryGroup;
   command
       .add_option("--memory-budget", memory_budget,
                   "Device memory for training, e.g. 1GB, 512MiB (default: GPU total, or RAM)")
@@ -130,6 +162,11 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
                   "Write a memory sample to metrics.jsonl every N steps (0: off)")
       ->capture_default_str()
       ->group(memory);
+}
+
+void TrainingFlags::add_distillation_flags(CLI::App& command) {
+  auto& c = config;
+  const std::string kd = kDistillationGroup;
   command.add_option("--use-kd", c.use_kd, "Train a student by distillation (true/false)")
       ->capture_default_str()
       ->group(kd);
@@ -151,7 +188,11 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
                   "Without the cache, on CUDA: keep the teacher in pinned host memory")
       ->capture_default_str()
       ->group(kd);
+}
 
+void TrainingFlags::add_curriculum_flags(CLI::App& command) {
+  auto& c = config;
+  const std::string curriculum = kCurriculumGroup;
   command
       .add_option("--autoencoder-path", autoencoder_path,
                   "VGAE scoring difficulty (default: this size's autoencoder run)")
@@ -176,11 +217,6 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
                   "Added to the percentile by the last epoch")
       ->capture_default_str()
       ->group(curriculum);
-  command
-      .add_option("--models", models,
-                  "Evaluation: run directories or checkpoints (default: every GAT run)")
-      ->delimiter(',')
-      ->group("Evaluation");
 }
 
 train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {

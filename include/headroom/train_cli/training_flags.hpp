@@ -36,6 +36,15 @@ struct TrainingFlags {
               bool shares_preprocess_flags = false);
   // The configuration for `stage`; throws std::invalid_argument on a bad value.
   train::TrainingConfig resolve(train::Stage stage) const;
+
+ private:
+  // One --help group each, in the order they are listed.
+  void add_model_flags(CLI::App& command);
+  void add_optimisation_flags(CLI::App& command, bool shares_preprocess_flags);
+  void add_run_flags(CLI::App& command, bool shares_preprocess_flags);
+  void add_memory_flags(CLI::App& command);
+  void add_distillation_flags(CLI::App& command);
+  void add_curriculum_flags(CLI::App& command);
 };
 
 }  // namespace headroom::cli
