@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "headroom/models/id_embedding.hpp"
 #include "headroom/nn/checkpoint.hpp"
 #include "headroom/nn/segment_ops.hpp"
 
@@ -23,13 +24,6 @@ void validate(const GatConfig& config) {
   require(config.fc_layers >= 1, "fc_layers must be at least 1");
   require(config.num_classes >= 1, "num_classes must be at least 1");
   require(config.dropout >= 0.0 && config.dropout < 1.0, "dropout must be in [0, 1)");
-}
-
-// Column 0 holds the CAN-ID index (stored as float); it is replaced by its learned embedding.
-at::Tensor embed_ids(torch::nn::Embedding& embedding, const at::Tensor& x) {
-  auto ids = x.select(1, 0).to(at::kLong);
-  auto embedded = embedding(ids);
-  return torch::cat({embedded, x.slice(1, 1).to(embedded.scalar_type())}, 1);
 }
 
 }  // namespace

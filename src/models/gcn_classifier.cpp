@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "headroom/models/id_embedding.hpp"
 #include "headroom/nn/segment_ops.hpp"
 
 namespace headroom::models {
@@ -70,9 +71,7 @@ at::Tensor GcnClassifierImpl::forward(const at::Tensor& x, const at::Tensor& edg
                                       const at::Tensor& batch, std::int64_t num_graphs) {
   TORCH_CHECK(x.dim() == 2 && x.size(1) == config_.in_features, "GcnClassifier: x must be [N, ",
               config_.in_features, "], got ", x.sizes());
-  // Column 0 holds the CAN-ID index (stored as float); it is replaced by its learned embedding.
-  const auto embedded = id_embedding_(x.select(1, 0).to(at::kLong));
-  auto h = torch::cat({embedded, x.slice(1, 1).to(embedded.scalar_type())}, 1);
+  auto h = embed_ids(id_embedding_, x);
   for (auto& conv : convs_)
     h = torch::dropout(torch::relu(conv->forward(h, edge_index)), config_.dropout, is_training());
   return head_->forward(nn::global_mean_pool(h, batch, num_graphs));

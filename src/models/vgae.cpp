@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "headroom/models/id_embedding.hpp"
 #include "headroom/nn/checkpoint.hpp"
 
 namespace headroom::models {
@@ -126,9 +127,7 @@ VgaeOutput VGAEImpl::forward(const at::Tensor& x, const at::Tensor& edge_index) 
       config_.gradient_checkpointing && training && torch::GradMode::is_enabled();
   const double dropout = config_.dropout;
 
-  // Column 0 holds the CAN-ID index (stored as float); it is replaced by its learned embedding.
-  auto embedded = id_embedding_(x.select(1, 0).to(at::kLong));
-  auto h = torch::cat({embedded, x.slice(1, 1).to(embedded.scalar_type())}, 1);
+  auto h = embed_ids(id_embedding_, x);
   for (std::size_t i = 0; i < encoder_.size(); ++i) {
     h = gat_block(encoder_[i], encoder_norms_[i], h, edge_index, dropout, training, checkpointed);
   }

@@ -15,7 +15,7 @@ enum class ModelSize { kTeacher, kStudent };
 
 // GATWithJK. Every GATConv has `heads` heads of `hidden` channels, concatenated.
 struct GatConfig {
-  std::int64_t num_ids = 0;  // CAN-ID vocabulary size + 1 (the out-of-vocabulary index)
+  std::int64_t num_ids = 0;       // CAN-ID vocabulary size + 1 (the out-of-vocabulary index)
   std::int64_t in_features = 11;  // node features; feature 0 is the ID index
   std::int64_t embedding_dim = 16;
   std::int64_t hidden = 48;
