@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -13,6 +14,7 @@
 #include "headroom/train/run_directory.hpp"
 #include "headroom/train/training_loop.hpp"
 #include "headroom/util/file_writer.hpp"
+#include "headroom/util/process_role.hpp"
 
 namespace headroom::train {
 namespace {
@@ -34,6 +36,22 @@ std::vector<std::filesystem::path> discover_classifiers(const std::filesystem::p
     return a.filename() < b.filename();
   });
   return found;
+}
+
+// evaluation.json as an earlier evaluation left it (an empty object when there is none). A file
+// that does not parse is an error naming it, never silently replaced.
+nlohmann::json read_summary(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return nlohmann::json::object();
+  try {
+    auto json = nlohmann::json::parse(in);
+    if (!json.is_object()) throw std::runtime_error("not a JSON object");
+    return json;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(
+        fmt::format("{}: cannot merge into it ({}); move it away to start a new summary",
+                    file.string(), e.what()));
+  }
 }
 
 std::string model_name(const std::filesystem::path& path) {
@@ -65,7 +83,8 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
 
   EvaluationStageResult result;
   result.run_dir = run.path();
-  nlohmann::json summary = nlohmann::json::object();
+  // Earlier evaluations of other models stay: a model's entry is replaced only by its own.
+  nlohmann::json summary = read_summary(run.path() / "evaluation.json");
   for (const auto& source : sources) {
     const auto checkpoint = resolve_checkpoint_path(source);
     auto model = load_classifier_checkpoint(checkpoint, device);
@@ -76,11 +95,13 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
                         eval::render_table(evaluation)));
     nlohmann::json json = evaluation;
     json["checkpoint"] = checkpoint.string();
-    util::write_file_atomically(run.path() / (evaluation.model + ".json"), json.dump(2) + "\n");
+    if (util::process_role().writes())
+      util::write_file_atomically(run.path() / (evaluation.model + ".json"), json.dump(2) + "\n");
     summary[evaluation.model] = json;
     result.models.push_back(std::move(evaluation));
   }
-  util::write_file_atomically(run.path() / "evaluation.json", summary.dump(2) + "\n");
+  if (util::process_role().writes())
+    util::write_file_atomically(run.path() / "evaluation.json", summary.dump(2) + "\n");
   return result;
 }
 

@@ -152,6 +152,25 @@ TEST(GcnFamilyTest, TrainsThroughTheNormalStageAndIsEvaluated) {
     EXPECT_GT(group["metrics"]["roc_auc"].get<double>(), 0.6) << group.dump();
   }
   EXPECT_TRUE(saw_validation) << evaluation.dump(2);
+
+  // A second model evaluated later joins the summary; the first one's entry stays.
+  ASSERT_EQ(testing::run_command(fmt::format("'{}' normal --preset gcn,teacher --max-epochs 1 {} "
+                                             "--batch-size 64 2>&1",
+                                             HEADROOM_BINARY, common),
+                                 &output),
+            0)
+      << output;
+  const auto teacher_run = dir / "runs" / "store" / "teacher_normal";
+  ASSERT_EQ(testing::run_command(fmt::format("'{}' evaluation {} --models '{}' 2>&1",
+                                             HEADROOM_BINARY, common, teacher_run.string()),
+                                 &output),
+            0)
+      << output;
+  std::ifstream merged_in(dir / "runs" / "store" / "evaluation" / "evaluation.json");
+  const auto merged = nlohmann::json::parse(merged_in);
+  EXPECT_TRUE(merged.contains("student_normal")) << merged.dump(2);
+  EXPECT_TRUE(merged.contains("teacher_normal")) << merged.dump(2);
+  EXPECT_EQ(merged["student_normal"], evaluation["student_normal"]);
 }
 
 TEST(GcnFamilyTest, AutoencoderStageRefusesAClassifierFamily) {
