@@ -20,16 +20,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   CLI::App app{"headroom: memory-planned GNN training for CAN-bus intrusion detection"};
-  app.name("headroom");
-  app.set_version_flag("--version", std::string("headroom ") + HEADROOM_VERSION);
-  app.require_subcommand(1);
-  // Every flag of a subcommand can also come from a TOML file: a [preprocess] section for
-  // `headroom preprocess`, and so on. Flags on the command line win.
-  app.set_config("--config", "", "Read options from a TOML file ([SUBCOMMAND] sections)");
-  app.fallthrough();  // so --config may follow the subcommand
-  headroom::cli::add_generate_command(app);
-  headroom::cli::add_preprocess_command(app);
-  headroom::cli::add_inspect_command(app);
+  headroom::cli::configure_app_with_data_commands(app);
   // Listed for --help; never parsed here (handed over above).
   for (const auto& command : headroom::cli::kTrainingCommands)
     app.add_subcommand(std::string(command.name), std::string(command.summary));

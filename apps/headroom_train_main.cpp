@@ -21,16 +21,7 @@ int main(int argc, char** argv) {
   headroom::memory::keep_freed_host_memory();
   headroom::memory::install_counting_cpu_allocator();
   CLI::App app{"headroom: memory-planned GNN training for CAN-bus intrusion detection"};
-  app.name("headroom");
-  app.set_version_flag("--version", std::string("headroom ") + HEADROOM_VERSION);
-  app.require_subcommand(1);
-  // Every flag of a subcommand can also come from a TOML file: a [preprocess] section for
-  // `headroom preprocess`, and so on. Flags on the command line win.
-  app.set_config("--config", "", "Read options from a TOML file ([SUBCOMMAND] sections)");
-  app.fallthrough();  // so --config may follow the subcommand
-  headroom::cli::add_generate_command(app);
-  headroom::cli::add_preprocess_command(app);
-  headroom::cli::add_inspect_command(app);
+  headroom::cli::configure_app_with_data_commands(app);
   headroom::cli::add_run_command(app);
   headroom::cli::add_training_commands(app);
   headroom::cli::add_plan_command(app);

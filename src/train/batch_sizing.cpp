@@ -42,7 +42,7 @@ PeakProbeOptions probe_options(const TrainingConfig& config) {
 
 nlohmann::json peak_fit_key(const TrainingConfig& config, const ModelSpec& model,
                             const std::vector<std::vector<std::uint32_t>>& probe_batches,
-                            std::string_view objective) {
+                            std::string_view objective, std::string_view population) {
   nlohmann::json model_json = model.config;
   model_json["kind"] = model.family;
   std::vector<std::size_t> probe_sizes;
@@ -50,6 +50,7 @@ nlohmann::json peak_fit_key(const TrainingConfig& config, const ModelSpec& model
   return {{"format", kPeakFitFormat},
           {"model", model_json},
           {"objective", objective},
+          {"population", population},
           {"precision", config.precision},
           {"gradient_clipping", config.gradient_clip > 0},
           {"device", device_identity(training_device(config))},
@@ -75,8 +76,7 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
   const auto batches = step.population.empty()
                            ? memory::probe_batches(store, config.batch_size)
                            : memory::probe_batches(store, config.batch_size, step.population);
-  auto key = peak_fit_key(config, model, batches, step.objective);
-  key["population"] = step.population_name;
+  const auto key = peak_fit_key(config, model, batches, step.objective, step.population_name);
   const memory::PeakFitCache cache(memory::default_peak_fit_cache_dir());
   if (auto cached = cache.load(key))
     return {cached->fit, std::move(cached->samples), cached->file, true};

@@ -14,35 +14,24 @@ TrainingStep::TrainingStep(const store::GraphStore& store, std::vector<at::Tenso
       scaler_(settings.precision == Precision::kFp16Mixed),
       guard_(store, settings.device, settings.loss_reduction) {}
 
-void TrainingStep::forward_backward_once(const loader::GraphBatch& host_batch,
-                                         StepOutcome& outcome) {
-  const auto batch = host_batch.to(settings_.device, /*non_blocking=*/true);
-  at::Tensor loss;
-  {
-    AutocastScope autocast(settings_.precision, settings_.device);
-    loss = loss_(batch);
-  }
-  scaler_.scale(loss).backward();
-  outcome.loss = loss.detach();
-}
-
 StepOutcome TrainingStep::run(const loader::GraphBatch& host_batch) {
   optimizer_.zero_grad(/*set_to_none=*/true);
   StepOutcome outcome;
+  const auto forward = [&](const loader::GraphBatch& batch) {
+    AutocastScope autocast(settings_.precision, settings_.device);
+    return loss_(batch);
+  };
+  const auto backward = [&](const at::Tensor& value) { scaler_.scale(value).backward(); };
   if (settings_.split_on_oom) {
-    const auto guarded = guard_.run(
-        host_batch,
-        [&](const loader::GraphBatch& batch) {
-          AutocastScope autocast(settings_.precision, settings_.device);
-          return loss_(batch);
-        },
-        [&](const at::Tensor& value) { scaler_.scale(value).backward(); },
-        [&] { optimizer_.zero_grad(/*set_to_none=*/true); });
+    const auto guarded = guard_.run(host_batch, forward, backward,
+                                    [&] { optimizer_.zero_grad(/*set_to_none=*/true); });
     outcome.loss = guarded.loss;
     outcome.parts = guarded.parts;
     outcome.oom_events = guarded.oom_events;
   } else {
-    forward_backward_once(host_batch, outcome);
+    const auto value = forward(host_batch.to(settings_.device, /*non_blocking=*/true));
+    backward(value);
+    outcome.loss = value.detach();
   }
   if (gradient_hook_) gradient_hook_(parameters_);
   outcome.applied = scaler_.unscale(parameters_);

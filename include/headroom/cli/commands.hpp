@@ -14,6 +14,10 @@ class App;
 
 namespace headroom::cli {
 
+// Both binaries' root app settings (name, --version, --config TOML sections, one subcommand
+// required) with the data-side subcommands registered on it.
+void configure_app_with_data_commands(CLI::App& app);
+
 void add_generate_command(CLI::App& app);
 void add_preprocess_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);

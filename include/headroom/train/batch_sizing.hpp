@@ -54,7 +54,8 @@ PeakProbeOptions probe_options(const TrainingConfig& config);
 // What a training step's peak depends on, beyond the batch: the cache key of its fit.
 nlohmann::json peak_fit_key(const TrainingConfig& config, const ModelSpec& model,
                             const std::vector<std::vector<std::uint32_t>>& probe_batches,
-                            std::string_view objective = "plain");
+                            std::string_view objective = "plain",
+                            std::string_view population = "train");
 
 // The peak fit of `step` (a stage's model `model` and loss) under `config` (device, precision,
 // optimiser settings): from the on-disk cache when this key was measured before, else measured

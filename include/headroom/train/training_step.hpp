@@ -64,8 +64,6 @@ class TrainingStep {
   const std::vector<at::Tensor>& parameters() const { return parameters_; }
 
  private:
-  void forward_backward_once(const loader::GraphBatch& host_batch, StepOutcome& outcome);
-
   std::vector<at::Tensor> parameters_;
   torch::optim::Optimizer& optimizer_;
   BatchLoss loss_;

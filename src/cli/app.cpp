@@ -1,0 +1,21 @@
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "headroom/cli/commands.hpp"
+
+namespace headroom::cli {
+
+void configure_app_with_data_commands(CLI::App& app) {
+  app.name("headroom");
+  app.set_version_flag("--version", std::string("headroom ") + HEADROOM_VERSION);
+  app.require_subcommand(1);
+  // Every flag of a subcommand can also come from a TOML file: a [preprocess] section for
+  // `headroom preprocess`, and so on. Flags on the command line win.
+  app.set_config("--config", "", "Read options from a TOML file ([SUBCOMMAND] sections)");
+  app.fallthrough();  // so --config may follow the subcommand
+  add_generate_command(app);
+  add_preprocess_command(app);
+  add_inspect_command(app);
+}
+
+}  // namespace headroom::cli
