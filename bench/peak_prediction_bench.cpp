@@ -1,11 +1,16 @@
 // How well the planner predicts a training step's peak tensor memory. For every combination of
-// model (GAT, VGAE), size (teacher, student), precision (fp32, bf16-mixed) and gradient
-// checkpointing (on, off): the peak fit is measured on the probe batches exactly as training does
-// it (train::measure_step_peak, with the on-disk cache off), then each epoch-0 order of the
+// model (GAT in stage normal, VGAE in stage autoencoder), size (teacher, student, and student
+// distilled from a teacher), precision (fp32, bf16-mixed) and gradient checkpointing (on, off):
+// the stage's step is prepared as the stage prepares it (train::prepare_stage_step: for a
+// distilled student, its teacher output cache is built and the step runs the distillation loss),
+// its peak fit is measured on the probe batches exactly as the stage does it
+// (train::measure_step_peak, with the on-disk cache off), then the epoch-0 order of the stage's
 // training graphs is packed by predicted bytes for every --budgets entry (at the default target
 // utilisation), and the first --batches-per-budget packed batches are run as real training steps
-// (fresh model and Adam, one warm-up step, then the measured step: forward, loss, backward,
-// clipping, Adam) whose measured peak is compared with the prediction.
+// of that stage (fresh model and Adam, one warm-up step, then the measured step: forward, loss,
+// backward, clipping, Adam) whose measured peak is compared with the prediction. The distilled
+// students' teachers are freshly initialised checkpoints: their weights do not change the memory
+// of the student's step.
 //
 // Usage: build/bin/peak_prediction_bench [--store DIR] [--budgets 128MiB,256MiB,512MiB,1GiB]
 //        [--batches-per-budget 2] [--threads 2]
@@ -13,11 +18,13 @@
 #include <torch/torch.h>
 
 #include <fmt/format.h>
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "bench_store.hpp"
@@ -25,8 +32,10 @@
 #include "headroom/memory/batch_packer.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train/batch_sizing.hpp"
-#include "headroom/train/precision.hpp"
-#include "headroom/train/training_loop.hpp"
+#include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/model_family.hpp"
+#include "headroom/train/prepared_stage_step.hpp"
+#include "headroom/train/step_probe.hpp"
 #include "headroom/util/byte_size.hpp"
 
 namespace {
@@ -42,6 +51,26 @@ struct Row {
   double predicted = 0, measured = 0;
   double error() const { return (predicted - measured) / measured; }
 };
+
+struct Variant {
+  std::string family;  // gat (stage normal) or vgae (stage autoencoder)
+  models::ModelSize size;
+  bool distilled;
+};
+
+// A freshly initialised teacher of `family`, saved as a checkpoint a distilled stage can load.
+std::filesystem::path write_teacher(const std::filesystem::path& dir, const std::string& family,
+                                    const train::TrainingConfig& base, std::int64_t num_ids) {
+  train::TrainingConfig config = base;
+  config.model.family = family;
+  config.model.size = models::ModelSize::kTeacher;
+  const auto& model_family = train::model_family(family);
+  const auto model_config = model_family.resolve_config(config.model, num_ids);
+  const auto module = model_family.build(model_config);
+  const auto file = dir / (family + "-teacher.pt");
+  train::save_model_checkpoint(file, *module, {family, model_config});
+  return file;
+}
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -78,67 +107,80 @@ int main(int argc, char** argv) {
   fmt::print("store {} ({} training graphs), {} threads\n", store_dir.string(),
              store.train_ids().size(), threads);
 
+  const auto work_dir = std::filesystem::temp_directory_path() /
+                        fmt::format("headroom-peak-bench-{}", static_cast<long>(getpid()));
+  std::filesystem::create_directories(work_dir);
+  train::TrainingConfig base;
+  base.run.store = store_dir;
+  base.run.runs_dir = work_dir / "runs";
+  base.run.threads = threads;
+  base.run.progress = false;
+  base.optimisation.batch_size = 1 << 30;  // only the byte budget cuts batches
+  const std::map<std::string, std::filesystem::path> teachers = {
+      {"gat", write_teacher(work_dir, "gat", base, num_ids)},
+      {"vgae", write_teacher(work_dir, "vgae", base, num_ids)}};
+
   std::vector<Row> rows;
   std::vector<nlohmann::json> fits;
-  for (const auto kind : {models::ModelKind::kGat, models::ModelKind::kVgae})
-    for (const auto size : {models::ModelSize::kTeacher, models::ModelSize::kStudent})
-      for (const std::string precision : {"32", "bf16-mixed"})
-        for (const bool checkpointing : {true, false}) {
-          train::TrainingConfig config;
-          config.store = store_dir;
-          config.model = models::to_string(kind);
-          config.size = size;
-          config.precision = precision;
-          config.gradient_checkpointing = checkpointing;
-          config.batch_size = 1 << 30;  // only the byte budget cuts batches
-          memory::ProbeModelConfig model;
-          if (kind == models::ModelKind::kGat)
-            model = train::resolve_gat_config(config, num_ids);
-          else
-            model = train::resolve_vgae_config(config, num_ids);
-          const auto name =
-              fmt::format("{} {} {} ckpt-{}", models::to_string(size), models::to_string(kind),
-                          precision == "32" ? "fp32" : "bf16", checkpointing ? "on" : "off");
-          const auto probe_start = Clock::now();
-          const auto measured = train::measure_step_peak(config, store, model);
-          const double probe_seconds =
-              std::chrono::duration<double>(Clock::now() - probe_start).count();
-          fits.push_back(
-              {{"model", name}, {"fit", measured.fit}, {"probe_seconds", probe_seconds}});
+  std::vector<Variant> variants;
+  for (const std::string family : {"gat", "vgae"})
+    for (const auto& [size, distilled] : {std::pair{models::ModelSize::kTeacher, false},
+                                          std::pair{models::ModelSize::kStudent, false},
+                                          std::pair{models::ModelSize::kStudent, true}})
+      variants.push_back({family, size, distilled});
+  for (const auto& variant : variants)
+    for (const std::string precision : {"32", "bf16-mixed"})
+      for (const bool checkpointing : {true, false}) {
+        train::TrainingConfig config = base;
+        config.stage =
+            variant.family == "vgae" ? train::Stage::kAutoencoder : train::Stage::kNormal;
+        config.model.family = variant.family;
+        config.model.size = variant.size;
+        config.distillation.enabled = variant.distilled;
+        if (variant.distilled) config.distillation.teacher_path = teachers.at(variant.family);
+        config.run.precision = precision;
+        config.model.gradient_checkpointing = checkpointing;
+        const auto name =
+            fmt::format("{} {}{} {} ckpt-{}", models::to_string(variant.size), variant.family,
+                        variant.distilled ? " kd" : "", precision == "32" ? "fp32" : "bf16",
+                        checkpointing ? "on" : "off");
+        const auto prepared = train::prepare_stage_step(config);
+        const auto step = prepared->step();
+        const auto probe_start = Clock::now();
+        const auto measured = train::measure_step_peak(config, store, prepared->model(), step);
+        const double probe_seconds =
+            std::chrono::duration<double>(Clock::now() - probe_start).count();
+        fits.push_back({{"model", name}, {"fit", measured.fit}, {"probe_seconds", probe_seconds}});
 
-          const auto options = train::probe_options(config);
-          // Training graphs the stage trains on: all of them for the GAT, the normal ones for the
-          // VGAE (the autoencoder stage).
-          std::vector<std::uint32_t> ids;
-          for (const auto id : store.train_ids())
-            if (kind == models::ModelKind::kGat || index.label[id] == 0) ids.push_back(id);
-          const auto order = loader::shuffled(ids, config.seed, 0);
-          for (const double budget : budgets) {
-            const auto packed = memory::pack_by_bytes(order, index.num_nodes, index.num_edges,
-                                                      measured.fit.cost_model(),
-                                                      config.target_utilization * budget);
-            for (std::size_t b = 0; b < std::min(batches_per_budget, packed.batches.size()); ++b) {
-              const auto& batch = packed.batches[b];
-              const auto sample = train::probe_training_peak(store, model, batch, options);
-              Row row{name,
-                      budget,
-                      b,
-                      sample.graphs,
-                      sample.nodes,
-                      sample.edges,
-                      measured.fit.predict(sample.nodes, sample.edges, sample.graphs),
-                      sample.peak_bytes};
-              rows.push_back(row);
-              fmt::print(
-                  "{:<30} budget {:>9}  batch {}  {:>5} graphs {:>7} nodes  predicted {:>10}"
-                  "  measured {:>10}  error {:+6.2f}%  ({:.0f}% of the budget)\n",
-                  name, util::format_byte_size(budget), b, row.graphs, row.nodes,
-                  util::format_byte_size(row.predicted), util::format_byte_size(row.measured),
-                  100.0 * row.error(), 100.0 * row.measured / budget);
-              std::fflush(stdout);
-            }
+        const auto options = train::probe_options(config);
+        const auto order = loader::shuffled(prepared->training_ids(), config.run.seed, 0);
+        for (const double budget : budgets) {
+          const auto packed = memory::pack_by_bytes(order, index.num_nodes, index.num_edges,
+                                                    measured.fit.cost_model(),
+                                                    config.memory.target_utilization * budget);
+          for (std::size_t b = 0; b < std::min(batches_per_budget, packed.batches.size()); ++b) {
+            const auto& batch = packed.batches[b];
+            const auto sample = train::probe_step_peak(store, batch, step.make, options);
+            Row row{name,
+                    budget,
+                    b,
+                    sample.graphs,
+                    sample.nodes,
+                    sample.edges,
+                    measured.fit.predict(sample.nodes, sample.edges, sample.graphs),
+                    sample.peak_bytes};
+            rows.push_back(row);
+            fmt::print(
+                "{:<30} budget {:>9}  batch {}  {:>5} graphs {:>7} nodes  predicted {:>10}"
+                "  measured {:>10}  error {:+6.2f}%  ({:.0f}% of the budget)\n",
+                name, util::format_byte_size(budget), b, row.graphs, row.nodes,
+                util::format_byte_size(row.predicted), util::format_byte_size(row.measured),
+                100.0 * row.error(), 100.0 * row.measured / budget);
+            std::fflush(stdout);
           }
         }
+      }
+  std::filesystem::remove_all(work_dir);  // created above by this benchmark
 
   std::vector<double> absolute;
   for (const auto& row : rows) absolute.push_back(std::abs(row.error()));

@@ -12,6 +12,7 @@
 #include "headroom/train/losses.hpp"
 #include "headroom/train/model_checkpoint.hpp"
 #include "headroom/train/offloaded_teacher.hpp"
+#include "headroom/train/prepared_stage_step.hpp"
 #include "headroom/train/teacher_output_cache.hpp"
 #include "stage_support.hpp"
 
@@ -26,26 +27,26 @@ class AutoencoderStage {
  public:
   explicit AutoencoderStage(const TrainingConfig& config)
       : config_(config),
-        device_(training_device(config)),
-        store_(store::GraphStore::open(config.store)),
+        device_(training_device(config.run)),
+        store_(store::GraphStore::open(config.run.store)),
         num_ids_(detail::num_ids(store_)),
         train_normals_(detail::with_label(store_, store_.train_ids(), 0)),
         validation_normals_(detail::with_label(store_, store_.validation_ids(), 0)) {
     if (train_normals_.empty())
       throw std::runtime_error(fmt::format(
-          "{}: no normal training graphs to train the autoencoder on", config.store.string()));
+          "{}: no normal training graphs to train the autoencoder on", config.run.store.string()));
     if (validation_normals_.empty()) validation_normals_ = train_normals_;  // none held out
-    torch::manual_seed(config.seed);  // initial weights are part of the run's determinism
-    vgae_config_ = resolve_vgae_config(config, num_ids_);
+    torch::manual_seed(config.run.seed);  // initial weights are part of the run's determinism
+    vgae_config_ = resolve_vgae_config(config.model, num_ids_);
     model_ = models::VGAE(vgae_config_);
     run_.emplace(checked_run_directory(config));
     run_->log(
         fmt::format("stage autoencoder: {} VGAE{} on {} normal graphs ({} validation), {} IDs, "
                     "device {}, precision {}",
-                    models::to_string(config.size), config.use_kd ? " with distillation" : "",
-                    train_normals_.size(), validation_normals_.size(), num_ids_, config.device,
-                    config.precision));
-    if (config.use_kd) load_teacher();
+                    models::to_string(config.model.size),
+                    config.distillation.enabled ? " with distillation" : "", train_normals_.size(),
+                    validation_normals_.size(), num_ids_, config.run.device, config.run.precision));
+    if (config.distillation.enabled) load_teacher();
   }
 
   StageResult run(const LoopHooks& hooks) {
@@ -60,7 +61,7 @@ class AutoencoderStage {
     task.plan_epoch = [this](std::int64_t epoch) {
       EpochPlan plan;
       plan.batches =
-          make_batches(sizing_, store_, loader::shuffled(train_normals_, config_.seed, epoch));
+          make_batches(sizing_, store_, loader::shuffled(train_normals_, config_.run.seed, epoch));
       return plan;
     };
     task.loss = [this](const loader::GraphBatch& batch) {
@@ -73,25 +74,54 @@ class AutoencoderStage {
     return result;
   }
 
+  // What the step needs before it can run: the teacher cache.
+  void prepare_inputs() {
+    if (config_.distillation.enabled && config_.distillation.teacher_cache) build_teacher_cache();
+  }
+
+  ModelSpec model_spec() const { return {"vgae", vgae_config_}; }
+  const std::vector<std::uint32_t>& training_ids() const { return train_normals_; }
+
+  // What the memory probe measures: this stage's step on fresh modules, on the normal graphs it
+  // trains on.
+  StageStep probed_step() {
+    return {[this] {
+              models::VGAE fresh(vgae_config_);
+              torch::nn::Linear fresh_projection{nullptr};
+              ProbeSubject subject{{fresh.ptr()}, {}, LossReduction::kPerNode};
+              if (projection_) {
+                fresh_projection = torch::nn::Linear(projection_->options);
+                subject.modules.push_back(fresh_projection.ptr());
+              }
+              subject.loss = [this, fresh,
+                              fresh_projection](const loader::GraphBatch& batch) mutable {
+                return objective(fresh, fresh_projection, batch);
+              };
+              return subject;
+            },
+            config_.distillation.enabled ? "distillation" : "plain", train_normals_,
+            "normal training graphs"};
+  }
+
  private:
   // The teacher's latents and reconstructions come from the output cache (no teacher held while
   // training), or from the teacher itself, in device memory or offloaded to pinned host memory.
   void load_teacher() {
-    teacher_file_ = resolve_checkpoint_path(config_.teacher_path);
-    const bool offload = teacher_offload_applies(config_, device_, *run_);
+    teacher_file_ = resolve_checkpoint_path(config_.distillation.teacher_path);
+    const bool offload = teacher_offload_applies(config_.distillation, device_, *run_);
     // Loaded in every mode, before the projection: building it draws from the generator, and the
     // projection's initial weights must not depend on the mode.
-    teacher_ = load_vgae_checkpoint(teacher_file_,
-                                    config_.use_teacher_cache || offload ? torch::kCPU : device_);
+    teacher_ = load_vgae_checkpoint(
+        teacher_file_, config_.distillation.teacher_cache || offload ? torch::kCPU : device_);
     for (auto& p : teacher_->parameters()) p.requires_grad_(false);
     teacher_config_ = teacher_->config();
     projection_ = torch::nn::Linear(vgae_config_.latent, teacher_config_.latent);
-    if (!config_.use_teacher_cache && offload) offloaded_.emplace(teacher_.ptr(), device_);
+    if (!config_.distillation.teacher_cache && offload) offloaded_.emplace(teacher_.ptr(), device_);
   }
 
-  // Only when there is training to do: the teacher cache, then the step's memory fit.
+  // Only when there is training to do: the step's inputs, then its memory fit.
   void prepare() {
-    if (config_.use_kd && config_.use_teacher_cache) build_teacher_cache();
+    prepare_inputs();
     // A teacher held on the device during training is outside the step's fit.
     sizing_ = plan_batch_sizing(config_, store_, {"vgae", vgae_config_}, probed_step(), *run_,
                                 teacher_ && !offloaded_ ? detail::parameter_bytes(*teacher_) : 0.0);
@@ -111,33 +141,13 @@ class AutoencoderStage {
         });
   }
 
-  // What the memory probe measures: this stage's step on fresh modules, on the normal graphs it
-  // trains on.
-  StageStep probed_step() {
-    return {[this] {
-              models::VGAE fresh(vgae_config_);
-              torch::nn::Linear fresh_projection{nullptr};
-              ProbeSubject subject{{fresh.ptr()}, {}, LossReduction::kPerNode};
-              if (projection_) {
-                fresh_projection = torch::nn::Linear(projection_->options);
-                subject.modules.push_back(fresh_projection.ptr());
-              }
-              subject.loss = [this, fresh,
-                              fresh_projection](const loader::GraphBatch& batch) mutable {
-                return objective(fresh, fresh_projection, batch);
-              };
-              return subject;
-            },
-            config_.use_kd ? "distillation" : "plain", train_normals_, "normal training graphs"};
-  }
-
   // The stage's loss for a VGAE of this configuration (and, distilled, its projection): the
   // trained ones, or a probe's copies.
   at::Tensor objective(models::VGAE& vgae, torch::nn::Linear& student_projection,
                        const loader::GraphBatch& batch) {
     const auto out = vgae->forward(batch.x, batch.edge_index);
     const auto task_loss = vgae_loss(out, batch, num_ids_).total;
-    if (!config_.use_kd) return task_loss;
+    if (!config_.distillation.enabled) return task_loss;
     at::Tensor teacher_z;
     at::Tensor teacher_reconstruction;
     if (teacher_cache_) {
@@ -154,14 +164,14 @@ class AutoencoderStage {
       teacher_reconstruction = teacher_out.reconstruction;
     }
     return vgae_distillation_loss(student_projection->forward(out.z), teacher_z, out.reconstruction,
-                                  teacher_reconstruction, task_loss, config_.kd_alpha);
+                                  teacher_reconstruction, task_loss, config_.distillation.alpha);
   }
 
   ValidationResult validate() {
     ValidationResult result;
     double sum = 0;
     std::int64_t graphs = 0;
-    for_each_batch(store_, validation_normals_, config_.eval_batch_size, device_,
+    for_each_batch(store_, validation_normals_, config_.optimisation.eval_batch_size, device_,
                    [&](const loader::GraphBatch& batch) {
                      sum += objective(model_, projection_, batch).item<double>() *
                             static_cast<double>(batch.num_graphs);
@@ -191,11 +201,33 @@ class AutoencoderStage {
   BatchSizing sizing_;  // planned in prepare()
 };
 
+// The autoencoder stage behind PreparedStageStep: owns the configuration the stage refers to.
+class PreparedAutoencoderStep final : public PreparedStageStep {
+ public:
+  explicit PreparedAutoencoderStep(const TrainingConfig& config)
+      : config_(config), stage_(config_) {
+    stage_.prepare_inputs();
+  }
+  ModelSpec model() const override { return stage_.model_spec(); }
+  StageStep step() override { return stage_.probed_step(); }
+  std::vector<std::uint32_t> training_ids() const override { return stage_.training_ids(); }
+
+ private:
+  TrainingConfig config_;
+  AutoencoderStage stage_;
+};
+
 }  // namespace
+
+std::unique_ptr<PreparedStageStep> prepare_autoencoder_step(const TrainingConfig& config) {
+  validate(config);
+  apply_thread_count(config.run);
+  return std::make_unique<PreparedAutoencoderStep>(config);
+}
 
 StageResult run_autoencoder_stage(const TrainingConfig& config, const LoopHooks& hooks) {
   validate(config);
-  apply_thread_count(config);
+  apply_thread_count(config.run);
   AutoencoderStage stage(config);
   return stage.run(hooks);
 }

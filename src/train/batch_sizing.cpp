@@ -32,11 +32,11 @@ std::string device_identity(const c10::Device& device) {
 
 PeakProbeOptions probe_options(const TrainingConfig& config) {
   PeakProbeOptions options;
-  options.device = training_device(config);
-  options.precision = parse_precision(config.precision);
+  options.device = training_device(config.run);
+  options.precision = parse_precision(config.run.precision);
   options.learning_rate = effective_learning_rate(config);
-  options.weight_decay = config.weight_decay;
-  options.gradient_clip = config.gradient_clip;
+  options.weight_decay = config.optimisation.weight_decay;
+  options.gradient_clip = config.optimisation.gradient_clip;
   return options;
 }
 
@@ -51,9 +51,9 @@ nlohmann::json peak_fit_key(const TrainingConfig& config, const ModelSpec& model
           {"model", model_json},
           {"objective", objective},
           {"population", population},
-          {"precision", config.precision},
-          {"gradient_clipping", config.gradient_clip > 0},
-          {"device", device_identity(training_device(config))},
+          {"precision", config.run.precision},
+          {"gradient_clipping", config.optimisation.gradient_clip > 0},
+          {"device", device_identity(training_device(config.run))},
           {"torch", TORCH_VERSION},
           {"probe_batch_sizes", probe_sizes}};
 }
@@ -73,9 +73,10 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
 
 MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
                                const ModelSpec& model, const StageStep& step) {
-  const auto batches = step.population.empty()
-                           ? memory::probe_batches(store, config.batch_size)
-                           : memory::probe_batches(store, config.batch_size, step.population);
+  const auto batches =
+      step.population.empty()
+          ? memory::probe_batches(store, config.optimisation.batch_size)
+          : memory::probe_batches(store, config.optimisation.batch_size, step.population);
   const auto key = peak_fit_key(config, model, batches, step.objective, step.population_name);
   const memory::PeakFitCache cache(memory::default_peak_fit_cache_dir());
   if (auto cached = cache.load(key))
@@ -106,13 +107,13 @@ BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphSt
                               const ModelSpec& model, const StageStep& step, RunDirectory& run,
                               double reserved_bytes) {
   BatchSizing sizing;
-  sizing.max_graphs = config.batch_size;
-  if (!config.pack_batches) return sizing;
-  const auto budget = resolve_memory_budget(config, training_device(config));
+  sizing.max_graphs = config.optimisation.batch_size;
+  if (!config.memory.pack_batches) return sizing;
+  const auto budget = resolve_memory_budget(config.memory, training_device(config.run));
   const auto measured = measure_step_peak(config, store, model, step);
   sizing.fit = measured.fit;
   sizing.packing_budget_bytes =
-      config.target_utilization * static_cast<double>(budget) - reserved_bytes;
+      config.memory.target_utilization * static_cast<double>(budget) - reserved_bytes;
   const auto& f = measured.fit;
   run.log(fmt::format(
       "memory plan: peak = {} + {:.0f} B/node + {:.0f} B/edge + {:.0f} B/graph ({} {} probe "
@@ -121,10 +122,10 @@ BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphSt
       util::format_byte_size(f.fixed_bytes), f.bytes_per_node, f.bytes_per_edge, f.bytes_per_graph,
       measured.from_cache ? "cached fit of" : "fit on", measured.samples.size(),
       100.0 * f.max_relative_error, util::format_byte_size(sizing.packing_budget_bytes),
-      config.target_utilization * 100.0, util::format_byte_size(static_cast<double>(budget)),
+      config.memory.target_utilization * 100.0, util::format_byte_size(static_cast<double>(budget)),
       reserved_bytes > 0 ? " less " + util::format_byte_size(reserved_bytes) + " for the teacher"
                          : "",
-      config.batch_size));
+      config.optimisation.batch_size));
   return sizing;
 }
 

@@ -16,6 +16,7 @@
 #include "headroom/train/model_checkpoint.hpp"
 #include "headroom/train/model_family.hpp"
 #include "headroom/train/offloaded_teacher.hpp"
+#include "headroom/train/prepared_stage_step.hpp"
 #include "headroom/train/teacher_output_cache.hpp"
 #include "stage_support.hpp"
 
@@ -25,16 +26,17 @@ namespace {
 // The VGAE that scores difficulty: --autoencoder-path, else this size's autoencoder run (the
 // distilled one first).
 std::filesystem::path autoencoder_for(const TrainingConfig& config) {
-  if (!config.autoencoder_path.empty()) return resolve_checkpoint_path(config.autoencoder_path);
+  if (!config.curriculum.autoencoder_path.empty())
+    return resolve_checkpoint_path(config.curriculum.autoencoder_path);
   TrainingConfig vgae = config;
   vgae.stage = Stage::kAutoencoder;
-  vgae.model = "vgae";
+  vgae.model.family = "vgae";
   for (const bool kd : {true, false}) {
-    vgae.use_kd = kd;
+    vgae.distillation.enabled = kd;
     const auto best = run_directory(vgae) / "best.pt";
     if (std::filesystem::exists(best)) return best;
   }
-  vgae.use_kd = false;
+  vgae.distillation.enabled = false;
   throw std::runtime_error(fmt::format(
       "stage curriculum needs a trained VGAE: none in {} (run `headroom autoencoder` first, or "
       "pass --autoencoder-path)",
@@ -48,30 +50,30 @@ class ClassifierStage {
  public:
   explicit ClassifierStage(const TrainingConfig& config)
       : config_(config),
-        device_(training_device(config)),
-        precision_(parse_precision(config.precision)),
-        store_(store::GraphStore::open(config.store)),
+        device_(training_device(config.run)),
+        precision_(parse_precision(config.run.precision)),
+        store_(store::GraphStore::open(config.run.store)),
         num_ids_(detail::num_ids(store_)),
         train_ids_(store_.train_ids()),
         attacks_(detail::with_label(store_, train_ids_, 1)),
         normals_(detail::with_label(store_, train_ids_, 0)),
         validation_ids_(store_.validation_ids().begin(), store_.validation_ids().end()),
-        family_(classifier_family(config.model)),
+        family_(classifier_family(config.model.family)),
         curriculum_(config.stage == Stage::kCurriculum) {
     if (train_ids_.empty())
-      throw std::runtime_error(fmt::format("{}: no training graphs", config.store.string()));
+      throw std::runtime_error(fmt::format("{}: no training graphs", config.run.store.string()));
     if (validation_ids_.empty()) validation_ids_.assign(train_ids_.begin(), train_ids_.end());
-    torch::manual_seed(config.seed);  // initial weights are part of the run's determinism
-    model_config_ = family_.resolve_config(config, num_ids_);
+    torch::manual_seed(config.run.seed);  // initial weights are part of the run's determinism
+    model_config_ = family_.resolve_config(config.model, num_ids_);
     model_ = family_.build_classifier(model_config_);
     run_.emplace(checked_run_directory(config));
     run_->log(fmt::format(
         "stage {}: {} {}{} on {} training graphs ({} attack), {} validation, {} IDs, device {}, "
         "precision {}",
-        to_string(config.stage), models::to_string(config.size), family_.name(),
-        config.use_kd ? " with distillation" : "", train_ids_.size(), attacks_.size(),
-        validation_ids_.size(), num_ids_, config.device, config.precision));
-    if (config.use_kd) load_teacher();
+        to_string(config.stage), models::to_string(config.model.size), family_.name(),
+        config.distillation.enabled ? " with distillation" : "", train_ids_.size(), attacks_.size(),
+        validation_ids_.size(), num_ids_, config.run.device, config.run.precision));
+    if (config.distillation.enabled) load_teacher();
   }
 
   StageResult run(const LoopHooks& hooks) {
@@ -90,36 +92,67 @@ class ClassifierStage {
     return result;
   }
 
+  // What the step needs before it can run: the curriculum's difficulty scores and the teacher
+  // cache.
+  void prepare_inputs() {
+    if (curriculum_) score_difficulty();
+    if (config_.distillation.enabled && config_.distillation.teacher_cache) build_teacher_cache();
+  }
+
+  ModelSpec model_spec() const { return {std::string(family_.name()), model_config_}; }
+
+  // The graphs of epoch 0 (for the curriculum: its first sample), unshuffled.
+  std::vector<std::uint32_t> training_ids() const {
+    if (!curriculum_) return {train_ids_.begin(), train_ids_.end()};
+    return curriculum_epoch(attacks_, normals_, difficulty_, 0, config_.optimisation.max_epochs,
+                            config_.curriculum.schedule, config_.run.seed)
+        .graph_ids;
+  }
+
+  // What the memory probe measures: this stage's step on a fresh model.
+  StageStep probed_step() {
+    return {[this] {
+              auto fresh = family_.build_classifier(model_config_);
+              return ProbeSubject{{fresh},
+                                  [this, fresh](const loader::GraphBatch& batch) mutable {
+                                    return objective(fresh, batch);
+                                  },
+                                  LossReduction::kPerGraph};
+            },
+            config_.distillation.enabled ? "distillation" : "plain",
+            {},
+            "train"};
+  }
+
  private:
   // The teacher's logits come from the output cache (no teacher held while training), or from the
   // teacher itself, in device memory or offloaded to pinned host memory.
   void load_teacher() {
-    teacher_file_ = resolve_checkpoint_path(config_.teacher_path);
-    const bool offload = teacher_offload_applies(config_, device_, *run_);
+    teacher_file_ = resolve_checkpoint_path(config_.distillation.teacher_path);
+    const bool offload = teacher_offload_applies(config_.distillation, device_, *run_);
     CheckpointInfo info;
     teacher_ = load_classifier_checkpoint(
-        teacher_file_, config_.use_teacher_cache || offload ? torch::kCPU : device_, &info);
+        teacher_file_, config_.distillation.teacher_cache || offload ? torch::kCPU : device_,
+        &info);
     teacher_classes_ = info.model_config.at("num_classes").get<std::int64_t>();
     for (auto& p : teacher_->parameters()) p.requires_grad_(false);
-    if (!config_.use_teacher_cache && offload) offloaded_.emplace(teacher_, device_);
+    if (!config_.distillation.teacher_cache && offload) offloaded_.emplace(teacher_, device_);
   }
 
-  // Only when there is training to do (a finished run skips it): the curriculum's difficulty
-  // scores, the teacher cache, then the step's memory fit (measured with the teacher cache).
+  // Only when there is training to do (a finished run skips it): the step's inputs, then its
+  // memory fit (measured with the teacher cache).
   void prepare() {
-    if (curriculum_) score_difficulty();
-    if (config_.use_kd && config_.use_teacher_cache) build_teacher_cache();
+    prepare_inputs();
     // A teacher held on the device during training is outside the step's fit.
-    sizing_ = plan_batch_sizing(config_, store_, {std::string(family_.name()), model_config_},
-                                probed_step(), *run_,
+    sizing_ = plan_batch_sizing(config_, store_, model_spec(), probed_step(), *run_,
                                 teacher_ && !offloaded_ ? detail::parameter_bytes(*teacher_) : 0.0);
   }
 
   void score_difficulty() {
     const auto vgae_path = autoencoder_for(config_);
     auto vgae = load_vgae_checkpoint(vgae_path, device_);
-    difficulty_ =
-        reconstruction_scores(vgae, store_, normals_, config_.eval_batch_size, device_, precision_);
+    difficulty_ = reconstruction_scores(vgae, store_, normals_,
+                                        config_.optimisation.eval_batch_size, device_, precision_);
     run_->log(fmt::format("difficulty of {} normal graphs scored with {}", normals_.size(),
                           vgae_path.string()));
   }
@@ -136,27 +169,13 @@ class ClassifierStage {
         });
   }
 
-  // What the memory probe measures: this stage's step on a fresh model.
-  StageStep probed_step() {
-    return {[this] {
-              auto fresh = family_.build_classifier(model_config_);
-              return ProbeSubject{{fresh},
-                                  [this, fresh](const loader::GraphBatch& batch) mutable {
-                                    return objective(fresh, batch);
-                                  },
-                                  LossReduction::kPerGraph};
-            },
-            config_.use_kd ? "distillation" : "plain",
-            {},
-            "train"};
-  }
-
   EpochPlan plan_epoch(std::int64_t epoch) const {
     EpochPlan plan;
     std::vector<std::uint32_t> epoch_ids;
     if (curriculum_) {
-      auto sample = curriculum_epoch(attacks_, normals_, difficulty_, epoch, config_.max_epochs,
-                                     config_.curriculum, config_.seed);
+      auto sample =
+          curriculum_epoch(attacks_, normals_, difficulty_, epoch, config_.optimisation.max_epochs,
+                           config_.curriculum.schedule, config_.run.seed);
       plan.info = {{"curriculum",
                     {{"ratio", sample.ratio},
                      {"percentile", sample.percentile},
@@ -167,7 +186,8 @@ class ClassifierStage {
     } else {
       epoch_ids.assign(train_ids_.begin(), train_ids_.end());
     }
-    plan.batches = make_batches(sizing_, store_, loader::shuffled(epoch_ids, config_.seed, epoch));
+    plan.batches =
+        make_batches(sizing_, store_, loader::shuffled(epoch_ids, config_.run.seed, epoch));
     return plan;
   }
 
@@ -177,9 +197,11 @@ class ClassifierStage {
                        at::Tensor* logits_out = nullptr) {
     auto logits = classifier->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
     if (logits_out != nullptr) *logits_out = logits;
-    if (!config_.use_kd) return torch::cross_entropy_loss(logits.to(torch::kFloat), batch.y);
+    if (!config_.distillation.enabled)
+      return torch::cross_entropy_loss(logits.to(torch::kFloat), batch.y);
     return gat_distillation_loss(logits.to(torch::kFloat), teacher_logits(batch).to(torch::kFloat),
-                                 batch.y, config_.kd_temperature, config_.kd_alpha);
+                                 batch.y, config_.distillation.temperature,
+                                 config_.distillation.alpha);
   }
 
   at::Tensor teacher_logits(const loader::GraphBatch& batch) {
@@ -196,7 +218,7 @@ class ClassifierStage {
     std::vector<std::uint8_t> labels;
     std::vector<float> scores;
     for_each_batch(
-        store_, validation_ids_, config_.eval_batch_size, device_,
+        store_, validation_ids_, config_.optimisation.eval_batch_size, device_,
         [&](const loader::GraphBatch& batch) {
           at::Tensor logits;
           const auto loss = objective(model_, batch, &logits);
@@ -246,11 +268,32 @@ class ClassifierStage {
   BatchSizing sizing_;  // planned in prepare()
 };
 
+// The classifier stage behind PreparedStageStep: owns the configuration the stage refers to.
+class PreparedClassifierStep final : public PreparedStageStep {
+ public:
+  explicit PreparedClassifierStep(const TrainingConfig& config) : config_(config), stage_(config_) {
+    stage_.prepare_inputs();
+  }
+  ModelSpec model() const override { return stage_.model_spec(); }
+  StageStep step() override { return stage_.probed_step(); }
+  std::vector<std::uint32_t> training_ids() const override { return stage_.training_ids(); }
+
+ private:
+  TrainingConfig config_;
+  ClassifierStage stage_;
+};
+
 }  // namespace
+
+std::unique_ptr<PreparedStageStep> prepare_classifier_step(const TrainingConfig& config) {
+  validate(config);
+  apply_thread_count(config.run);
+  return std::make_unique<PreparedClassifierStep>(config);
+}
 
 StageResult run_classifier_stage(const TrainingConfig& config, const LoopHooks& hooks) {
   validate(config);
-  apply_thread_count(config);
+  apply_thread_count(config.run);
   ClassifierStage stage(config);
   return stage.run(hooks);
 }

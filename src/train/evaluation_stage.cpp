@@ -62,21 +62,21 @@ std::string model_name(const std::filesystem::path& path) {
 }  // namespace
 
 EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
-  apply_thread_count(config);
-  const auto device = training_device(config);
-  const auto precision = parse_precision(config.precision);
-  const auto store = store::GraphStore::open(config.store);
+  apply_thread_count(config.run);
+  const auto device = training_device(config.run);
+  const auto precision = parse_precision(config.run.precision);
+  const auto store = store::GraphStore::open(config.run.store);
   TrainingConfig eval_config = config;
   eval_config.stage = Stage::kEvaluation;
   RunDirectory run(checked_run_directory(eval_config));
 
-  auto sources = config.models;
-  if (sources.empty()) sources = discover_classifiers(config.runs_dir / dataset_name(config));
+  auto sources = config.evaluation.models;
+  if (sources.empty()) sources = discover_classifiers(config.run.runs_dir / dataset_name(config));
   if (sources.empty())
     throw std::runtime_error(fmt::format(
         "no trained classifier under {} (run `headroom curriculum` or `headroom normal` first, "
         "or pass --models)",
-        (config.runs_dir / dataset_name(config)).string()));
+        (config.run.runs_dir / dataset_name(config)).string()));
 
   std::vector<std::uint32_t> ids(store.validation_ids().begin(), store.validation_ids().end());
   ids.insert(ids.end(), store.test_ids().begin(), store.test_ids().end());
@@ -88,8 +88,8 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   for (const auto& source : sources) {
     const auto checkpoint = resolve_checkpoint_path(source);
     auto model = load_classifier_checkpoint(checkpoint, device);
-    const auto scores =
-        attack_probabilities(*model, store, ids, config.eval_batch_size, device, precision);
+    const auto scores = attack_probabilities(
+        *model, store, ids, config.optimisation.eval_batch_size, device, precision);
     auto evaluation = eval::evaluate_scores(store, model_name(source), ids, scores);
     run.log(fmt::format("\n{} ({})\n{}", evaluation.model, checkpoint.string(),
                         eval::render_table(evaluation)));

@@ -30,10 +30,10 @@ OffloadedTeacher::DeviceScope::~DeviceScope() {
     owner_.tensors_[i].set_data(owner_.host_[i]);
 }
 
-bool teacher_offload_applies(const TrainingConfig& config, const c10::Device& device,
+bool teacher_offload_applies(const DistillationOptions& distillation, const c10::Device& device,
                              RunDirectory& run) {
-  if (!config.use_kd || !config.offload_teacher_to_cpu) return false;
-  if (config.use_teacher_cache) {
+  if (!distillation.enabled || !distillation.offload_teacher) return false;
+  if (distillation.teacher_cache) {
     run.log("--offload-teacher-to-cpu ignored: the teacher output cache holds no teacher at all");
     return false;
   }

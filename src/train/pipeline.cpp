@@ -28,11 +28,12 @@ PipelineResult run_pipeline(const TrainingConfig& base) {
                           const std::string& teacher) {
     TrainingConfig config = base;
     config.stage = stage;
-    config.model = kind;
-    config.size = size;
-    config.use_kd = !teacher.empty();
-    config.teacher_path =
-        teacher.empty() ? std::filesystem::path{} : base.runs_dir / dataset_name(base) / teacher;
+    config.model.family = kind;
+    config.model.size = size;
+    config.distillation.enabled = !teacher.empty();
+    config.distillation.teacher_path = teacher.empty()
+                                           ? std::filesystem::path{}
+                                           : base.run.runs_dir / dataset_name(base) / teacher;
     return config;
   };
   struct Step {
@@ -62,10 +63,10 @@ PipelineResult run_pipeline(const TrainingConfig& base) {
   fmt::print("\n== evaluation ==\n");
   TrainingConfig eval_config = base;
   eval_config.stage = Stage::kEvaluation;
-  eval_config.models.clear();
+  eval_config.evaluation.models.clear();
   for (const auto& stage : result.stages)
     if (stage.name.find("curriculum") != std::string::npos)
-      eval_config.models.push_back(stage.result.run_dir);
+      eval_config.evaluation.models.push_back(stage.result.run_dir);
   result.evaluation = run_evaluation_stage(eval_config);
   result.wall_seconds = seconds_since(start);
   result.peak_rss_bytes = memory::process_peak_rss_bytes();

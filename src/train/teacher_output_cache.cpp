@@ -373,9 +373,9 @@ TeacherCacheSettings teacher_cache_settings(const TrainingConfig& config, const 
   TeacherCacheSettings settings;
   settings.file = run.teacher_outputs_file();
   settings.teacher_checkpoint = teacher_checkpoint;
-  settings.precision = parse_precision(config.precision);
+  settings.precision = parse_precision(config.run.precision);
   settings.device = device;
-  settings.batch_size = config.eval_batch_size;
+  settings.batch_size = config.optimisation.eval_batch_size;
   return settings;
 }
 

@@ -23,89 +23,143 @@ std::string to_string(Stage stage) {
 }
 
 std::string dataset_name(const TrainingConfig& config) {
-  if (!config.dataset.empty()) return config.dataset;
-  const auto name = std::filesystem::absolute(config.store).lexically_normal().filename().string();
+  if (!config.run.dataset.empty()) return config.run.dataset;
+  const auto name =
+      std::filesystem::absolute(config.run.store).lexically_normal().filename().string();
   return name.empty() ? "dataset" : name;
 }
 
 std::filesystem::path run_directory(const TrainingConfig& config) {
   if (config.stage == Stage::kEvaluation)
-    return config.runs_dir / dataset_name(config) / "evaluation";
-  std::string leaf = models::to_string(config.size) + "_" + to_string(config.stage);
-  if (config.use_kd) leaf += "_kd";
-  return config.runs_dir / dataset_name(config) / leaf;
+    return config.run.runs_dir / dataset_name(config) / "evaluation";
+  std::string leaf = models::to_string(config.model.size) + "_" + to_string(config.stage);
+  if (config.distillation.enabled) leaf += "_kd";
+  return config.run.runs_dir / dataset_name(config) / leaf;
 }
 
 std::filesystem::path checked_run_directory(const TrainingConfig& config) {
   auto path = run_directory(config);
-  util::require_disjoint(path, "the run directory (--runs-dir)", config.store, "the store");
+  util::require_disjoint(path, "the run directory (--runs-dir)", config.run.store, "the store");
   return path;
 }
 
 double effective_learning_rate(const TrainingConfig& config) {
-  if (config.learning_rate > 0) return config.learning_rate;
-  return model_family(config.model).default_learning_rate(config.size);
+  if (config.optimisation.learning_rate > 0) return config.optimisation.learning_rate;
+  return model_family(config.model.family).default_learning_rate(config.model.size);
 }
 
-models::GatConfig resolve_gat_config(const TrainingConfig& config, std::int64_t num_ids) {
-  auto gat = models::gat_preset(config.size, num_ids);
-  if (config.hidden) gat.hidden = *config.hidden;
-  if (config.layers) gat.layers = *config.layers;
-  if (config.heads) gat.heads = *config.heads;
-  if (config.embedding_dim) gat.embedding_dim = *config.embedding_dim;
-  if (config.fc_layers) gat.fc_layers = *config.fc_layers;
-  if (config.dropout) gat.dropout = *config.dropout;
-  gat.gradient_checkpointing = config.gradient_checkpointing;
+models::GatConfig resolve_gat_config(const ModelOptions& options, std::int64_t num_ids) {
+  auto gat = models::gat_preset(options.size, num_ids);
+  if (options.hidden) gat.hidden = *options.hidden;
+  if (options.layers) gat.layers = *options.layers;
+  if (options.heads) gat.heads = *options.heads;
+  if (options.embedding_dim) gat.embedding_dim = *options.embedding_dim;
+  if (options.fc_layers) gat.fc_layers = *options.fc_layers;
+  if (options.dropout) gat.dropout = *options.dropout;
+  gat.gradient_checkpointing = options.gradient_checkpointing;
   return gat;
 }
 
-models::VgaeConfig resolve_vgae_config(const TrainingConfig& config, std::int64_t num_ids) {
-  auto vgae = models::vgae_preset(config.size, num_ids);
-  if (!config.vgae_hidden.empty()) vgae.hidden = config.vgae_hidden;
-  if (config.latent) vgae.latent = *config.latent;
-  if (config.heads) vgae.heads = *config.heads;
-  if (config.embedding_dim) vgae.embedding_dim = *config.embedding_dim;
-  if (config.dropout) vgae.dropout = *config.dropout;
-  vgae.gradient_checkpointing = config.gradient_checkpointing;
+models::VgaeConfig resolve_vgae_config(const ModelOptions& options, std::int64_t num_ids) {
+  auto vgae = models::vgae_preset(options.size, num_ids);
+  if (!options.vgae_hidden.empty()) vgae.hidden = options.vgae_hidden;
+  if (options.latent) vgae.latent = *options.latent;
+  if (options.heads) vgae.heads = *options.heads;
+  if (options.embedding_dim) vgae.embedding_dim = *options.embedding_dim;
+  if (options.dropout) vgae.dropout = *options.dropout;
+  vgae.gradient_checkpointing = options.gradient_checkpointing;
   return vgae;
 }
 
-void validate(const TrainingConfig& config) {
-  auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (config.store.empty()) fail("--store: a graph store is required");
-  if (config.batch_size < 1) fail("--batch-size must be at least 1");
-  if (config.eval_batch_size < 1) fail("--eval-batch-size must be at least 1");
-  if (config.max_epochs < 1) fail("--max-epochs must be at least 1");
-  if (config.patience < 1) fail("--patience must be at least 1");
-  if (config.prefetch_depth < 1) fail("--prefetch-depth must be at least 1");
-  if (config.kd_temperature <= 0) fail("--kd-temperature must be positive");
-  if (config.kd_alpha < 0 || config.kd_alpha > 1) fail("--kd-alpha must lie in [0, 1]");
-  if (config.precision != "32" && config.precision != "bf16-mixed" &&
-      config.precision != "16-mixed")
-    fail("--precision must be 32, bf16-mixed or 16-mixed, not '" + config.precision + "'");
-  const bool cuda = config.device.rfind("cuda", 0) == 0;
-  if (!cuda && config.device != "cpu")
-    fail("--device must be cpu, cuda or cuda:N, not '" + config.device + "'");
-  if (config.memory_budget < 0) fail("--memory-budget must not be negative");
-  if (config.host_memory_budget < 0) fail("--host-memory-budget must not be negative");
-  if (config.clear_cache_every_n < 0) fail("--clear-cache-every-n must not be negative");
-  if (config.step_metrics_every < 0) fail("--step-metrics-every must not be negative");
-  if (!(config.target_utilization > 0 && config.target_utilization <= 1))
+namespace {
+
+[[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(what); }
+
+void require_positive(const std::optional<std::int64_t>& value, const char* flag) {
+  if (value && *value < 1) fail(std::string(flag) + " must be at least 1");
+}
+
+}  // namespace
+
+void ModelOptions::validate() const {
+  model_family(family);  // throws for an unknown family, listing the known ones
+  require_positive(hidden, "--hidden");
+  require_positive(layers, "--layers");
+  require_positive(heads, "--heads");
+  require_positive(embedding_dim, "--embedding-dim");
+  require_positive(fc_layers, "--fc-layers");
+  require_positive(latent, "--latent");
+  for (const auto width : vgae_hidden)
+    if (width < 1) fail("--vgae-hidden widths must be at least 1");
+  if (dropout && !(*dropout >= 0 && *dropout < 1)) fail("--dropout must lie in [0, 1)");
+}
+
+void OptimisationOptions::validate() const {
+  if (learning_rate < 0) fail("--learning-rate must not be negative");
+  if (weight_decay < 0) fail("--weight-decay must not be negative");
+  if (gradient_clip < 0) fail("--gradient-clip must not be negative");
+  if (batch_size < 1) fail("--batch-size must be at least 1");
+  if (eval_batch_size < 1) fail("--eval-batch-size must be at least 1");
+  if (max_epochs < 1) fail("--max-epochs must be at least 1");
+  if (patience < 1) fail("--patience must be at least 1");
+}
+
+void MemoryOptions::validate() const {
+  if (budget < 0) fail("--memory-budget must not be negative");
+  if (host_budget < 0) fail("--host-memory-budget must not be negative");
+  if (clear_cache_every_n < 0) fail("--clear-cache-every-n must not be negative");
+  if (step_metrics_every < 0) fail("--step-metrics-every must not be negative");
+  if (!(target_utilization > 0 && target_utilization <= 1))
     fail("--target-utilization must lie in (0, 1]");
-  if (config.precision == "16-mixed" && !cuda)
-    fail("--precision 16-mixed needs --device cuda (use bf16-mixed on CPU)");
-  if (config.stage == Stage::kEvaluation) return;
-  if (config.use_kd && config.teacher_path.empty())
+}
+
+void DistillationOptions::validate() const {
+  if (temperature <= 0) fail("--kd-temperature must be positive");
+  if (alpha < 0 || alpha > 1) fail("--kd-alpha must lie in [0, 1]");
+  if (enabled && teacher_path.empty())
     fail("--use-kd true needs --teacher-path (a teacher's best.pt or its run directory)");
-  if (config.use_kd && config.size != models::ModelSize::kStudent)
+}
+
+void CurriculumOptions::validate() const {
+  if (schedule.start_ratio < 0 || schedule.ratio_growth < 0)
+    fail("--curriculum-start-ratio and --curriculum-ratio-growth must not be negative");
+  if (schedule.start_percentile < 0 || schedule.start_percentile > 100 ||
+      schedule.start_percentile + schedule.percentile_growth > 100 ||
+      schedule.start_percentile + schedule.percentile_growth < 0)
+    fail(
+        "--curriculum-start-percentile, and it plus --curriculum-percentile-growth, must lie in "
+        "[0, 100]");
+}
+
+void RunOptions::validate() const {
+  if (store.empty()) fail("--store: a graph store is required");
+  if (prefetch_depth < 1) fail("--prefetch-depth must be at least 1");
+  if (threads < 0) fail("--threads must not be negative");
+  if (precision != "32" && precision != "bf16-mixed" && precision != "16-mixed")
+    fail("--precision must be 32, bf16-mixed or 16-mixed, not '" + precision + "'");
+  const bool cuda = device.rfind("cuda", 0) == 0;
+  if (!cuda && device != "cpu") fail("--device must be cpu, cuda or cuda:N, not '" + device + "'");
+  if (precision == "16-mixed" && !cuda)
+    fail("--precision 16-mixed needs --device cuda (use bf16-mixed on CPU)");
+}
+
+void validate(const TrainingConfig& config) {
+  config.run.validate();
+  config.optimisation.validate();
+  config.memory.validate();
+  if (config.stage == Stage::kEvaluation) return;
+  config.model.validate();
+  config.distillation.validate();
+  config.curriculum.validate();
+  if (config.distillation.enabled && config.model.size != models::ModelSize::kStudent)
     fail("--use-kd trains a student: use --preset MODEL,student");
   const bool autoencoder_stage = config.stage == Stage::kAutoencoder;
-  const auto role = model_family(config.model).role();
+  const auto role = model_family(config.model.family).role();
   if (autoencoder_stage && role != FamilyRole::kAutoencoder)
     fail("stage autoencoder trains the vgae: use --preset vgae,SIZE");
   if (!autoencoder_stage && role != FamilyRole::kClassifier)
     fail("stage " + to_string(config.stage) + " trains a graph classifier (gat or gcn), not '" +
-         config.model + "': use --preset gat,SIZE");
+         config.model.family + "': use --preset gat,SIZE");
 }
 
 namespace {
@@ -117,53 +171,53 @@ nlohmann::json optional_json(const std::optional<T>& value) {
 
 void to_json(nlohmann::json& json, const TrainingConfig& c) {
   nlohmann::json models_json = nlohmann::json::array();
-  for (const auto& m : c.models) models_json.push_back(m.string());
+  for (const auto& m : c.evaluation.models) models_json.push_back(m.string());
   json = {
       {"stage", to_string(c.stage)},
-      {"model", c.model},
-      {"size", models::to_string(c.size)},
-      {"store", c.store.string()},
+      {"model", c.model.family},
+      {"size", models::to_string(c.model.size)},
+      {"store", c.run.store.string()},
       {"dataset", dataset_name(c)},
-      {"runs_dir", c.runs_dir.string()},
-      {"hidden", optional_json(c.hidden)},
-      {"layers", optional_json(c.layers)},
-      {"heads", optional_json(c.heads)},
-      {"embedding_dim", optional_json(c.embedding_dim)},
-      {"fc_layers", optional_json(c.fc_layers)},
-      {"latent", optional_json(c.latent)},
-      {"vgae_hidden", c.vgae_hidden},
-      {"dropout", optional_json(c.dropout)},
-      {"gradient_checkpointing", c.gradient_checkpointing},
+      {"runs_dir", c.run.runs_dir.string()},
+      {"hidden", optional_json(c.model.hidden)},
+      {"layers", optional_json(c.model.layers)},
+      {"heads", optional_json(c.model.heads)},
+      {"embedding_dim", optional_json(c.model.embedding_dim)},
+      {"fc_layers", optional_json(c.model.fc_layers)},
+      {"latent", optional_json(c.model.latent)},
+      {"vgae_hidden", c.model.vgae_hidden},
+      {"dropout", optional_json(c.model.dropout)},
+      {"gradient_checkpointing", c.model.gradient_checkpointing},
       {"learning_rate", effective_learning_rate(c)},
-      {"weight_decay", c.weight_decay},
-      {"gradient_clip", c.gradient_clip},
-      {"batch_size", c.batch_size},
-      {"eval_batch_size", c.eval_batch_size},
-      {"max_epochs", c.max_epochs},
-      {"patience", c.patience},
-      {"seed", c.seed},
-      {"device", c.device},
-      {"precision", c.precision},
-      {"threads", c.threads},
-      {"memory_budget", c.memory_budget},
-      {"host_memory_budget", c.host_memory_budget},
-      {"target_utilization", c.target_utilization},
-      {"pack_batches", c.pack_batches},
-      {"clear_cache_every_n", c.clear_cache_every_n},
-      {"step_metrics_every", c.step_metrics_every},
-      {"prefetch_depth", c.prefetch_depth},
-      {"use_kd", c.use_kd},
-      {"teacher_path", c.teacher_path.string()},
-      {"kd_temperature", c.kd_temperature},
-      {"kd_alpha", c.kd_alpha},
-      {"use_teacher_cache", c.use_teacher_cache},
-      {"offload_teacher_to_cpu", c.offload_teacher_to_cpu},
-      {"autoencoder_path", c.autoencoder_path.string()},
+      {"weight_decay", c.optimisation.weight_decay},
+      {"gradient_clip", c.optimisation.gradient_clip},
+      {"batch_size", c.optimisation.batch_size},
+      {"eval_batch_size", c.optimisation.eval_batch_size},
+      {"max_epochs", c.optimisation.max_epochs},
+      {"patience", c.optimisation.patience},
+      {"seed", c.run.seed},
+      {"device", c.run.device},
+      {"precision", c.run.precision},
+      {"threads", c.run.threads},
+      {"memory_budget", c.memory.budget},
+      {"host_memory_budget", c.memory.host_budget},
+      {"target_utilization", c.memory.target_utilization},
+      {"pack_batches", c.memory.pack_batches},
+      {"clear_cache_every_n", c.memory.clear_cache_every_n},
+      {"step_metrics_every", c.memory.step_metrics_every},
+      {"prefetch_depth", c.run.prefetch_depth},
+      {"use_kd", c.distillation.enabled},
+      {"teacher_path", c.distillation.teacher_path.string()},
+      {"kd_temperature", c.distillation.temperature},
+      {"kd_alpha", c.distillation.alpha},
+      {"use_teacher_cache", c.distillation.teacher_cache},
+      {"offload_teacher_to_cpu", c.distillation.offload_teacher},
+      {"autoencoder_path", c.curriculum.autoencoder_path.string()},
       {"curriculum",
-       {{"start_ratio", c.curriculum.start_ratio},
-        {"ratio_growth", c.curriculum.ratio_growth},
-        {"start_percentile", c.curriculum.start_percentile},
-        {"percentile_growth", c.curriculum.percentile_growth}}},
+       {{"start_ratio", c.curriculum.schedule.start_ratio},
+        {"ratio_growth", c.curriculum.schedule.ratio_growth},
+        {"start_percentile", c.curriculum.schedule.start_percentile},
+        {"percentile_growth", c.curriculum.schedule.percentile_growth}}},
       {"models", models_json},
   };
 }

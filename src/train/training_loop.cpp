@@ -168,7 +168,7 @@ void apply_memory_budget(const TrainingConfig& config, std::int64_t budget,
   }
   run.log(fmt::format(
       "memory budget {} on {}{}", util::format_byte_size(static_cast<double>(budget)), device.str(),
-      config.memory_budget > 0 ? ""
+      config.memory.budget > 0 ? ""
                                : (device.is_cuda() ? " (default: the device's memory)"
                                                    : " (default: the host's memory limit)")));
 }
@@ -222,25 +222,25 @@ void from_json(const nlohmann::json& json, TrainingOutcome& o) {
   o.best_metrics = json.at("best_metrics");
 }
 
-std::int64_t resolve_memory_budget(const TrainingConfig& config, const c10::Device& device) {
-  if (config.memory_budget > 0) return config.memory_budget;
+std::int64_t resolve_memory_budget(const MemoryOptions& memory, const c10::Device& device) {
+  if (memory.budget > 0) return memory.budget;
   if (device.is_cuda())
     return static_cast<std::int64_t>(
         at::cuda::getDeviceProperties(std::max<int>(0, device.index()))->totalGlobalMem);
   return memory::host_memory_limit_bytes();
 }
 
-c10::Device training_device(const TrainingConfig& config) {
-  const c10::Device device(config.device);
+c10::Device training_device(const RunOptions& run) {
+  const c10::Device device(run.device);
   if (device.is_cuda() && !torch::cuda::is_available())
-    throw std::runtime_error("--device " + config.device +
+    throw std::runtime_error("--device " + run.device +
                              ": no CUDA device is available on this machine (use --device cpu)");
   return device;
 }
 
-void apply_thread_count(const TrainingConfig& config) {
-  const int threads = config.threads > 0
-                          ? config.threads
+void apply_thread_count(const RunOptions& run) {
+  const int threads = run.threads > 0
+                          ? run.threads
                           : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   torch::set_num_threads(threads);
 }
@@ -306,13 +306,13 @@ class EpochLoop {
       : config_(config),
         run_(run),
         task_(task),
-        device_(training_device(config)),
+        device_(training_device(config.run)),
         cuda_index_(device_.is_cuda() ? std::max<int>(0, device_.index()) : -1),
-        precision_(parse_precision(config.precision)),
+        precision_(parse_precision(config.run.precision)),
         budget_(budget),
         parameters_((move_to_device(task, device_), trained_parameters(task))),
         optimizer_(parameters_, torch::optim::AdamOptions(effective_learning_rate(config))
-                                    .weight_decay(config.weight_decay)),
+                                    .weight_decay(config.optimisation.weight_decay)),
         step_(*task.store, parameters_, optimizer_, task.loss, step_settings()),
         file_sink_(run) {
     step_.set_gradient_hook(hooks.after_backward);
@@ -329,7 +329,7 @@ class EpochLoop {
       run_.log(fmt::format("resuming {} after epoch {}", run_.path().string(), state_.epochs_done));
     } else {
       run_.clear();
-      torch::manual_seed(config_.seed);
+      torch::manual_seed(config_.run.seed);
     }
   }
 
@@ -338,8 +338,10 @@ class EpochLoop {
     const auto start = Clock::now();
     double step_seconds = 0;
     std::int64_t trained_graphs = 0;
-    for (std::int64_t epoch = state_.epochs_done; epoch < config_.max_epochs; ++epoch) {
-      if (state_.bad_epochs >= config_.patience) {  // resumed after the early-stopping epoch
+    for (std::int64_t epoch = state_.epochs_done; epoch < config_.optimisation.max_epochs;
+         ++epoch) {
+      if (state_.bad_epochs >=
+          config_.optimisation.patience) {  // resumed after the early-stopping epoch
         outcome.early_stopped = true;
         break;
       }
@@ -350,10 +352,10 @@ class EpochLoop {
       trained_graphs += static_cast<std::int64_t>(stats.graphs);
       outcome.batch_wait_seconds += stats.wait_seconds;
       finish_epoch(epoch, stats, epoch_start);
-      if (state_.bad_epochs >= config_.patience) {
+      if (state_.bad_epochs >= config_.optimisation.patience) {
         outcome.early_stopped = true;
-        run_.log(
-            fmt::format("early stop: no better validation loss for {} epochs", config_.patience));
+        run_.log(fmt::format("early stop: no better validation loss for {} epochs",
+                             config_.optimisation.patience));
         break;
       }
     }
@@ -377,7 +379,7 @@ class EpochLoop {
     StepSettings settings;
     settings.device = device_;
     settings.precision = precision_;
-    settings.gradient_clip = config_.gradient_clip;
+    settings.gradient_clip = config_.optimisation.gradient_clip;
     settings.loss_reduction = task_.loss_reduction;
     return settings;
   }
@@ -415,9 +417,9 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
   loader::CollateOptions collate_options;
   collate_options.pin_memory = cuda;
   loader::BatchPrefetcher prefetcher(*task_.store, std::move(plan.batches), collate_options,
-                                     static_cast<std::size_t>(config_.prefetch_depth));
-  util::ProgressBar bar(fmt::format("epoch {}/{}", epoch + 1, config_.max_epochs), stats.graphs,
-                        "graphs", config_.progress ? -1 : 0);
+                                     static_cast<std::size_t>(config_.run.prefetch_depth));
+  util::ProgressBar bar(fmt::format("epoch {}/{}", epoch + 1, config_.optimisation.max_epochs),
+                        stats.graphs, "graphs", config_.run.progress ? -1 : 0);
   set_training_mode(task_, true);
   auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
   std::int64_t done_graphs = 0;
@@ -436,9 +438,11 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
     ++stats.steps;
     done_graphs += graphs;
     bar.advance(static_cast<std::uint64_t>(graphs), static_cast<std::uint64_t>(graphs));
-    if (cuda && config_.clear_cache_every_n > 0 && stats.steps % config_.clear_cache_every_n == 0)
+    if (cuda && config_.memory.clear_cache_every_n > 0 &&
+        stats.steps % config_.memory.clear_cache_every_n == 0)
       c10::cuda::CUDACachingAllocator::emptyCache();
-    if (config_.step_metrics_every > 0 && stats.steps % config_.step_metrics_every == 0)
+    if (config_.memory.step_metrics_every > 0 &&
+        stats.steps % config_.memory.step_metrics_every == 0)
       emit(step_memory_line(epoch, stats.steps, graphs, stats.oom_events, budget_, cuda_index_));
     if (!cuda || stats.steps % 20 == 0)
       bar.set_status(
@@ -510,8 +514,9 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
   run_.log(fmt::format(
       "epoch {:>3}/{}  train loss {:.5f}  val loss {:.5f}{}  {:.0f} graphs/s  wait {:.3f}s  "
       "peak {:.1f} MiB",
-      epoch + 1, config_.max_epochs, stats.train_loss, validation.loss, improved ? " *" : "",
-      graphs_per_second, stats.wait_seconds, static_cast<double>(epoch_peak) / (1 << 20)));
+      epoch + 1, config_.optimisation.max_epochs, stats.train_loss, validation.loss,
+      improved ? " *" : "", graphs_per_second, stats.wait_seconds,
+      static_cast<double>(epoch_peak) / (1 << 20)));
   if (util::process_role().writes()) save_state(run_, task_, optimizer_, state_, cuda);
 }
 
@@ -520,7 +525,7 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
 std::optional<TrainingOutcome> finished_run(const TrainingConfig& config, RunDirectory& run,
                                             const nlohmann::json& previous,
                                             const nlohmann::json& semantic) {
-  if (previous.is_null() || !config.resume) return std::nullopt;
+  if (previous.is_null() || !config.run.resume) return std::nullopt;
   const auto diff = differing_keys(previous.value("semantic", nlohmann::json::object()), semantic);
   if (!diff.empty())
     throw std::runtime_error(fmt::format(
@@ -540,7 +545,7 @@ std::optional<TrainingOutcome> finished_run(const TrainingConfig& config, RunDir
 
 TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, TrainingTask& task,
                              const LoopHooks& hooks) {
-  const auto device = training_device(config);
+  const auto device = training_device(config.run);
   const auto semantic = semantic_config(config);
   const auto previous = run.read_config();
   if (auto finished = finished_run(config, run, previous, semantic)) return *finished;
@@ -548,13 +553,13 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
   // Measuring comes before the budget is applied (a probe may need more than a packed batch will)
   // and before the first epoch resets the peak counters.
   if (task.prepare) task.prepare();
-  const auto budget = resolve_memory_budget(config, device);
+  const auto budget = resolve_memory_budget(config.memory, device);
   apply_memory_budget(config, budget, device, run);
 
   EpochLoop loop(config, run, task, hooks, budget);
   TrainingOutcome outcome;
   loop.start(
-      config.resume && std::filesystem::exists(run.state_checkpoint()) && !previous.is_null(),
+      config.run.resume && std::filesystem::exists(run.state_checkpoint()) && !previous.is_null(),
       outcome);
   nlohmann::json config_json = config;
   run.write_config({{"config", config_json}, {"semantic", semantic}});

@@ -41,22 +41,22 @@ std::int64_t parameter_count(const torch::nn::Module& module) {
 // The teacher of a distilled student, by how the run would hold it.
 memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
                                  const store::GraphStore& store, std::int64_t num_ids) {
-  if (!config.use_kd) return {"none"};
+  if (!config.distillation.enabled) return {"none"};
   memory::TeacherCost cost;
   std::int64_t latent = 0;
   std::int64_t in_features = 0;
   // The teacher's own configuration: from its checkpoint, else the family's teacher preset.
-  const auto& family = train::model_family(config.model);
+  const auto& family = train::model_family(config.model.family);
   nlohmann::json teacher_config;
-  if (!config.teacher_path.empty()) {
-    teacher_config =
-        train::read_checkpoint_info(train::resolve_checkpoint_path(config.teacher_path))
-            .model_config;
+  if (!config.distillation.teacher_path.empty()) {
+    teacher_config = train::read_checkpoint_info(
+                         train::resolve_checkpoint_path(config.distillation.teacher_path))
+                         .model_config;
   } else {
     train::TrainingConfig teacher;  // the preset, without the student's overrides
-    teacher.model = config.model;
-    teacher.size = models::ModelSize::kTeacher;
-    teacher_config = family.resolve_config(teacher, num_ids);
+    teacher.model.family = config.model.family;
+    teacher.model.size = models::ModelSize::kTeacher;
+    teacher_config = family.resolve_config(teacher.model, num_ids);
   }
   cost.parameters = parameter_count(*family.build(teacher_config));
   if (family.role() == train::FamilyRole::kAutoencoder) {
@@ -64,14 +64,14 @@ memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
     in_features = teacher_config.at("in_features").get<std::int64_t>();
   }
   const double parameter_bytes = 4.0 * static_cast<double>(cost.parameters);
-  if (config.use_teacher_cache) {
+  if (config.distillation.teacher_cache) {
     cost.mode = "cache";
     // float32 logits per graph (classifiers), or latent and reconstruction per node (VGAE).
     cost.host_bytes = family.role() == train::FamilyRole::kClassifier
                           ? 2.0 * 4.0 * static_cast<double>(store.num_graphs())
                           : 4.0 * static_cast<double>(latent + in_features - 1) *
                                 static_cast<double>(store.metadata().num_nodes);
-  } else if (config.offload_teacher_to_cpu && train::training_device(config).is_cuda()) {
+  } else if (config.distillation.offload_teacher && train::training_device(config.run).is_cuda()) {
     cost.mode = "offloaded";
     cost.device_bytes = parameter_bytes;
     cost.host_bytes = parameter_bytes;
@@ -103,22 +103,22 @@ void add_plan_command(CLI::App& app) {
       "         headroom plan --store stores/hcrl_sa --preset gat,teacher --mode static");
   command->callback([flags, json, mode] {
     auto config = flags->resolve(train::Stage::kNormal);
-    train::apply_thread_count(config);
-    const auto device = train::training_device(config);
-    const auto store = store::GraphStore::open(config.store);
+    train::apply_thread_count(config.run);
+    const auto device = train::training_device(config.run);
+    const auto store = store::GraphStore::open(config.run.store);
     const auto num_ids = static_cast<std::int64_t>(store.metadata().vocabulary.size()) + 1;
-    const auto& family = train::model_family(config.model);
-    const train::ModelSpec model{config.model, family.resolve_config(config, num_ids)};
+    const auto& family = train::model_family(config.model.family);
+    const train::ModelSpec model{config.model.family, family.resolve_config(config.model, num_ids)};
     const auto parameters = parameter_count(*family.build(model.config));
-    std::string name = models::to_string(config.size) + " " + config.model;
-    name += fmt::format(", {}, precision {}, checkpointing {}", device.str(), config.precision,
-                        config.gradient_checkpointing ? "on" : "off");
+    std::string name = models::to_string(config.model.size) + " " + config.model.family;
+    name += fmt::format(", {}, precision {}, checkpointing {}", device.str(), config.run.precision,
+                        config.model.gradient_checkpointing ? "on" : "off");
     train::MeasuredPeak measured;
     if (*mode == "static") {
       const auto estimate = family.static_estimate(
-          model.config, train::parse_precision(config.precision) != train::Precision::kFloat32);
+          model.config, train::parse_precision(config.run.precision) != train::Precision::kFloat32);
       if (!estimate)
-        throw std::runtime_error("model " + config.model +
+        throw std::runtime_error("model " + config.model.family +
                                  " has no static estimate; use --mode measured");
       measured.fit = *estimate;
       name += ", static estimate";
@@ -126,11 +126,11 @@ void add_plan_command(CLI::App& app) {
       measured = train::measure_step_peak(config, store, model);
     }
     const auto& fit = measured.fit;
-    const auto budget = static_cast<double>(train::resolve_memory_budget(config, device));
+    const auto budget = static_cast<double>(train::resolve_memory_budget(config.memory, device));
     const auto plan = memory::make_memory_plan(
         fit, name, parameters, static_cast<std::int64_t>(store.metadata().node_feature_count),
-        quantile_graph(store, 0.5), quantile_graph(store, 0.95), budget, config.target_utilization,
-        teacher_cost(config, store, num_ids));
+        quantile_graph(store, 0.5), quantile_graph(store, 0.95), budget,
+        config.memory.target_utilization, teacher_cost(config, store, num_ids));
     if (*json) {
       auto out = nlohmann::json(plan);
       out["mode"] = *mode;

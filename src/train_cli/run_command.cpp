@@ -70,16 +70,16 @@ void add_run_command(CLI::App& app) {
     auto options = state->flags.resolve();
     options.overwrite = true;  // the main job rebuilds its own store (and only a store) every run
     auto config = state->training.resolve(train::Stage::kAutoencoder);
-    config.store = store;
+    config.run.store = store;
     // Checked before anything is written: no output may be, hold or lie inside an input.
     util::require_disjoint(store, "the store (--store)", dataset, "the dataset");
-    const auto runs = config.runs_dir / train::dataset_name(config);
+    const auto runs = config.run.runs_dir / train::dataset_name(config);
     util::require_disjoint(runs, "the run directories (--runs-dir)", dataset, "the dataset");
     util::require_disjoint(runs, "the run directories (--runs-dir)", store, "the store");
     preprocess_and_summarize(dataset, store, options);
 
-    config.seed = options.seed;
-    config.threads = static_cast<int>(options.threads);
+    config.run.seed = options.seed;
+    config.run.threads = static_cast<int>(options.threads);
     const auto result = train::run_pipeline(config);
     fmt::print("\n{}", train::render_pipeline_summary(result));
   });

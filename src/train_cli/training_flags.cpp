@@ -27,7 +27,7 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
   if (with_preset)
     command.add_option("--preset", preset, "MODEL,SIZE: gat, gcn or vgae; teacher or student")
         ->capture_default_str();
-  command.add_option("--dataset", c.dataset, "Run-directory name (default: the store's name)")
+  command.add_option("--dataset", c.run.dataset, "Run-directory name (default: the store's name)")
       ->group(system);
   command.add_option("--runs-dir", runs_dir, "Root of run directories")
       ->capture_default_str()
@@ -58,12 +58,12 @@ void TrainingFlags::add_model_flags(CLI::App& command) {
   overrides["fc_layers"] =
       command.add_option("--fc-layers", fc_layers, "GAT fully connected layers")->group(model);
   overrides["latent"] = command.add_option("--latent", latent, "VGAE latent size")->group(model);
-  command.add_option("--vgae-hidden", c.vgae_hidden, "VGAE encoder widths (comma-separated)")
+  command.add_option("--vgae-hidden", c.model.vgae_hidden, "VGAE encoder widths (comma-separated)")
       ->delimiter(',')
       ->group(model);
   overrides["dropout"] = command.add_option("--dropout", dropout, "Dropout rate")->group(model);
   command
-      .add_option("--gradient-checkpointing", c.gradient_checkpointing,
+      .add_option("--gradient-checkpointing", c.model.gradient_checkpointing,
                   "Recompute each GAT layer in the backward pass (true/false)")
       ->capture_default_str()
       ->group(model);
@@ -73,32 +73,36 @@ void TrainingFlags::add_optimisation_flags(CLI::App& command, bool shares_prepro
   auto& c = config;
   const std::string optim = kOptimisationGroup;
   command
-      .add_option("--learning-rate", c.learning_rate,
+      .add_option("--learning-rate", c.optimisation.learning_rate,
                   "Adam learning rate (0: 0.002 VGAE, 0.003 GAT teacher, 0.001 GAT student)")
       ->capture_default_str()
       ->group(optim);
-  command.add_option("--weight-decay", c.weight_decay, "Adam weight decay")
-      ->capture_default_str()
-      ->group(optim);
-  command.add_option("--gradient-clip", c.gradient_clip, "Max gradient L2 norm (0: off)")
-      ->capture_default_str()
-      ->group(optim);
-  command.add_option("--batch-size", c.batch_size, "Graphs per training batch")
+  command.add_option("--weight-decay", c.optimisation.weight_decay, "Adam weight decay")
       ->capture_default_str()
       ->group(optim);
   command
-      .add_option("--eval-batch-size", c.eval_batch_size,
+      .add_option("--gradient-clip", c.optimisation.gradient_clip, "Max gradient L2 norm (0: off)")
+      ->capture_default_str()
+      ->group(optim);
+  command.add_option("--batch-size", c.optimisation.batch_size, "Graphs per training batch")
+      ->capture_default_str()
+      ->group(optim);
+  command
+      .add_option("--eval-batch-size", c.optimisation.eval_batch_size,
                   "Graphs per validation, evaluation and difficulty batch")
       ->capture_default_str()
       ->group(optim);
-  command.add_option("--max-epochs", c.max_epochs, "Epochs at most")
+  command.add_option("--max-epochs", c.optimisation.max_epochs, "Epochs at most")
       ->capture_default_str()
       ->group(optim);
-  command.add_option("--patience", c.patience, "Early stopping: epochs without improvement")
+  command
+      .add_option("--patience", c.optimisation.patience,
+                  "Early stopping: epochs without improvement")
       ->capture_default_str()
       ->group(optim);
   if (!shares_preprocess_flags)
-    command.add_option("--seed", c.seed, "Seed of initialisation, shuffling, dropout, sampling")
+    command
+        .add_option("--seed", c.run.seed, "Seed of initialisation, shuffling, dropout, sampling")
         ->capture_default_str()
         ->group(optim);
 }
@@ -106,25 +110,25 @@ void TrainingFlags::add_optimisation_flags(CLI::App& command, bool shares_prepro
 void TrainingFlags::add_run_flags(CLI::App& command, bool shares_preprocess_flags) {
   auto& c = config;
   const std::string system = kRunGroup;
-  command.add_option("--device", c.device, "cpu, cuda or cuda:N")
+  command.add_option("--device", c.run.device, "cpu, cuda or cuda:N")
       ->capture_default_str()
       ->group(system);
-  command.add_option("--precision", c.precision, "32, bf16-mixed or 16-mixed (CUDA)")
+  command.add_option("--precision", c.run.precision, "32, bf16-mixed or 16-mixed (CUDA)")
       ->check(CLI::IsMember({"32", "bf16-mixed", "16-mixed"}))
       ->capture_default_str()
       ->group(system);
   if (!shares_preprocess_flags)
-    command.add_option("--threads", c.threads, "CPU threads for LibTorch (0: all cores)")
+    command.add_option("--threads", c.run.threads, "CPU threads for LibTorch (0: all cores)")
         ->capture_default_str()
         ->group(system);
-  command.add_option("--prefetch-depth", c.prefetch_depth, "Batches collated ahead")
+  command.add_option("--prefetch-depth", c.run.prefetch_depth, "Batches collated ahead")
       ->capture_default_str()
       ->group(system);
-  command.add_option("--progress", c.progress, "Progress bar on a terminal (true/false)")
+  command.add_option("--progress", c.run.progress, "Progress bar on a terminal (true/false)")
       ->capture_default_str()
       ->group(system);
   command
-      .add_option("--resume", c.resume,
+      .add_option("--resume", c.run.resume,
                   "Continue an interrupted run in its run directory (false: start over)")
       ->capture_default_str()
       ->group(system);
@@ -142,23 +146,23 @@ void TrainingFlags::add_memory_flags(CLI::App& command) {
                   "Host RAM for training (default: physical RAM)")
       ->group(memory);
   command
-      .add_option("--target-utilization,--safety-factor", c.target_utilization,
+      .add_option("--target-utilization,--safety-factor", c.memory.target_utilization,
                   "Share of the budget to fill")
       ->capture_default_str()
       ->group(memory);
   command
-      .add_option("--pack-batches", c.pack_batches,
+      .add_option("--pack-batches", c.memory.pack_batches,
                   "With --memory-budget: size batches by measured bytes (false: --batch-size "
                   "graphs, the OOM guard splits what does not fit)")
       ->capture_default_str()
       ->group(memory);
   command
-      .add_option("--clear-cache-every-n", c.clear_cache_every_n,
+      .add_option("--clear-cache-every-n", c.memory.clear_cache_every_n,
                   "CUDA: release cached blocks every N steps (0: never; each release syncs)")
       ->capture_default_str()
       ->group(memory);
   command
-      .add_option("--step-metrics-every", c.step_metrics_every,
+      .add_option("--step-metrics-every", c.memory.step_metrics_every,
                   "Write a memory sample to metrics.jsonl every N steps (0: off)")
       ->capture_default_str()
       ->group(memory);
@@ -167,24 +171,26 @@ void TrainingFlags::add_memory_flags(CLI::App& command) {
 void TrainingFlags::add_distillation_flags(CLI::App& command) {
   auto& c = config;
   const std::string kd = kDistillationGroup;
-  command.add_option("--use-kd", c.use_kd, "Train a student by distillation (true/false)")
+  command
+      .add_option("--use-kd", c.distillation.enabled,
+                  "Train a student by distillation (true/false)")
       ->capture_default_str()
       ->group(kd);
   command.add_option("--teacher-path", teacher_path, "Teacher's best.pt or run directory")
       ->group(kd);
-  command.add_option("--kd-temperature", c.kd_temperature, "Softmax temperature T")
+  command.add_option("--kd-temperature", c.distillation.temperature, "Softmax temperature T")
       ->capture_default_str()
       ->group(kd);
-  command.add_option("--kd-alpha", c.kd_alpha, "Weight of the distillation term")
+  command.add_option("--kd-alpha", c.distillation.alpha, "Weight of the distillation term")
       ->capture_default_str()
       ->group(kd);
   command
-      .add_option("--use-teacher-cache", c.use_teacher_cache,
+      .add_option("--use-teacher-cache", c.distillation.teacher_cache,
                   "Compute the frozen teacher's outputs once into a memory-mapped cache")
       ->capture_default_str()
       ->group(kd);
   command
-      .add_option("--offload-teacher-to-cpu", c.offload_teacher_to_cpu,
+      .add_option("--offload-teacher-to-cpu", c.distillation.offload_teacher,
                   "Without the cache, on CUDA: keep the teacher in pinned host memory")
       ->capture_default_str()
       ->group(kd);
@@ -198,22 +204,22 @@ void TrainingFlags::add_curriculum_flags(CLI::App& command) {
                   "VGAE scoring difficulty (default: this size's autoencoder run)")
       ->group(curriculum);
   command
-      .add_option("--curriculum-start-ratio", c.curriculum.start_ratio,
+      .add_option("--curriculum-start-ratio", c.curriculum.schedule.start_ratio,
                   "Normals per attack graph at the start")
       ->capture_default_str()
       ->group(curriculum);
   command
-      .add_option("--curriculum-ratio-growth", c.curriculum.ratio_growth,
+      .add_option("--curriculum-ratio-growth", c.curriculum.schedule.ratio_growth,
                   "Added to the ratio by the last epoch")
       ->capture_default_str()
       ->group(curriculum);
   command
-      .add_option("--curriculum-start-percentile", c.curriculum.start_percentile,
+      .add_option("--curriculum-start-percentile", c.curriculum.schedule.start_percentile,
                   "Hardness percentile at the start")
       ->capture_default_str()
       ->group(curriculum);
   command
-      .add_option("--curriculum-percentile-growth", c.curriculum.percentile_growth,
+      .add_option("--curriculum-percentile-growth", c.curriculum.schedule.percentile_growth,
                   "Added to the percentile by the last epoch")
       ->capture_default_str()
       ->group(curriculum);
@@ -226,26 +232,26 @@ train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {
   if (comma == std::string::npos)
     throw std::invalid_argument("--preset must be MODEL,SIZE (e.g. gat,teacher), not '" + preset +
                                 "'");
-  c.model = std::string(train::model_family(preset.substr(0, comma)).name());
-  c.size = models::parse_model_size(preset.substr(comma + 1));
-  c.store = store;
-  c.runs_dir = runs_dir;
-  c.teacher_path = teacher_path;
-  c.autoencoder_path = autoencoder_path;
-  c.models.assign(models.begin(), models.end());
-  if (!memory_budget.empty()) c.memory_budget = util::parse_byte_size(memory_budget);
-  if (!host_memory_budget.empty()) c.host_memory_budget = util::parse_byte_size(host_memory_budget);
+  c.model.family = std::string(train::model_family(preset.substr(0, comma)).name());
+  c.model.size = models::parse_model_size(preset.substr(comma + 1));
+  c.run.store = store;
+  c.run.runs_dir = runs_dir;
+  c.distillation.teacher_path = teacher_path;
+  c.curriculum.autoencoder_path = autoencoder_path;
+  c.evaluation.models.assign(models.begin(), models.end());
+  if (!memory_budget.empty()) c.memory.budget = util::parse_byte_size(memory_budget);
+  if (!host_memory_budget.empty()) c.memory.host_budget = util::parse_byte_size(host_memory_budget);
   auto given = [this](const char* name) {
     const auto it = overrides.find(name);
     return it != overrides.end() && it->second->count() > 0;
   };
-  if (given("hidden")) c.hidden = hidden;
-  if (given("layers")) c.layers = layers;
-  if (given("heads")) c.heads = heads;
-  if (given("embedding_dim")) c.embedding_dim = embedding_dim;
-  if (given("fc_layers")) c.fc_layers = fc_layers;
-  if (given("latent")) c.latent = latent;
-  if (given("dropout")) c.dropout = dropout;
+  if (given("hidden")) c.model.hidden = hidden;
+  if (given("layers")) c.model.layers = layers;
+  if (given("heads")) c.model.heads = heads;
+  if (given("embedding_dim")) c.model.embedding_dim = embedding_dim;
+  if (given("fc_layers")) c.model.fc_layers = fc_layers;
+  if (given("latent")) c.model.latent = latent;
+  if (given("dropout")) c.model.dropout = dropout;
   return c;
 }
 

@@ -37,22 +37,22 @@ TEST(ModelFamilyRegistry, ListsEveryFamilyAndNamesUnknownOnes) {
 
 TEST(ModelFamilyRegistry, FamiliesResolveTheirPresetsAndOverrides) {
   TrainingConfig config;
-  config.model = "gcn";
-  config.size = models::ModelSize::kStudent;
-  auto json = model_family("gcn").resolve_config(config, 50);
+  config.model.family = "gcn";
+  config.model.size = models::ModelSize::kStudent;
+  auto json = model_family("gcn").resolve_config(config.model, 50);
   EXPECT_EQ(json.at("hidden"), 32);
   EXPECT_EQ(json.at("layers"), 2);
   EXPECT_EQ(json.at("num_ids"), 50);
-  config.hidden = 8;
-  json = model_family("gcn").resolve_config(config, 50);
+  config.model.hidden = 8;
+  json = model_family("gcn").resolve_config(config.model, 50);
   EXPECT_EQ(json.at("hidden"), 8);
   // The GAT family's configuration is the one the stages have always built.
-  config.model = "gat";
-  EXPECT_EQ(model_family("gat").resolve_config(config, 50),
-            nlohmann::json(resolve_gat_config(config, 50)));
+  config.model.family = "gat";
+  EXPECT_EQ(model_family("gat").resolve_config(config.model, 50),
+            nlohmann::json(resolve_gat_config(config.model, 50)));
   EXPECT_FALSE(model_family("gcn").static_estimate(json, false).has_value());
   EXPECT_TRUE(model_family("gat")
-                  .static_estimate(model_family("gat").resolve_config(config, 50), false)
+                  .static_estimate(model_family("gat").resolve_config(config.model, 50), false)
                   .has_value());
 }
 
@@ -88,9 +88,9 @@ TEST(GcnFamilyTest, CheckpointRoundTripRebuildsTheSameClassifier) {
   testing::TempDir dir;
   torch::manual_seed(1);
   TrainingConfig config;
-  config.model = "gcn";
+  config.model.family = "gcn";
   const auto& family = classifier_family("gcn");
-  const auto json = family.resolve_config(config, 20);
+  const auto json = family.resolve_config(config.model, 20);
   auto model = family.build_classifier(json);
   model->eval();
   CheckpointInfo info;
@@ -175,13 +175,13 @@ TEST(GcnFamilyTest, TrainsThroughTheNormalStageAndIsEvaluated) {
 
 TEST(GcnFamilyTest, AutoencoderStageRefusesAClassifierFamily) {
   TrainingConfig config;
-  config.store = "x";
+  config.run.store = "x";
   config.stage = Stage::kAutoencoder;
-  config.model = "gcn";
+  config.model.family = "gcn";
   EXPECT_THROW(validate(config), std::invalid_argument);
   config.stage = Stage::kNormal;
   EXPECT_NO_THROW(validate(config));
-  config.model = "vgae";
+  config.model.family = "vgae";
   EXPECT_THROW(validate(config), std::invalid_argument);
 }
 

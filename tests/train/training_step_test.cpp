@@ -116,15 +116,15 @@ class RecordingSink final : public MetricsSink {
 TrainingConfig small_normal_stage(const std::filesystem::path& store,
                                   const std::filesystem::path& runs) {
   TrainingConfig config;
-  config.store = store;
-  config.runs_dir = runs;
-  config.model = "gat";
-  config.size = models::ModelSize::kStudent;
-  config.max_epochs = 2;
-  config.batch_size = 128;
-  config.threads = 1;
-  config.progress = false;
-  config.step_metrics_every = 1;
+  config.run.store = store;
+  config.run.runs_dir = runs;
+  config.model.family = "gat";
+  config.model.size = models::ModelSize::kStudent;
+  config.optimisation.max_epochs = 2;
+  config.optimisation.batch_size = 128;
+  config.run.threads = 1;
+  config.run.progress = false;
+  config.memory.step_metrics_every = 1;
   return config;
 }
 

@@ -3,6 +3,9 @@
 // teacher VGAE: its latent (through a jointly trained linear projection) and its reconstruction.
 #pragma once
 
+#include <memory>
+
+#include "headroom/train/prepared_stage_step.hpp"
 #include "headroom/train/stage_result.hpp"
 #include "headroom/train/training_config.hpp"
 #include "headroom/train/training_loop.hpp"
@@ -11,5 +14,8 @@ namespace headroom::train {
 
 // `hooks` reach into its epoch loop (training_loop.hpp): extra metrics sinks, the gradient hook.
 StageResult run_autoencoder_stage(const TrainingConfig& config, const LoopHooks& hooks = {});
+
+// The stage's step prepared but not trained (prepared_stage_step.hpp).
+std::unique_ptr<PreparedStageStep> prepare_autoencoder_step(const TrainingConfig& config);
 
 }  // namespace headroom::train

@@ -69,9 +69,9 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
 MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
                                const memory::ProbeModelConfig& model);
 
-// Packing by bytes unless config.pack_batches is false (logged in `run`). `reserved_bytes`: device
-// memory held through training outside the step the fit measures (a distillation teacher kept in
-// memory); it comes out of the packing budget.
+// Packing by bytes unless config.memory.pack_batches is false (logged in `run`). `reserved_bytes`:
+// device memory held through training outside the step the fit measures (a distillation teacher
+// kept in memory); it comes out of the packing budget.
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphStore& store,
                               const ModelSpec& model, const StageStep& step, RunDirectory& run,
                               double reserved_bytes = 0);

@@ -5,6 +5,9 @@
 // learns from a frozen classifier teacher's softened logits.
 #pragma once
 
+#include <memory>
+
+#include "headroom/train/prepared_stage_step.hpp"
 #include "headroom/train/stage_result.hpp"
 #include "headroom/train/training_config.hpp"
 #include "headroom/train/training_loop.hpp"
@@ -13,5 +16,8 @@ namespace headroom::train {
 
 // `hooks` reach into its epoch loop (training_loop.hpp): extra metrics sinks, the gradient hook.
 StageResult run_classifier_stage(const TrainingConfig& config, const LoopHooks& hooks = {});
+
+// The stage's step prepared but not trained (prepared_stage_step.hpp).
+std::unique_ptr<PreparedStageStep> prepare_classifier_step(const TrainingConfig& config);
 
 }  // namespace headroom::train

@@ -16,8 +16,8 @@ struct EvaluationStageResult {
   std::vector<eval::ModelEvaluation> models;
 };
 
-// Evaluates config.models (run directories or checkpoints); when empty, every GAT run directory
-// under runs/{dataset}/ with a best.pt. Throws std::runtime_error when there is none.
+// Evaluates config.evaluation.models (run directories or checkpoints); when empty, every GAT run
+// directory under runs/{dataset}/ with a best.pt. Throws std::runtime_error when there is none.
 EvaluationStageResult run_evaluation_stage(const TrainingConfig& config);
 
 }  // namespace headroom::train

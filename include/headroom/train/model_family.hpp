@@ -38,9 +38,9 @@ class ModelFamily {
   virtual FamilyRole role() const = 0;
   // The learning rate when --learning-rate is not given.
   virtual double default_learning_rate(models::ModelSize size) const = 0;
-  // The model configuration a stage trains: the preset of config.size for a vocabulary of
+  // The model configuration a stage trains: the preset of config.model.size for a vocabulary of
   // `num_ids` with the command-line overrides that apply to this kind. What best.pt stores.
-  virtual nlohmann::json resolve_config(const TrainingConfig& config,
+  virtual nlohmann::json resolve_config(const ModelOptions& options,
                                         std::int64_t num_ids) const = 0;
   // A fresh module of `model_config` (parameters drawn from torch's global generator). Throws
   // std::invalid_argument for an invalid configuration.

@@ -49,10 +49,10 @@ class OffloadedTeacher {
   std::vector<at::Tensor> host_;     // their pinned host copies, same order
 };
 
-// Whether the teacher is offloaded: config.offload_teacher_to_cpu with the output cache off and a
-// CUDA device. Logs to `run` when the flag is set but does not apply (the cache is on, or the
+// Whether the teacher is offloaded: distillation.offload_teacher with the output cache off
+// and a CUDA device. Logs to `run` when the flag is set but does not apply (the cache is on, or the
 // device is the CPU, where the teacher's weights are in host memory anyway).
-bool teacher_offload_applies(const TrainingConfig& config, const c10::Device& device,
+bool teacher_offload_applies(const DistillationOptions& distillation, const c10::Device& device,
                              RunDirectory& run);
 
 }  // namespace headroom::train

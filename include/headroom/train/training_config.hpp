@@ -1,6 +1,5 @@
-// Everything a training or evaluation stage reads: what to train (preset and model overrides),
-// where (store, run directory, device, precision) and how (optimiser, schedule, distillation,
-// curriculum). Plain data; every field is a command-line flag (docs/configuration.md).
+// The configuration of a training or evaluation stage, as option groups: what to train (model),
+// how (optimisation, memory, distillation, curriculum) and where (run). Plain data.
 #pragma once
 
 #include <cstdint>
@@ -19,16 +18,11 @@ namespace headroom::train {
 enum class Stage { kAutoencoder, kCurriculum, kNormal, kEvaluation };
 std::string to_string(Stage stage);
 
-struct TrainingConfig {
-  Stage stage = Stage::kNormal;
-  std::string model = "gat";  // a model family's name (model_family.hpp): gat, vgae, gcn
+// What to train: a model family, its preset size and overrides of the preset.
+struct ModelOptions {
+  std::string family = "gat";  // a model family's name (model_family.hpp): gat, vgae, gcn
   models::ModelSize size = models::ModelSize::kTeacher;
-
-  std::filesystem::path store;  // graph store to train on (required)
-  std::string dataset;          // run-directory name; default: the store's name
-  std::filesystem::path runs_dir = "runs";
-
-  // Model overrides (unset: the preset's value).
+  // Overrides (unset: the preset's value).
   std::optional<std::int64_t> hidden;  // GAT hidden channels per head
   std::optional<std::int64_t> layers;  // GAT layers
   std::optional<std::int64_t> heads;
@@ -39,55 +33,99 @@ struct TrainingConfig {
   std::optional<double> dropout;
   bool gradient_checkpointing = true;
 
-  // Optimisation.
-  double learning_rate = 0;  // 0: 0.002 (VGAE), 0.003 (GAT teacher), 0.001 (GAT student)
+  // Throws std::invalid_argument naming the flag (unknown family, non-positive sizes, ...).
+  void validate() const;
+};
+
+// How the optimiser steps and for how long.
+struct OptimisationOptions {
+  double learning_rate = 0;  // 0: the family's default for the size (effective_learning_rate)
   double weight_decay = 1e-4;
   double gradient_clip = 1.0;           // max global L2 norm; 0 disables
-  std::int64_t batch_size = 512;        // graphs per training batch
+  std::int64_t batch_size = 512;        // graphs per training batch (a cap when packing by bytes)
   std::int64_t eval_batch_size = 4096;  // graphs per validation/evaluation/difficulty batch
   std::int64_t max_epochs = 50;
   std::int64_t patience = 10;  // epochs without a better validation loss before stopping
-  std::uint64_t seed = 42;
 
-  std::string device = "cpu";    // "cpu", "cuda" or "cuda:N"
-  std::string precision = "32";  // "32", "bf16-mixed" (CPU, CUDA), "16-mixed" (CUDA)
-  int threads = 0;               // intra-op threads on CPU; 0: all cores
-  std::int64_t prefetch_depth = 4;
-  bool progress = true;  // progress bar (drawn only on a terminal)
-  bool resume = true;    // continue an interrupted run in the same directory
+  void validate() const;
+};
 
-  // Memory. Device memory for training, bytes: 0 = the GPU's total memory, or on CPU the physical
-  // RAM. On CPU the counting allocator enforces it (an allocation past it fails like a device
-  // OOM, and the OOM guard splits the batch); on CUDA it caps the caching allocator.
-  std::int64_t memory_budget = 0;
-  std::int64_t host_memory_budget = 0;  // RAM, bytes; 0 = physical RAM (reported, planned)
-  double target_utilization = 0.9;      // share of the budget the planner fills
-  bool pack_batches = true;  // with a budget: pack batches by predicted bytes (batch_sizing.hpp)
+// The memory budget and how batches are planned within it (batch_sizing.hpp).
+struct MemoryOptions {
+  // Device memory for training, bytes: 0 = the GPU's total memory, or on CPU the physical RAM.
+  // On CPU the counting allocator enforces it (an allocation past it fails like a device OOM, and
+  // the OOM guard splits the batch); on CUDA it caps the caching allocator.
+  std::int64_t budget = 0;
+  std::int64_t host_budget = 0;     // RAM, bytes; 0 = physical RAM (reported, planned)
+  double target_utilization = 0.9;  // share of the budget the planner fills
+  bool pack_batches = true;         // with a budget: pack batches by predicted bytes
   // CUDA: release the caching allocator's unused blocks every N training steps (0: never). Each
   // release synchronises the device, so it is off by default.
   std::int64_t clear_cache_every_n = 0;
   // A memory sample into metrics.jsonl every N training steps (0: per-epoch lines only).
   std::int64_t step_metrics_every = 50;
 
-  // Distillation.
-  bool use_kd = false;
+  void validate() const;
+};
+
+// Knowledge distillation of a student from a frozen teacher of the same family.
+struct DistillationOptions {
+  bool enabled = false;
   std::filesystem::path teacher_path;  // a best.pt of the same model kind, teacher size
-  double kd_temperature = 4.0;
-  double kd_alpha = 0.7;
+  double temperature = 4.0;
+  double alpha = 0.7;  // weight of the teacher's term
   // The frozen teacher's outputs computed once per graph into a memory-mapped file in the run
   // directory, so that student training holds no teacher (train/teacher_output_cache.hpp).
-  bool use_teacher_cache = true;
+  bool teacher_cache = true;
   // Without the cache, on CUDA: keep the teacher's weights in pinned host memory and copy them to
   // the device for each forward pass.
-  bool offload_teacher_to_cpu = false;
+  bool offload_teacher = false;
 
-  // Curriculum (stage curriculum).
+  void validate() const;
+};
+
+// Stage curriculum: which hard normal graphs join the attacks each epoch.
+struct CurriculumOptions {
   std::filesystem::path autoencoder_path;  // VGAE that scores difficulty; default: this size's
-  CurriculumSchedule curriculum;
+  CurriculumSchedule schedule;
 
-  // Evaluation: the classifiers to evaluate (run directories or best.pt files); default: every
-  // GAT stage found in runs/{dataset}/.
+  void validate() const;
+};
+
+// Where the run reads and writes, on which device, and how it behaves as a process.
+struct RunOptions {
+  std::filesystem::path store;  // graph store to train on (required)
+  std::string dataset;          // run-directory name; default: the store's name
+  std::filesystem::path runs_dir = "runs";
+  std::string device = "cpu";    // "cpu", "cuda" or "cuda:N"
+  std::string precision = "32";  // "32", "bf16-mixed" (CPU, CUDA), "16-mixed" (CUDA)
+  int threads = 0;               // intra-op threads on CPU; 0: all cores
+  std::int64_t prefetch_depth = 4;
+  std::uint64_t seed = 42;  // weights, shuffling, dropout, curriculum sampling
+  bool progress = true;     // progress bar (drawn only on a terminal)
+  bool resume = true;       // continue an interrupted run in the same directory
+
+  void validate() const;
+};
+
+// Stage evaluation: the classifiers to evaluate (run directories or best.pt files); default:
+// every classifier stage found in runs/{dataset}/.
+struct EvaluationOptions {
   std::vector<std::filesystem::path> models;
+};
+
+// Everything a training or evaluation stage reads, one option group per concern; each group has
+// its defaults and its validation, and a function takes the groups it needs. Every field is a
+// command-line flag and a TOML key (docs/configuration.md); config.json holds them flat.
+struct TrainingConfig {
+  Stage stage = Stage::kNormal;
+  ModelOptions model;
+  OptimisationOptions optimisation;
+  MemoryOptions memory;
+  DistillationOptions distillation;
+  CurriculumOptions curriculum;
+  RunOptions run;
+  EvaluationOptions evaluation;
 };
 
 // The run directory: runs/{dataset}/{size}_{stage}[_kd].
@@ -98,11 +136,13 @@ std::filesystem::path checked_run_directory(const TrainingConfig& config);
 std::string dataset_name(const TrainingConfig& config);
 double effective_learning_rate(const TrainingConfig& config);
 
-models::GatConfig resolve_gat_config(const TrainingConfig& config, std::int64_t num_ids);
-models::VgaeConfig resolve_vgae_config(const TrainingConfig& config, std::int64_t num_ids);
+// The preset of options.size for `num_ids` CAN IDs with the overrides of `options` applied.
+models::GatConfig resolve_gat_config(const ModelOptions& options, std::int64_t num_ids);
+models::VgaeConfig resolve_vgae_config(const ModelOptions& options, std::int64_t num_ids);
 
-// Throws std::invalid_argument naming the field for inconsistent settings (KD without teacher,
-// 16-mixed on CPU, non-positive sizes, ...).
+// Every group's validate(), then what crosses groups (16-mixed on CPU, distillation of a
+// non-student, a stage and a family that do not go together). Throws std::invalid_argument
+// naming the flag.
 void validate(const TrainingConfig& config);
 
 void to_json(nlohmann::json& json, const TrainingConfig& config);

@@ -88,17 +88,18 @@ struct LoopHooks {
 // step is a TrainingStep over task.loss, each epoch's line goes to metrics.jsonl and to
 // `hooks.metrics`. Only the process that writes (util/process_role.hpp) writes files or metrics.
 // Throws std::runtime_error when the run directory holds a run with a different configuration
-// and config.resume is set.
+// and config.run.resume is set.
 TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, TrainingTask& task,
                              const LoopHooks& hooks = {});
 
-// The device named by config.device; throws std::runtime_error when CUDA is asked for and absent.
-c10::Device training_device(const TrainingConfig& config);
-// The training memory budget in bytes: config.memory_budget, or when it is 0 the device's total
+// The device named by run.device; throws std::runtime_error when CUDA is asked for and
+// absent.
+c10::Device training_device(const RunOptions& run);
+// The training memory budget in bytes: memory.budget, or when it is 0 the device's total
 // memory (CUDA) or the host's memory limit (CPU: physical RAM, lowered by a cgroup limit).
-std::int64_t resolve_memory_budget(const TrainingConfig& config, const c10::Device& device);
-// Applies config.threads to LibTorch's intra-op pool.
-void apply_thread_count(const TrainingConfig& config);
+std::int64_t resolve_memory_budget(const MemoryOptions& memory, const c10::Device& device);
+// Applies run.threads to LibTorch's intra-op pool.
+void apply_thread_count(const RunOptions& run);
 
 // Runs `fn` on every batch of `graph_ids` (in order, `batch_size` graphs each), collated in the
 // background and moved to `device`. A batch whose `fn` runs out of memory is redone in halves

@@ -12,8 +12,8 @@ class GatFamily final : public ClassifierFamily {
   double default_learning_rate(models::ModelSize size) const override {
     return size == models::ModelSize::kTeacher ? 0.003 : 0.001;
   }
-  nlohmann::json resolve_config(const TrainingConfig& config, std::int64_t num_ids) const override {
-    return resolve_gat_config(config, num_ids);
+  nlohmann::json resolve_config(const ModelOptions& options, std::int64_t num_ids) const override {
+    return resolve_gat_config(options, num_ids);
   }
   models::GraphClassifier build_classifier(const nlohmann::json& model_config) const override {
     return models::GATWithJK(model_config.get<models::GatConfig>()).ptr();

@@ -13,12 +13,12 @@ class GcnFamily final : public ClassifierFamily {
   double default_learning_rate(models::ModelSize size) const override {
     return size == models::ModelSize::kTeacher ? 0.003 : 0.001;
   }
-  nlohmann::json resolve_config(const TrainingConfig& config, std::int64_t num_ids) const override {
-    auto gcn = models::gcn_preset(config.size, num_ids);
-    if (config.hidden) gcn.hidden = *config.hidden;
-    if (config.layers) gcn.layers = *config.layers;
-    if (config.embedding_dim) gcn.embedding_dim = *config.embedding_dim;
-    if (config.dropout) gcn.dropout = *config.dropout;
+  nlohmann::json resolve_config(const ModelOptions& options, std::int64_t num_ids) const override {
+    auto gcn = models::gcn_preset(options.size, num_ids);
+    if (options.hidden) gcn.hidden = *options.hidden;
+    if (options.layers) gcn.layers = *options.layers;
+    if (options.embedding_dim) gcn.embedding_dim = *options.embedding_dim;
+    if (options.dropout) gcn.dropout = *options.dropout;
     return gcn;
   }
   models::GraphClassifier build_classifier(const nlohmann::json& model_config) const override {

@@ -1,0 +1,100 @@
+// The option groups of TrainingConfig: each validates its own fields and names the flag; the
+// whole configuration still serialises to the flat config.json keys.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "headroom/train/training_config.hpp"
+
+namespace headroom::train {
+namespace {
+
+// The message of the std::invalid_argument that `call` throws ("" when it does not throw).
+std::string rejection(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const std::invalid_argument& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(TrainingConfigGroups, DefaultsOfEveryGroupAreValid) {
+  TrainingConfig config;
+  config.run.store = "some-store";
+  EXPECT_NO_THROW(validate(config));
+  EXPECT_NO_THROW(config.model.validate());
+  EXPECT_NO_THROW(config.optimisation.validate());
+  EXPECT_NO_THROW(config.memory.validate());
+  EXPECT_NO_THROW(config.distillation.validate());
+  EXPECT_NO_THROW(config.curriculum.validate());
+}
+
+TEST(TrainingConfigGroups, EachGroupNamesTheFlagItRejects) {
+  ModelOptions model;
+  model.heads = 0;
+  EXPECT_NE(rejection([&] { model.validate(); }).find("--heads"), std::string::npos);
+  model = {};
+  model.family = "transformer";
+  EXPECT_FALSE(rejection([&] { model.validate(); }).empty());
+
+  OptimisationOptions optimisation;
+  optimisation.batch_size = 0;
+  EXPECT_NE(rejection([&] { optimisation.validate(); }).find("--batch-size"), std::string::npos);
+
+  MemoryOptions memory;
+  memory.target_utilization = 1.5;
+  EXPECT_NE(rejection([&] { memory.validate(); }).find("--target-utilization"), std::string::npos);
+
+  DistillationOptions distillation;
+  distillation.enabled = true;  // without a teacher
+  EXPECT_NE(rejection([&] { distillation.validate(); }).find("--teacher-path"), std::string::npos);
+
+  CurriculumOptions curriculum;
+  curriculum.schedule.start_percentile = 90;
+  curriculum.schedule.percentile_growth = 20;  // past the 100th percentile by the last epoch
+  EXPECT_NE(rejection([&] { curriculum.validate(); }).find("--curriculum-percentile-growth"),
+            std::string::npos);
+
+  RunOptions run;
+  run.store = "s";
+  run.precision = "16-mixed";  // on the CPU
+  EXPECT_NE(rejection([&] { run.validate(); }).find("--precision 16-mixed"), std::string::npos);
+}
+
+TEST(TrainingConfigGroups, CrossGroupRulesStayInValidate) {
+  TrainingConfig config;
+  config.run.store = "s";
+  config.distillation.enabled = true;
+  config.distillation.teacher_path = "teacher.pt";
+  // Each group is valid on its own; distilling a teacher-size model is not.
+  EXPECT_NO_THROW(config.distillation.validate());
+  EXPECT_NO_THROW(config.model.validate());
+  EXPECT_NE(rejection([&] { validate(config); }).find("student"), std::string::npos);
+  config.model.size = models::ModelSize::kStudent;
+  EXPECT_NO_THROW(validate(config));
+  config.stage = Stage::kAutoencoder;  // with a GAT
+  EXPECT_NE(rejection([&] { validate(config); }).find("vgae"), std::string::npos);
+}
+
+TEST(TrainingConfigGroups, ConfigJsonStaysFlat) {
+  TrainingConfig config;
+  config.run.store = "stores/x";
+  config.memory.budget = 1234;
+  config.distillation.alpha = 0.25;
+  config.curriculum.schedule.start_ratio = 2;
+  const nlohmann::json json = config;
+  EXPECT_EQ(json.at("memory_budget"), 1234);
+  EXPECT_EQ(json.at("kd_alpha"), 0.25);
+  EXPECT_EQ(json.at("model"), "gat");
+  EXPECT_EQ(json.at("dataset"), "x");
+  EXPECT_EQ(json.at("curriculum").at("start_ratio"), 2.0);
+  for (const auto& group : {"run", "optimisation", "memory", "distillation", "evaluation"})
+    EXPECT_FALSE(json.contains(group)) << group;
+}
+
+}  // namespace
+}  // namespace headroom::train
