@@ -13,7 +13,7 @@
 // of the student's step.
 //
 // Usage: build/bin/peak_prediction_bench [--store DIR] [--budgets 128MiB,256MiB,512MiB,1GiB]
-//        [--batches-per-budget 2] [--threads 2]
+//        [--batches-per-budget 2] [--threads 2] [--families gat,vgae]
 // One JSON line per measured batch goes to stdout after the tables.
 #include <torch/torch.h>
 
@@ -68,7 +68,10 @@ std::filesystem::path write_teacher(const std::filesystem::path& dir, const std:
   const auto model_config = model_family.resolve_config(config.model, num_ids);
   const auto module = model_family.build(model_config);
   const auto file = dir / (family + "-teacher.pt");
-  train::save_model_checkpoint(file, *module, {family, model_config});
+  train::CheckpointInfo info;
+  info.kind = family;
+  info.model_config = model_config;
+  train::save_model_checkpoint(file, *module, info);
   return file;
 }
 
@@ -86,10 +89,16 @@ int main(int argc, char** argv) {
   std::vector<std::string> budget_texts = {"128MiB", "256MiB", "512MiB", "1GiB"};
   std::size_t batches_per_budget = 2;
   int threads = 2;
+  std::vector<std::string> families = {"gat", "vgae"};
   app.add_option("--store", store_path, "Graph store (default: stores/hcrl_sa or synthetic)");
   app.add_option("--budgets", budget_texts, "Memory budgets")->delimiter(',');
   app.add_option("--batches-per-budget", batches_per_budget, "Packed batches measured per budget");
   app.add_option("--threads", threads, "Intra-op threads");
+  app.add_option("--families", families,
+                 "Model families to cover (gat: stage normal, vgae: "
+                 "stage autoencoder)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"gat", "vgae"}));
   CLI11_PARSE(app, argc, argv);
 
   setenv("HEADROOM_CACHE_DIR", "off", 1);  // every fit is measured here, never read back
@@ -123,7 +132,7 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   std::vector<nlohmann::json> fits;
   std::vector<Variant> variants;
-  for (const std::string family : {"gat", "vgae"})
+  for (const auto& family : families)
     for (const auto& [size, distilled] : {std::pair{models::ModelSize::kTeacher, false},
                                           std::pair{models::ModelSize::kStudent, false},
                                           std::pair{models::ModelSize::kStudent, true}})

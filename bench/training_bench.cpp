@@ -84,7 +84,9 @@ nlohmann::json run_case(const Settings& settings, const Case& c) {
     vgae = models::VGAE(config);
     module = vgae.ptr();
     loss = [&](const loader::GraphBatch& b) {
-      return train::vgae_loss(vgae->forward(b.x, b.edge_index), b, num_ids).total;
+      return train::vgae_loss(vgae->forward(b.x, b.edge_index), b, num_ids,
+                              train::vgae_loss_weights(vgae->config()))
+          .total;
     };
   }
   module->to(device);

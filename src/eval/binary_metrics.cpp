@@ -32,6 +32,15 @@ nlohmann::json number_or_null(double value) {
   return std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value);
 }
 
+double matthews_correlation(const ConfusionMatrix& c) {
+  const auto tp = static_cast<double>(c.true_positives);
+  const auto tn = static_cast<double>(c.true_negatives);
+  const auto fp = static_cast<double>(c.false_positives);
+  const auto fn = static_cast<double>(c.false_negatives);
+  const double denominator = std::sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn));
+  return denominator == 0 ? 0.0 : (tp * tn - fp * fn) / denominator;
+}
+
 }  // namespace
 
 BinaryMetrics binary_metrics(std::span<const std::uint8_t> labels, std::span<const float> scores,
@@ -55,8 +64,36 @@ BinaryMetrics binary_metrics(std::span<const std::uint8_t> labels, std::span<con
   m.recall = ratio(c.true_positives, m.positives);
   m.f1 =
       m.precision + m.recall == 0.0 ? 0.0 : 2.0 * m.precision * m.recall / (m.precision + m.recall);
+  const auto negatives = c.true_negatives + c.false_positives;
+  m.false_positive_rate = negatives == 0 ? kNaN : ratio(c.false_positives, negatives);
+  m.mcc = matthews_correlation(c);
   m.roc_auc = roc_auc(labels, scores);
+  m.pr_auc = average_precision(labels, scores);
   return m;
+}
+
+double average_precision(std::span<const std::uint8_t> labels, std::span<const float> scores) {
+  check_sizes(labels, scores, "average_precision");
+  const auto positives = static_cast<double>(
+      std::count_if(labels.begin(), labels.end(), [](std::uint8_t l) { return l != 0; }));
+  if (positives == 0) return kNaN;
+  std::vector<std::size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+  double true_positives = 0;
+  double previous_recall = 0;
+  double area = 0;
+  for (std::size_t first = 0; first < order.size();) {
+    std::size_t last = first;
+    for (; last < order.size() && scores[order[last]] == scores[order[first]]; ++last)
+      true_positives += labels[order[last]] != 0 ? 1 : 0;
+    const double recall = true_positives / positives;
+    area += (recall - previous_recall) * true_positives / static_cast<double>(last);
+    previous_recall = recall;
+    first = last;
+  }
+  return area;
 }
 
 double roc_auc(std::span<const std::uint8_t> labels, std::span<const float> scores) {
@@ -101,7 +138,10 @@ void to_json(nlohmann::json& json, const BinaryMetrics& metrics) {
       {"precision", number_or_null(metrics.precision)},
       {"recall", number_or_null(metrics.recall)},
       {"f1", number_or_null(metrics.f1)},
+      {"false_positive_rate", number_or_null(metrics.false_positive_rate)},
+      {"mcc", number_or_null(metrics.mcc)},
       {"roc_auc", number_or_null(metrics.roc_auc)},
+      {"pr_auc", number_or_null(metrics.pr_auc)},
       {"confusion",
        {{"true_negatives", c.true_negatives},
         {"false_positives", c.false_positives},

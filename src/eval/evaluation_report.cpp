@@ -42,11 +42,29 @@ std::string format_metric(double value) {
   return std::isnan(value) ? std::string("n/a") : fmt::format("{:.4f}", value);
 }
 
+// Warns when the last group (a whole split with both classes) flags every window or none.
+void add_degenerate_warnings(ModelEvaluation& evaluation, const std::string& split) {
+  const auto& g = evaluation.groups.back();
+  const auto check = [&](const BinaryMetrics& m, const std::string& decision) {
+    if (m.positives == 0 || m.positives == m.count) return;
+    const auto flagged = m.confusion.true_positives + m.confusion.false_positives;
+    if (flagged == m.count)
+      evaluation.warnings.push_back(split + ": flags every window " + decision);
+    else if (flagged == 0)
+      evaluation.warnings.push_back(split + ": flags no window " + decision);
+  };
+  check(g.metrics, "at 0.5");
+  if (g.calibrated)
+    check(*g.calibrated,
+          fmt::format("at the calibrated threshold {:.4g}", *evaluation.calibrated_threshold));
+}
+
 }  // namespace
 
 ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string model,
                                 std::span<const std::uint32_t> graph_ids,
-                                std::span<const float> scores, double threshold) {
+                                std::span<const float> scores,
+                                std::optional<double> calibrated_threshold) {
   if (graph_ids.size() != scores.size()) {
     throw std::invalid_argument(fmt::format("evaluate_scores: {} graph ids but {} scores",
                                             graph_ids.size(), scores.size()));
@@ -82,9 +100,17 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
 
   ModelEvaluation evaluation;
   evaluation.model = std::move(model);
+  evaluation.calibrated_threshold = calibrated_threshold;
+  const auto group = [&](std::string split, std::string attack, const GroupData& data) {
+    EvaluationGroup g{std::move(split), std::move(attack),
+                      binary_metrics(data.labels, data.scores, 0.5), std::nullopt};
+    if (calibrated_threshold)
+      g.calibrated = binary_metrics(data.labels, data.scores, *calibrated_threshold);
+    return g;
+  };
   for (const auto& [split, data] : splits) {
-    evaluation.groups.push_back(
-        {split_name(split), "", binary_metrics(data.labels, data.scores, threshold)});
+    evaluation.groups.push_back(group(split_name(split), "", data));
+    add_degenerate_warnings(evaluation, split_name(split));
   }
   // Attack-type rows: split order first, then attack type by name.
   std::vector<std::tuple<std::size_t, std::string, const GroupData*>> rows;
@@ -95,41 +121,65 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
     return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
   });
-  for (const auto& [split, attack, data] : rows) {
-    evaluation.groups.push_back(
-        {split_name(split), attack, binary_metrics(data->labels, data->scores, threshold)});
-  }
+  for (const auto& [split, attack, data] : rows)
+    evaluation.groups.push_back(group(split_name(split), attack, *data));
   return evaluation;
 }
 
 void to_json(nlohmann::json& json, const ModelEvaluation& evaluation) {
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& group : evaluation.groups) {
-    groups.push_back(
-        {{"split", group.split}, {"attack_type", group.attack_type}, {"metrics", group.metrics}});
+    nlohmann::json g = {
+        {"split", group.split}, {"attack_type", group.attack_type}, {"metrics", group.metrics}};
+    if (group.calibrated) g["calibrated_metrics"] = *group.calibrated;
+    groups.push_back(std::move(g));
   }
-  json = nlohmann::json{{"model", evaluation.model}, {"groups", std::move(groups)}};
+  json = nlohmann::json{{"model", evaluation.model},
+                        {"groups", std::move(groups)},
+                        {"warnings", evaluation.warnings}};
+  if (evaluation.calibrated_threshold)
+    json["calibrated_threshold"] = *evaluation.calibrated_threshold;
 }
 
 std::string render_table(const ModelEvaluation& evaluation) {
-  constexpr std::size_t kColumns = 8;
-  using Row = std::array<std::string, kColumns>;
+  const bool calibrated = evaluation.calibrated_threshold.has_value();
+  using Row = std::vector<std::string>;
   std::vector<Row> rows;
-  rows.push_back({"split", "attack type", "n", "accuracy", "precision", "recall", "F1", "ROC AUC"});
+  Row header = {"split", "attack type", "n",   "accuracy", "precision", "recall",
+                "F1",    "FPR",         "MCC", "ROC AUC",  "PR AUC"};
+  if (calibrated)
+    for (const char* name : {"cal precision", "cal recall", "cal F1", "cal FPR"})
+      header.emplace_back(name);
+  rows.push_back(header);
   for (const auto& group : evaluation.groups) {
     const BinaryMetrics& m = group.metrics;
-    rows.push_back({group.split, group.attack_type.empty() ? "all" : group.attack_type,
-                    std::to_string(m.count), format_metric(m.accuracy), format_metric(m.precision),
-                    format_metric(m.recall), format_metric(m.f1), format_metric(m.roc_auc)});
+    Row row = {group.split,
+               group.attack_type.empty() ? "all" : group.attack_type,
+               std::to_string(m.count),
+               format_metric(m.accuracy),
+               format_metric(m.precision),
+               format_metric(m.recall),
+               format_metric(m.f1),
+               format_metric(m.false_positive_rate),
+               format_metric(m.mcc),
+               format_metric(m.roc_auc),
+               format_metric(m.pr_auc)};
+    if (group.calibrated)
+      for (const double value : {group.calibrated->precision, group.calibrated->recall,
+                                 group.calibrated->f1, group.calibrated->false_positive_rate})
+        row.push_back(format_metric(value));
+    rows.push_back(std::move(row));
   }
-  std::array<std::size_t, kColumns> width{};
-  for (const auto& row : rows) {
-    for (std::size_t c = 0; c < kColumns; ++c) width[c] = std::max(width[c], row[c].size());
-  }
+  std::vector<std::size_t> width(header.size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
   std::string out;
+  if (calibrated)
+    out += fmt::format("decisions at 0.5, and at the calibrated threshold {:.6g} (cal)\n",
+                       *evaluation.calibrated_threshold);
   for (const auto& row : rows) {
     std::string line;
-    for (std::size_t c = 0; c < kColumns; ++c) {
+    for (std::size_t c = 0; c < row.size(); ++c) {
       if (c > 0) line += "  ";
       // Names left-aligned, numbers right-aligned so their decimal points line up.
       line +=
@@ -139,6 +189,7 @@ std::string render_table(const ModelEvaluation& evaluation) {
     out += line;
     out += '\n';
   }
+  for (const auto& warning : evaluation.warnings) out += "WARNING: " + warning + "\n";
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <variant>
 
+#include "headroom/models/vgae_layout.hpp"
+
 namespace headroom::memory {
 namespace {
 
@@ -115,61 +117,57 @@ PeakFit estimate_gat(const models::GatConfig& c, double act) {
   return fit;
 }
 
-double vgae_parameters(const models::VgaeConfig& c) {
-  const double heads = static_cast<double>(c.heads);
-  double in = static_cast<double>(c.embedding_dim + c.in_features - 1);
+double conv_parameters(const models::GatLayerShape& l) {
+  // PyG's GATConv: a bias-free projection, two attention vectors and a bias, all [heads x
+  // channels].
+  return static_cast<double>(l.in * l.out() + 3 * l.out());
+}
+
+double vgae_parameters(const models::VgaeConfig& c, const models::VgaeLayerPlan& plan) {
   double parameters = static_cast<double>(c.num_ids * c.embedding_dim);
-  const auto conv = [&](double from, double to, double h) { return from * to + 3 * to + 0 * h; };
-  for (const auto width : c.hidden) {
-    parameters += conv(in, static_cast<double>(width), heads) + 2 * static_cast<double>(width);
+  for (const auto& l : plan.encoder) parameters += conv_parameters(l) + 2.0 * l.out();
+  const double latent = static_cast<double>(c.latent);
+  parameters += 2 * (static_cast<double>(plan.encoded) * latent + latent);
+  for (const auto& l : plan.decoder) parameters += conv_parameters(l) + 2.0 * l.out();
+  parameters += conv_parameters(plan.reconstruction);
+  const double ids = static_cast<double>(c.num_ids);
+  parameters += latent * ids + ids;  // ID classifier
+  double in = latent;
+  for (const auto width : plan.neighbour) {
+    parameters += in * static_cast<double>(width) + static_cast<double>(width);
     in = static_cast<double>(width);
   }
-  const double latent = static_cast<double>(c.latent);
-  parameters += 2 * (in * latent + latent);
-  in = latent;
-  for (auto i = static_cast<std::int64_t>(c.hidden.size()) - 2; i >= 0; --i) {
-    const auto width = static_cast<double>(c.hidden[static_cast<std::size_t>(i)]);
-    parameters += conv(in, width, heads) + 2 * width;
-    in = width;
-  }
-  const double out = static_cast<double>(c.in_features - 1);
-  parameters += conv(in, out, 1);
-  const double ids = static_cast<double>(c.num_ids);
-  const double last = static_cast<double>(c.hidden.back());
-  parameters += latent * ids + ids + latent * last + last + last * ids + ids;
-  return parameters;
+  return parameters + in * ids + ids;
 }
 
 PeakFit estimate_vgae(const models::VgaeConfig& c, double act) {
-  const double heads = static_cast<double>(c.heads);
+  const auto plan = models::vgae_layer_plan(c);
   std::vector<LayerShape> layers;
-  double in = static_cast<double>(c.embedding_dim + c.in_features - 1);
-  for (const auto width : c.hidden) {
-    layers.push_back({in, heads, static_cast<double>(width) / heads, true});
-    in = static_cast<double>(width);
-  }
-  const double latent = static_cast<double>(c.latent);
-  in = latent;
-  for (auto i = static_cast<std::int64_t>(c.hidden.size()) - 2; i >= 0; --i) {
-    const auto width = static_cast<double>(c.hidden[static_cast<std::size_t>(i)]);
-    layers.push_back({in, heads, width / heads, true});
-    in = width;
-  }
-  layers.push_back({in, 1, static_cast<double>(c.in_features - 1), false});
+  const auto add = [&](const models::GatLayerShape& l, bool block) {
+    layers.push_back({static_cast<double>(l.in), static_cast<double>(l.heads),
+                      static_cast<double>(l.channels), block});
+  };
+  for (const auto& l : plan.encoder) add(l, true);
+  for (const auto& l : plan.decoder) add(l, true);
+  add(plan.reconstruction, false);
   Cost cost = gat_stack(layers, act, c.gradient_checkpointing);
   const double ids = static_cast<double>(c.num_ids);
-  const double last = static_cast<double>(c.hidden.back());
+  const double latent = static_cast<double>(c.latent);
+  double neighbour_hidden = 0;
+  for (const auto width : plan.neighbour)
+    neighbour_hidden += static_cast<double>(width) * (plan.neighbour_dropout ? 2 : 1);
   // The vocabulary-wide outputs dominate: ID logits and neighbour logits (kept), their float
   // copies and log-softmax / sigmoid terms in the loss, the dense neighbourhood targets, and the
   // gradients of both logits.
   const double vocabulary =
       act * 2 * ids + kFloat * ids * (act < kFloat ? 2 : 0) + kFloat * ids * 3 + kFloat * ids * 2;
-  // Latent statistics (mu, logvar, noise, z), the neighbour decoder's hidden layer, inputs.
-  cost.node += vocabulary + act * (6 * latent + 2 * last) +
+  // Latent statistics (mu, logvar, noise, z), the neighbour decoder's hidden layers (and their
+  // dropout masks), inputs.
+  cost.node += vocabulary + act * (6 * latent + 2 * neighbour_hidden) +
                kFloat * static_cast<double>(2 * c.in_features + c.embedding_dim) + kIndex;
   cost.edge += 2 * kIndex;
   PeakFit fit;
-  fit.fixed_bytes = fixed_bytes(vgae_parameters(c));
+  fit.fixed_bytes = fixed_bytes(vgae_parameters(c, plan));
   fit.bytes_per_node = cost.node;
   fit.bytes_per_edge = cost.edge;
   fit.bytes_per_graph = 2 * kIndex;

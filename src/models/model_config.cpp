@@ -31,13 +31,13 @@ VgaeConfig vgae_preset(ModelSize size, std::int64_t num_ids) {
   VgaeConfig config;
   config.num_ids = num_ids;
   if (size == ModelSize::kTeacher) {
-    config.hidden = {480, 240, 48};
+    config.hidden = {480, 240};
     config.latent = 48;
     config.heads = 4;
     config.embedding_dim = 32;
     config.dropout = 0.15;
   } else {
-    config.hidden = {80, 40, 16};
+    config.hidden = {80, 40};
     config.latent = 16;
     config.heads = 1;
     config.embedding_dim = 4;
@@ -100,6 +100,8 @@ void to_json(nlohmann::json& json, const VgaeConfig& config) {
                         {"hidden", config.hidden},
                         {"latent", config.latent},
                         {"heads", config.heads},
+                        {"decoder_heads", config.decoder_heads},
+                        {"layout", to_string(config.layout)},
                         {"dropout", config.dropout},
                         {"logvar_clamp", config.logvar_clamp},
                         {"gradient_checkpointing", config.gradient_checkpointing}};
@@ -115,6 +117,21 @@ void from_json(const nlohmann::json& json, VgaeConfig& config) {
   json.at("dropout").get_to(config.dropout);
   json.at("logvar_clamp").get_to(config.logvar_clamp);
   json.at("gradient_checkpointing").get_to(config.gradient_checkpointing);
+  // Written before layouts existed: headroom's first, mirrored VGAE.
+  config.layout = json.contains("layout") ? parse_vgae_layout(json.at("layout").get<std::string>())
+                                          : VgaeLayout::kMirrored;
+  config.decoder_heads = json.value("decoder_heads", config.heads);
+}
+
+std::string to_string(VgaeLayout layout) {
+  return layout == VgaeLayout::kKdGat ? "kd-gat" : "mirrored";
+}
+
+VgaeLayout parse_vgae_layout(const std::string& text) {
+  if (text == "kd-gat") return VgaeLayout::kKdGat;
+  if (text == "mirrored") return VgaeLayout::kMirrored;
+  throw std::invalid_argument("unknown VGAE layout '" + text +
+                              "' (expected 'kd-gat' or 'mirrored')");
 }
 
 }  // namespace headroom::models

@@ -8,38 +8,44 @@
 #include <utility>
 
 #include "headroom/models/id_embedding.hpp"
+#include "headroom/models/vgae_layout.hpp"
 #include "headroom/nn/checkpoint.hpp"
 
 namespace headroom::models {
 namespace {
 
-void validate(const VgaeConfig& config) {
-  auto require = [](bool ok, const std::string& what) {
-    if (!ok) throw std::invalid_argument("VGAE: " + what);
-  };
-  require(config.num_ids > 0, "num_ids must be positive");
-  require(config.in_features >= 2, "in_features must be at least 2 (the ID column and features)");
-  require(config.embedding_dim > 0, "embedding_dim must be positive");
-  require(!config.hidden.empty(), "hidden must name at least one layer");
-  require(config.latent > 0 && config.heads > 0, "latent and heads must be positive");
-  require(config.dropout >= 0.0 && config.dropout < 1.0, "dropout must be in [0, 1)");
-  require(config.logvar_clamp > 0.0, "logvar_clamp must be positive");
-  for (auto width : config.hidden) {
-    if (width <= 0 || width % config.heads != 0) {
-      throw std::invalid_argument("VGAE: hidden width " + std::to_string(width) +
-                                  " must be a positive multiple of heads (" +
-                                  std::to_string(config.heads) + ")");
-    }
-  }
+void require_dropout(double dropout) {
+  if (!(dropout >= 0.0 && dropout < 1.0))
+    throw std::invalid_argument("VGAE: dropout must be in [0, 1)");
 }
 
-nn::GATConv make_conv(std::int64_t in, std::int64_t out_total, std::int64_t heads) {
+void require_logvar_clamp(double clamp) {
+  if (!(clamp > 0.0)) throw std::invalid_argument("VGAE: logvar_clamp must be positive");
+}
+
+nn::GATConv make_conv(const GatLayerShape& shape) {
   nn::GATConvOptions options;
-  options.in_channels = in;
-  options.out_channels = out_total / heads;
-  options.heads = heads;
+  options.in_channels = shape.in;
+  options.out_channels = shape.channels;
+  options.heads = shape.heads;
   options.concat = true;
   return nn::GATConv(options);
+}
+
+// The neighbourhood MLP: Linear + ReLU (+ dropout) per hidden width, then Linear to num_ids.
+// Mirrored-layout checkpoints name its layers 0 and 2: the dropout modules appear only in the
+// kd-gat layout.
+torch::nn::Sequential neighbour_mlp(const VgaeLayerPlan& plan, const VgaeConfig& config) {
+  torch::nn::Sequential mlp;
+  auto in = config.latent;
+  for (const auto width : plan.neighbour) {
+    mlp->push_back(torch::nn::Linear(in, width));
+    mlp->push_back(torch::nn::ReLU());
+    if (plan.neighbour_dropout) mlp->push_back(torch::nn::Dropout(config.dropout));
+    in = width;
+  }
+  mlp->push_back(torch::nn::Linear(in, config.num_ids));
+  return mlp;
 }
 
 // GATConv -> BatchNorm -> ReLU -> dropout, checkpointed when asked.
@@ -76,47 +82,37 @@ at::Tensor gat_block(nn::GATConv& conv, torch::nn::BatchNorm1d& norm, const at::
 }  // namespace
 
 VGAEImpl::VGAEImpl(const VgaeConfig& config) : config_(config) {
-  validate(config_);
-  const auto heads = config_.heads;
+  require_dropout(config_.dropout);
+  require_logvar_clamp(config_.logvar_clamp);
+  const auto plan = vgae_layer_plan(config_);
   id_embedding_ =
       register_module("id_embedding", torch::nn::Embedding(config_.num_ids, config_.embedding_dim));
 
   auto encoder = register_module("encoder", torch::nn::ModuleList());
   auto encoder_norms = register_module("encoder_norms", torch::nn::ModuleList());
-  auto in = config_.embedding_dim + config_.in_features - 1;
-  for (auto width : config_.hidden) {
-    encoder_.push_back(make_conv(in, width, heads));
-    encoder_norms_.emplace_back(width);
+  for (const auto& shape : plan.encoder) {
+    encoder_.push_back(make_conv(shape));
+    encoder_norms_.emplace_back(shape.out());
     encoder->push_back(encoder_.back());
     encoder_norms->push_back(encoder_norms_.back());
-    in = width;
   }
-  mu_ = register_module("mu", torch::nn::Linear(in, config_.latent));
-  logvar_ = register_module("logvar", torch::nn::Linear(in, config_.latent));
+  mu_ = register_module("mu", torch::nn::Linear(plan.encoded, config_.latent));
+  logvar_ = register_module("logvar", torch::nn::Linear(plan.encoded, config_.latent));
 
-  // The decoder mirrors the encoder from the latent back up: latent -> hidden[n-2] -> ... ->
-  // hidden[0], then one single-head GATConv to the reconstructed features.
   auto decoder = register_module("decoder", torch::nn::ModuleList());
   auto decoder_norms = register_module("decoder_norms", torch::nn::ModuleList());
-  in = config_.latent;
-  for (auto i = static_cast<std::int64_t>(config_.hidden.size()) - 2; i >= 0; --i) {
-    const auto width = config_.hidden[static_cast<std::size_t>(i)];
-    decoder_.push_back(make_conv(in, width, heads));
-    decoder_norms_.emplace_back(width);
+  for (const auto& shape : plan.decoder) {
+    decoder_.push_back(make_conv(shape));
+    decoder_norms_.emplace_back(shape.out());
     decoder->push_back(decoder_.back());
     decoder_norms->push_back(decoder_norms_.back());
-    in = width;
   }
-  decoder_.push_back(make_conv(in, config_.in_features - 1, 1));
+  decoder_.push_back(make_conv(plan.reconstruction));
   decoder->push_back(decoder_.back());
 
   id_classifier_ =
       register_module("id_classifier", torch::nn::Linear(config_.latent, config_.num_ids));
-  const auto last = config_.hidden.back();
-  neighbour_decoder_ = register_module(
-      "neighbour_decoder",
-      torch::nn::Sequential(torch::nn::Linear(config_.latent, last), torch::nn::ReLU(),
-                            torch::nn::Linear(last, config_.num_ids)));
+  neighbour_decoder_ = register_module("neighbour_decoder", neighbour_mlp(plan, config_));
 }
 
 VgaeOutput VGAEImpl::forward(const at::Tensor& x, const at::Tensor& edge_index) {

@@ -146,7 +146,7 @@ class AutoencoderStage {
   at::Tensor objective(models::VGAE& vgae, torch::nn::Linear& student_projection,
                        const loader::GraphBatch& batch) {
     const auto out = vgae->forward(batch.x, batch.edge_index);
-    const auto task_loss = vgae_loss(out, batch, num_ids_).total;
+    const auto task_loss = vgae_loss(out, batch, num_ids_, vgae_loss_weights(vgae_config_)).total;
     if (!config_.distillation.enabled) return task_loss;
     at::Tensor teacher_z;
     at::Tensor teacher_reconstruction;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "headroom/eval/binary_metrics.hpp"
+#include "headroom/eval/decision_threshold.hpp"
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/train/batch_sizing.hpp"
 #include "headroom/train/curriculum.hpp"
@@ -18,6 +19,7 @@
 #include "headroom/train/offloaded_teacher.hpp"
 #include "headroom/train/prepared_stage_step.hpp"
 #include "headroom/train/teacher_output_cache.hpp"
+#include "headroom/util/process_role.hpp"
 #include "stage_support.hpp"
 
 namespace headroom::train {
@@ -89,6 +91,7 @@ class ClassifierStage {
     StageResult result;
     result.run_dir = run_->path();
     result.outcome = run_training(config_, *run_, task, hooks);
+    if (config_.evaluation.calibration != "none") calibrate_decision();
     return result;
   }
 
@@ -137,6 +140,41 @@ class ClassifierStage {
     teacher_classes_ = info.model_config.at("num_classes").get<std::int64_t>();
     for (auto& p : teacher_->parameters()) p.requires_grad_(false);
     if (!config_.distillation.teacher_cache && offload) offloaded_.emplace(teacher_, device_);
+  }
+
+  // The best model's decision threshold, chosen on the validation graphs (which it did not train
+  // on) and stored in best.pt. Rewritten only when it changed, so that a finished run rerun leaves
+  // best.pt (and the teacher caches keyed on its bytes) as they were.
+  // Only the writing process calibrates: it holds best.pt.
+  void calibrate_decision() {
+    if (!util::process_role().writes()) return;
+    const auto best = run_->path() / "best.pt";
+    CheckpointInfo info;
+    auto model = load_classifier_checkpoint(best, device_, &info);
+    const auto scores = attack_probabilities(
+        *model, store_, validation_ids_, config_.optimisation.eval_batch_size, device_, precision_);
+    const auto labels = store_.size_index().label;
+    std::vector<std::uint8_t> validation_labels;
+    for (const auto id : validation_ids_) validation_labels.push_back(labels[id]);
+    try {
+      auto decision = eval::calibrate_decision(
+          validation_labels, scores, config_.evaluation.calibration, config_.evaluation.target_fpr);
+      run_->log(fmt::format(
+          "decision threshold {:.6g} ({} on {} validation graphs: F1 {:.4f}, FPR {:.4f}; at 0.5: "
+          "F1 {:.4f})",
+          decision.threshold, decision.method, validation_labels.size(), decision.validation.f1,
+          decision.validation.false_positive_rate,
+          eval::binary_metrics(validation_labels, scores).f1));
+      if (info.decision && info.decision->method == decision.method &&
+          info.decision->threshold == decision.threshold)
+        return;
+      info.decision = std::move(decision);
+    } catch (const std::invalid_argument& error) {
+      run_->log(fmt::format("decision threshold not calibrated: {}", error.what()));
+      if (!info.decision) return;
+      info.decision.reset();
+    }
+    save_model_checkpoint(best, *model, info);
   }
 
   // Only when there is training to do (a finished run skips it): the step's inputs, then its

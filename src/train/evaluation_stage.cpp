@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "headroom/train/graph_scores.hpp"
@@ -87,14 +88,18 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   nlohmann::json summary = read_summary(run.path() / "evaluation.json");
   for (const auto& source : sources) {
     const auto checkpoint = resolve_checkpoint_path(source);
-    auto model = load_classifier_checkpoint(checkpoint, device);
+    CheckpointInfo info;
+    auto model = load_classifier_checkpoint(checkpoint, device, &info);
     const auto scores = attack_probabilities(
         *model, store, ids, config.optimisation.eval_batch_size, device, precision);
-    auto evaluation = eval::evaluate_scores(store, model_name(source), ids, scores);
+    std::optional<double> threshold;
+    if (info.decision) threshold = info.decision->threshold;
+    auto evaluation = eval::evaluate_scores(store, model_name(source), ids, scores, threshold);
     run.log(fmt::format("\n{} ({})\n{}", evaluation.model, checkpoint.string(),
                         eval::render_table(evaluation)));
     nlohmann::json json = evaluation;
     json["checkpoint"] = checkpoint.string();
+    if (info.decision) json["decision"] = *info.decision;
     if (util::process_role().writes())
       util::write_file_atomically(run.path() / (evaluation.model + ".json"), json.dump(2) + "\n");
     summary[evaluation.model] = json;

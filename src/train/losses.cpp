@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "headroom/models/vgae_layout.hpp"
+
 namespace headroom::train {
 namespace {
 
@@ -33,6 +35,12 @@ at::Tensor neighbourhood_targets(const at::Tensor& x, const at::Tensor& edge_ind
   return targets;
 }
 
+VgaeLossWeights vgae_loss_weights(const models::VgaeConfig& config) {
+  VgaeLossWeights weights;
+  weights.kl_mean_over_elements = models::vgae_layer_plan(config).kl_mean_over_elements;
+  return weights;
+}
+
 VgaeLossTerms vgae_loss(const models::VgaeOutput& out, const loader::GraphBatch& batch,
                         std::int64_t num_ids, const VgaeLossWeights& weights) {
   VgaeLossTerms terms;
@@ -43,7 +51,9 @@ VgaeLossTerms vgae_loss(const models::VgaeOutput& out, const loader::GraphBatch&
       as_float(out.neighbour_logits), neighbourhood_targets(batch.x, batch.edge_index, num_ids));
   const at::Tensor mu = as_float(out.mu);
   const at::Tensor logvar = as_float(out.logvar);
-  terms.kl = -0.5 * (1.0 + logvar - mu.pow(2) - logvar.exp()).sum(1).mean();
+  const at::Tensor kl_elements = 1.0 + logvar - mu.pow(2) - logvar.exp();
+  terms.kl =
+      -0.5 * (weights.kl_mean_over_elements ? kl_elements.mean() : kl_elements.sum(1).mean());
   terms.total = terms.reconstruction + weights.id * terms.id + weights.neighbour * terms.neighbour +
                 weights.kl * terms.kl;
   return terms;

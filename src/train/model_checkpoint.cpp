@@ -43,6 +43,7 @@ void save_model_checkpoint(const std::filesystem::path& file, const torch::nn::M
   archive.write("config", c10::IValue(info.model_config.dump()));
   archive.write("epoch", c10::IValue(info.epoch));
   archive.write("validation_loss", c10::IValue(info.validation_loss));
+  if (info.decision) archive.write("decision", c10::IValue(nlohmann::json(*info.decision).dump()));
   save_archive_atomically(archive, file);
 }
 
@@ -70,6 +71,9 @@ CheckpointInfo read_info(torch::serialize::InputArchive& archive,
   info.model_config = nlohmann::json::parse(config.toStringRef());
   if (archive.try_read("epoch", epoch)) info.epoch = epoch.toInt();
   if (archive.try_read("validation_loss", loss)) info.validation_loss = loss.toDouble();
+  c10::IValue decision;
+  if (archive.try_read("decision", decision))
+    info.decision = nlohmann::json::parse(decision.toStringRef()).get<eval::DecisionCalibration>();
   return info;
 }
 

@@ -74,7 +74,8 @@ PipelineResult run_pipeline(const TrainingConfig& base) {
 }
 
 std::string render_pipeline_summary(const PipelineResult& result) {
-  std::string out = "F1 by model and test condition\n";
+  std::string out =
+      "F1 by model and test condition (decision at 0.5 / at the model's calibrated threshold)\n";
   std::vector<std::string> splits;
   for (const auto& model : result.evaluation.models)
     for (const auto& group : model.groups)
@@ -92,11 +93,16 @@ std::string render_pipeline_summary(const PipelineResult& result) {
       std::string cell = "-";
       for (const auto& group : model.groups)
         if (group.split == split && group.attack_type.empty())
-          cell = fmt::format("{:.4f}", group.metrics.f1);
+          cell = group.calibrated
+                     ? fmt::format("{:.4f} / {:.4f}", group.metrics.f1, group.calibrated->f1)
+                     : fmt::format("{:.4f}", group.metrics.f1);
       out += fmt::format("{:>24}", cell);
     }
     out += "\n";
   }
+  for (const auto& model : result.evaluation.models)
+    for (const auto& warning : model.warnings)
+      out += fmt::format("WARNING: {}: {}\n", model.model, warning);
   out +=
       "\nstage                        epochs  best   wall time   graphs/s   peak tensor memory\n";
   for (const auto& stage : result.stages) {

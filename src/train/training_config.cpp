@@ -62,6 +62,11 @@ models::GatConfig resolve_gat_config(const ModelOptions& options, std::int64_t n
 
 models::VgaeConfig resolve_vgae_config(const ModelOptions& options, std::int64_t num_ids) {
   auto vgae = models::vgae_preset(options.size, num_ids);
+  vgae.layout = models::parse_vgae_layout(options.vgae_layout);
+  if (vgae.layout == models::VgaeLayout::kMirrored) {
+    vgae.hidden.push_back(vgae.latent);  // headroom's first presets: {480, 240, 48}, {80, 40, 16}
+    vgae.decoder_heads = vgae.heads;
+  }
   if (!options.vgae_hidden.empty()) vgae.hidden = options.vgae_hidden;
   if (options.latent) vgae.latent = *options.latent;
   if (options.heads) vgae.heads = *options.heads;
@@ -92,6 +97,11 @@ void ModelOptions::validate() const {
   for (const auto width : vgae_hidden)
     if (width < 1) fail("--vgae-hidden widths must be at least 1");
   if (dropout && !(*dropout >= 0 && *dropout < 1)) fail("--dropout must lie in [0, 1)");
+  try {
+    models::parse_vgae_layout(vgae_layout);
+  } catch (const std::invalid_argument& error) {
+    fail(std::string("--vgae-layout: ") + error.what());
+  }
 }
 
 void OptimisationOptions::validate() const {
@@ -143,8 +153,15 @@ void RunOptions::validate() const {
     fail("--precision 16-mixed needs --device cuda (use bf16-mixed on CPU)");
 }
 
+void EvaluationOptions::validate() const {
+  if (calibration != "f1" && calibration != "fpr" && calibration != "none")
+    fail("--calibration must be f1, fpr or none, not '" + calibration + "'");
+  if (!(target_fpr >= 0 && target_fpr < 1)) fail("--target-fpr must lie in [0, 1)");
+}
+
 void validate(const TrainingConfig& config) {
   config.run.validate();
+  config.evaluation.validate();
   config.optimisation.validate();
   config.memory.validate();
   if (config.stage == Stage::kEvaluation) return;
@@ -186,6 +203,7 @@ void to_json(nlohmann::json& json, const TrainingConfig& c) {
       {"fc_layers", optional_json(c.model.fc_layers)},
       {"latent", optional_json(c.model.latent)},
       {"vgae_hidden", c.model.vgae_hidden},
+      {"vgae_layout", c.model.vgae_layout},
       {"dropout", optional_json(c.model.dropout)},
       {"gradient_checkpointing", c.model.gradient_checkpointing},
       {"learning_rate", effective_learning_rate(c)},
@@ -219,6 +237,8 @@ void to_json(nlohmann::json& json, const TrainingConfig& c) {
         {"start_percentile", c.curriculum.schedule.start_percentile},
         {"percentile_growth", c.curriculum.schedule.percentile_growth}}},
       {"models", models_json},
+      {"calibration", c.evaluation.calibration},
+      {"target_fpr", c.evaluation.target_fpr},
   };
 }
 

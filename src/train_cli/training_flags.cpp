@@ -44,6 +44,18 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
                   "Evaluation: run directories or checkpoints (default: every classifier run)")
       ->delimiter(',')
       ->group("Evaluation");
+  command
+      .add_option("--calibration", c.evaluation.calibration,
+                  "Decision threshold a classifier stage chooses on validation: f1 (F1-optimal), "
+                  "fpr (at most --target-fpr false alarms) or none (0.5 only)")
+      ->check(CLI::IsMember({"f1", "fpr", "none"}))
+      ->capture_default_str()
+      ->group("Evaluation");
+  command
+      .add_option("--target-fpr", c.evaluation.target_fpr,
+                  "False-positive rate on normal validation graphs for --calibration fpr")
+      ->capture_default_str()
+      ->group("Evaluation");
 }
 
 void TrainingFlags::add_model_flags(CLI::App& command) {
@@ -60,6 +72,12 @@ void TrainingFlags::add_model_flags(CLI::App& command) {
   overrides["latent"] = command.add_option("--latent", latent, "VGAE latent size")->group(model);
   command.add_option("--vgae-hidden", c.model.vgae_hidden, "VGAE encoder widths (comma-separated)")
       ->delimiter(',')
+      ->group(model);
+  command
+      .add_option("--vgae-layout", c.model.vgae_layout,
+                  "VGAE layers: kd-gat (upstream's model) or mirrored (headroom's first VGAE)")
+      ->check(CLI::IsMember({"kd-gat", "mirrored"}))
+      ->capture_default_str()
       ->group(model);
   overrides["dropout"] = command.add_option("--dropout", dropout, "Dropout rate")->group(model);
   command

@@ -203,9 +203,9 @@ TEST_F(EvaluationReport, TableHasAnAlignedRowPerGroup) {
   std::vector<std::string> lines;
   std::istringstream in(table);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
-  ASSERT_EQ(lines.size(), e.groups.size() + 1);
-  for (const char* column :
-       {"split", "attack type", "n", "accuracy", "precision", "recall", "F1", "ROC AUC"}) {
+  ASSERT_EQ(lines.size(), e.groups.size() + 1 + e.warnings.size());
+  for (const char* column : {"split", "attack type", "n", "accuracy", "precision", "recall", "F1",
+                             "FPR", "MCC", "ROC AUC", "PR AUC"}) {
     EXPECT_NE(lines[0].find(column), std::string::npos) << column;
   }
   bool saw_na = false;
@@ -226,7 +226,7 @@ TEST_F(EvaluationReport, TableHasAnAlignedRowPerGroup) {
     EXPECT_NE(line.find(accuracy.str()), std::string::npos) << line;
     if (std::isnan(group.metrics.roc_auc)) {
       saw_na = true;
-      EXPECT_EQ(line.substr(line.size() - 3), "n/a");
+      EXPECT_NE(line.find("n/a"), std::string::npos) << line;
     }
   }
   // The attack-free rows hold normals only, so their AUC is undefined.

@@ -69,27 +69,6 @@ std::int64_t expected_gat_parameters(const GatConfig& c) {
   return total;
 }
 
-std::int64_t expected_vgae_parameters(const VgaeConfig& c) {
-  std::int64_t total = c.num_ids * c.embedding_dim;
-  std::int64_t in = c.embedding_dim + c.in_features - 1;
-  for (auto width : c.hidden) {
-    total += gat_conv_parameters(in, width / c.heads, c.heads, true) + 2 * width;  // + BatchNorm
-    in = width;
-  }
-  total += 2 * linear_parameters(in, c.latent);  // mu, logvar
-  in = c.latent;
-  for (auto i = static_cast<std::int64_t>(c.hidden.size()) - 2; i >= 0; --i) {
-    const auto width = c.hidden[static_cast<std::size_t>(i)];
-    total += gat_conv_parameters(in, width / c.heads, c.heads, true) + 2 * width;
-    in = width;
-  }
-  total += gat_conv_parameters(in, c.in_features - 1, 1, true);
-  total += linear_parameters(c.latent, c.num_ids);  // ID classifier
-  total += linear_parameters(c.latent, c.hidden.back()) +
-           linear_parameters(c.hidden.back(), c.num_ids);  // neighbour decoder
-  return total;
-}
-
 // --- configuration ---------------------------------------------------------------------------
 
 TEST(ModelConfigTest, PresetsHoldTheKdGatShapes) {
@@ -110,13 +89,16 @@ TEST(ModelConfigTest, PresetsHoldTheKdGatShapes) {
   EXPECT_DOUBLE_EQ(student.dropout, 0.1);
 
   auto vt = vgae_preset(ModelSize::kTeacher, 100);
-  EXPECT_EQ(vt.hidden, (std::vector<std::int64_t>{480, 240, 48}));
+  EXPECT_EQ(vt.hidden, (std::vector<std::int64_t>{480, 240}));
+  EXPECT_EQ(vt.layout, VgaeLayout::kKdGat);
+  EXPECT_EQ(vt.decoder_heads, 4);
   EXPECT_EQ(vt.latent, 48);
   EXPECT_EQ(vt.heads, 4);
   EXPECT_EQ(vt.embedding_dim, 32);
   EXPECT_DOUBLE_EQ(vt.dropout, 0.15);
   auto vs = vgae_preset(ModelSize::kStudent, 100);
-  EXPECT_EQ(vs.hidden, (std::vector<std::int64_t>{80, 40, 16}));
+  EXPECT_EQ(vs.hidden, (std::vector<std::int64_t>{80, 40}));
+  EXPECT_EQ(vs.decoder_heads, 4);  // upstream's decoder keeps its 4 heads in every preset
   EXPECT_EQ(vs.latent, 16);
   EXPECT_EQ(vs.heads, 1);
   EXPECT_EQ(vs.embedding_dim, 4);
@@ -186,8 +168,10 @@ TEST(ModelConfigTest, JsonRoundTripKeepsEveryField) {
   vgae.dropout = 0.05;
   vgae.logvar_clamp = 7.5;
   vgae.gradient_checkpointing = false;
+  vgae.decoder_heads = 2;
+  vgae.layout = VgaeLayout::kMirrored;
   nlohmann::json vjson = vgae;
-  EXPECT_EQ(vjson.size(), 9u);
+  EXPECT_EQ(vjson.size(), 11u);
   auto vback = nlohmann::json::parse(vjson.dump()).get<VgaeConfig>();
   EXPECT_EQ(vback.num_ids, 55);
   EXPECT_EQ(vback.in_features, 8);
@@ -198,6 +182,18 @@ TEST(ModelConfigTest, JsonRoundTripKeepsEveryField) {
   EXPECT_DOUBLE_EQ(vback.dropout, 0.05);
   EXPECT_DOUBLE_EQ(vback.logvar_clamp, 7.5);
   EXPECT_FALSE(vback.gradient_checkpointing);
+  EXPECT_EQ(vback.decoder_heads, 2);
+  EXPECT_EQ(vback.layout, VgaeLayout::kMirrored);
+
+  // A checkpoint written before layouts existed holds headroom's first, mirrored VGAE, whose
+  // decoder used the encoder's heads.
+  auto old = vjson;
+  old.erase("layout");
+  old.erase("decoder_heads");
+  EXPECT_EQ(old.get<VgaeConfig>().layout, VgaeLayout::kMirrored);
+  EXPECT_EQ(old.get<VgaeConfig>().decoder_heads, 3);
+  old["layout"] = "transformer";
+  EXPECT_THROW(old.get<VgaeConfig>(), std::invalid_argument);
 
   vjson.erase("latent");
   EXPECT_THROW(vjson.get<VgaeConfig>(), nlohmann::json::exception);
@@ -273,20 +269,33 @@ TEST(GATWithJKTest, RejectsBadConfigurations) {
 
 // --- VGAE ------------------------------------------------------------------------------------
 
-TEST(VGAETest, PresetParameterCountsFollowTheLayerFormulas) {
-  for (auto size : {ModelSize::kTeacher, ModelSize::kStudent}) {
-    auto config = vgae_preset(size, 57);
-    VGAE model(config);
-    EXPECT_EQ(count_parameters(*model), expected_vgae_parameters(config)) << to_string(size);
-  }
-  // The student by hand (one head): embedding 57*4; encoder 14 -> 80 -> 40 -> 16 with BatchNorm;
-  // mu/logvar 16 -> 16; decoder 16 -> 40 -> 80 with BatchNorm, then 80 -> 10; classifier 16 -> 57;
-  // neighbour decoder 16 -> 16 -> 57.
+// Upstream's GraphAutoencoderNeighborhood with the same presets, counted with PyG's layers
+// (GATConv: in x out + 3 x out over all heads; BatchNorm: 2 x width) at 2049 IDs: the teacher has
+// 448,320 parameters and the student 85,908. headroom's first (mirrored) teacher had 559,296.
+TEST(VGAETest, PresetParameterCountsEqualUpstreams) {
+  EXPECT_EQ(count_parameters(*VGAE(vgae_preset(ModelSize::kTeacher, 2049))), 448320);
+  EXPECT_EQ(count_parameters(*VGAE(vgae_preset(ModelSize::kStudent, 2049))), 85908);
+  auto mirrored = vgae_preset(ModelSize::kTeacher, 2049);
+  mirrored.layout = VgaeLayout::kMirrored;
+  mirrored.hidden = {480, 240, 48};
+  EXPECT_EQ(count_parameters(*VGAE(mirrored)), 559296);
+}
+
+TEST(VGAETest, StudentLayersByHand) {
+  // Embedding 57x4; encoder 14 -> 80 (1 head) -> 40 (1 head) with BatchNorm; mu/logvar 40 -> 16;
+  // decoder 16 -> 4x10 with BatchNorm, then 40 -> 10; classifier 16 -> 57; neighbour decoder
+  // 16 -> 16 -> 16 -> 57.
   auto conv = [](std::int64_t in, std::int64_t out) { return in * out + 3 * out; };
-  const std::int64_t student = 57 * 4 + conv(14, 80) + 160 + conv(80, 40) + 80 + conv(40, 16) + 32 +
-                               2 * (16 * 16 + 16) + conv(16, 40) + 80 + conv(40, 80) + 160 +
-                               conv(80, 10) + (16 * 57 + 57) + (16 * 16 + 16) + (16 * 57 + 57);
-  EXPECT_EQ(count_parameters(*VGAE(vgae_preset(ModelSize::kStudent, 57))), student);
+  const std::int64_t student = 57 * 4 + conv(14, 80) + 160 + conv(80, 40) + 80 +
+                               2 * (40 * 16 + 16) + conv(16, 40) + 80 + conv(40, 10) +
+                               (16 * 57 + 57) + 2 * (16 * 16 + 16) + (16 * 57 + 57);
+  VGAE model(vgae_preset(ModelSize::kStudent, 57));
+  EXPECT_EQ(count_parameters(*model), student);
+  // Only the first encoder layer has the preset's heads; the decoder block has 4.
+  const auto parameters = model->named_parameters();
+  EXPECT_EQ(parameters["decoder.0.att_src"].numel(), 40);
+  EXPECT_EQ(parameters["decoder.0.att_src"].size(1), 4);
+  EXPECT_EQ(parameters["encoder.1.att_src"].size(1), 1);
 }
 
 TEST(VGAETest, OutputShapesRangesAndEvalDeterminism) {
@@ -360,13 +369,15 @@ TEST(VGAETest, SaveAndLoadReproduceTheOutputsIncludingBatchNormStatistics) {
 
 TEST(VGAETest, HiddenWidthsMustBeDivisibleByHeads) {
   auto config = vgae_preset(ModelSize::kTeacher, 20);
-  config.hidden = {480, 241, 48};
+  config.hidden = {482, 240};  // the first layer's 4 heads do not divide 482
   try {
     VGAE model(config);
     FAIL() << "no exception";
   } catch (const std::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find("241"), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find("482"), std::string::npos);
   }
+  config.hidden = {480, 242};  // nor do the decoder's 4 heads divide 242
+  EXPECT_THROW(VGAE{config}, std::invalid_argument);
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ TEST(Losses, NeighbourhoodTargetsOfAHandMadeGraph) {
 }
 
 struct ReferenceTerms {
-  double reconstruction = 0, id = 0, neighbour = 0, kl = 0;
+  double reconstruction = 0, id = 0, neighbour = 0, kl = 0, kl_summed = 0;
 };
 
 ReferenceTerms reference_terms(const models::VgaeOutput& out, const loader::GraphBatch& b) {
@@ -112,7 +112,9 @@ ReferenceTerms reference_terms(const models::VgaeOutput& out, const loader::Grap
       const double lv = at2(logvar, i, l);
       kl_node += 1.0 + lv - m * m - std::exp(lv);
     }
-    r.kl += -0.5 * kl_node / static_cast<double>(n);
+    // Upstream: -0.5 * mean over every latent element; mirrored: summed over the latent.
+    r.kl += -0.5 * kl_node / static_cast<double>(n * mu.size(1));
+    r.kl_summed += -0.5 * kl_node / static_cast<double>(n);
   }
   return r;
 }
@@ -121,7 +123,7 @@ TEST(Losses, VgaeLossTermsMatchElementwiseReference) {
   const auto batch = tiny_batch();
   const auto out = random_output(5);
   const ReferenceTerms r = reference_terms(out, batch);
-  const VgaeLossWeights weights{0.3, 0.2, 0.05};
+  const VgaeLossWeights weights{0.3, 0.2, 0.05, true};
   const VgaeLossTerms terms = vgae_loss(out, batch, kNumIds, weights);
   EXPECT_NEAR(terms.reconstruction.item<double>(), r.reconstruction, 1e-5);
   EXPECT_NEAR(terms.id.item<double>(), r.id, 1e-5);
@@ -131,10 +133,21 @@ TEST(Losses, VgaeLossTermsMatchElementwiseReference) {
               r.reconstruction + 0.3 * r.id + 0.2 * r.neighbour + 0.05 * r.kl, 1e-5);
   EXPECT_EQ(terms.total.dim(), 0);
 
-  // The default weights are upstream's.
+  // The default weights and KL are upstream's.
   const VgaeLossTerms defaults = vgae_loss(out, batch, kNumIds);
   EXPECT_NEAR(defaults.total.item<double>(),
               r.reconstruction + 0.1 * r.id + 0.05 * r.neighbour + 0.01 * r.kl, 1e-5);
+
+  // The mirrored layout's KL sums over the latent dimensions.
+  models::VgaeConfig mirrored;
+  mirrored.num_ids = kNumIds;
+  mirrored.layout = models::VgaeLayout::kMirrored;
+  EXPECT_FALSE(vgae_loss_weights(mirrored).kl_mean_over_elements);
+  mirrored.layout = models::VgaeLayout::kKdGat;
+  EXPECT_TRUE(vgae_loss_weights(mirrored).kl_mean_over_elements);
+  const VgaeLossTerms summed = vgae_loss(out, batch, kNumIds, {0.1, 0.05, 0.01, false});
+  EXPECT_NEAR(summed.kl.item<double>(), r.kl_summed, 1e-5);
+  EXPECT_NEAR(summed.kl.item<double>(), r.kl * static_cast<double>(out.mu.size(1)), 1e-4);
 }
 
 TEST(Losses, VgaeLossOfHalfPrecisionOutputsIsFloat32) {

@@ -153,6 +153,32 @@ TEST(GcnFamilyTest, TrainsThroughTheNormalStageAndIsEvaluated) {
   }
   EXPECT_TRUE(saw_validation) << evaluation.dump(2);
 
+  // The stage calibrated its decision on validation and stored it in best.pt; evaluation reports
+  // both decisions with it.
+  const auto decision = read_checkpoint_info(run / "best.pt").decision;
+  ASSERT_TRUE(decision.has_value());
+  EXPECT_EQ(decision->method, "f1");
+  EXPECT_DOUBLE_EQ(evaluation["student_normal"]["calibrated_threshold"].get<double>(),
+                   decision->threshold);
+  for (const auto& group : evaluation["student_normal"]["groups"])
+    EXPECT_TRUE(group.contains("calibrated_metrics")) << group.dump();
+  EXPECT_TRUE(evaluation["student_normal"].contains("warnings"));
+
+  // Rerunning the finished stage recalibrates to the same threshold and leaves best.pt as it was
+  // (distillation caches are keyed on its bytes).
+  const auto read_bytes = [](const std::filesystem::path& file) {
+    std::ifstream bytes(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(bytes), {});
+  };
+  const auto before = read_bytes(run / "best.pt");
+  ASSERT_EQ(testing::run_command(fmt::format("'{}' normal --preset gcn,student --max-epochs 4 {} "
+                                             "--batch-size 64 2>&1",
+                                             HEADROOM_BINARY, common),
+                                 &output),
+            0)
+      << output;
+  EXPECT_EQ(read_bytes(run / "best.pt"), before);
+
   // A second model evaluated later joins the summary; the first one's entry stays.
   ASSERT_EQ(testing::run_command(fmt::format("'{}' normal --preset gcn,teacher --max-epochs 1 {} "
                                              "--batch-size 64 2>&1",

@@ -22,7 +22,10 @@ struct BinaryMetrics {
   double precision = 0;  // 0 when nothing is predicted positive (as scikit-learn's zero_division=0)
   double recall = 0;     // 0 when there are no positives
   double f1 = 0;
-  double roc_auc = 0;    // NaN when only one class is present
+  double false_positive_rate = 0;  // FP / negatives; NaN without negatives
+  double mcc = 0;      // Matthews correlation; 0 when a row or column of the confusion is empty
+  double roc_auc = 0;  // NaN when only one class is present
+  double pr_auc = 0;   // average precision (area under precision-recall); NaN without positives
   ConfusionMatrix confusion;
 };
 
@@ -32,6 +35,10 @@ BinaryMetrics binary_metrics(std::span<const std::uint8_t> labels, std::span<con
 
 // Area under the ROC curve by the rank statistic, ties counted half. NaN with a single class.
 double roc_auc(std::span<const std::uint8_t> labels, std::span<const float> scores);
+
+// Average precision, as scikit-learn's average_precision_score: the sum over distinct score
+// thresholds, highest first, of (recall gained) x (precision there). NaN without positives.
+double average_precision(std::span<const std::uint8_t> labels, std::span<const float> scores);
 
 void to_json(nlohmann::json& json, const BinaryMetrics& metrics);
 

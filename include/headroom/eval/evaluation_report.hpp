@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,23 +17,33 @@ namespace headroom::eval {
 struct EvaluationGroup {
   std::string split;        // "validation" or a test directory name
   std::string attack_type;  // "" for the whole split, else one attack type (e.g. "dos")
-  BinaryMetrics metrics;
+  BinaryMetrics metrics;    // decision at 0.5
+  std::optional<BinaryMetrics> calibrated;  // decision at the model's calibrated threshold
 };
 
 struct ModelEvaluation {
   std::string model;  // e.g. "teacher_curriculum"
+  std::optional<double> calibrated_threshold;
   std::vector<EvaluationGroup> groups;  // whole splits first, in store order; then attack types
+  // Decisions no one can use, in words: a split with both classes where every window is flagged,
+  // or none is (e.g. "test_02: flags every window at 0.5").
+  std::vector<std::string> warnings;
 };
 
 // `scores[i]` belongs to graph `graph_ids[i]`; graphs are grouped by the store's split and attack
-// type records. Validation graphs (store validation ids) form the "validation" split.
+// type records. Validation graphs (store validation ids) form the "validation" split. Decisions at
+// 0.5, and at `calibrated_threshold` when given.
 ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string model,
                                 std::span<const std::uint32_t> graph_ids,
-                                std::span<const float> scores, double threshold = 0.5);
+                                std::span<const float> scores,
+                                std::optional<double> calibrated_threshold = std::nullopt);
 
 void to_json(nlohmann::json& json, const ModelEvaluation& evaluation);
 
-// A fixed-width table: one row per group (split, attack type, n, acc, precision, recall, F1, AUC).
+// A fixed-width table: one row per group (split, attack type, n, accuracy, precision, recall, F1,
+// FPR, MCC,
+// ROC AUC, PR AUC at 0.5; precision, recall, F1 and FPR at the calibrated threshold), then the
+// warnings.
 std::string render_table(const ModelEvaluation& evaluation);
 
 }  // namespace headroom::eval

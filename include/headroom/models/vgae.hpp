@@ -1,8 +1,9 @@
 // The KD-GAT variational graph autoencoder (upstream GraphAutoencoderNeighborhood): ID embedding
 // + GAT encoder (GATConv -> BatchNorm -> ReLU -> dropout per layer), mu and log sigma^2 heads
-// (log sigma^2 clamped), a sampled latent z (mu in eval mode), a mirrored GAT decoder ending in
-// 10 sigmoid outputs (reconstructing node features 1..10), a CAN-ID classifier on z and a
-// neighbourhood decoder on z predicting the multi-hot set of each node's out-neighbour IDs.
+// (log sigma^2 clamped), a sampled latent z (mu in eval mode, where upstream samples: evaluation
+// stays deterministic), a GAT decoder ending in 10 sigmoid outputs (reconstructing node features
+// 1..10), a CAN-ID classifier on z and a neighbourhood decoder on z predicting the multi-hot set of
+// each node's out-neighbour IDs. The layers follow config.layout (vgae_layout.hpp).
 #pragma once
 
 #include <torch/nn/module.h>

@@ -16,14 +16,20 @@ struct VgaeLossWeights {
   double id = 0.1;
   double neighbour = 0.05;
   double kl = 0.01;
+  // Upstream's KL: -0.5 * mean over every latent element. Off: the mirrored layout's KL, summed
+  // over the latent dimensions and averaged over nodes (latent-size times stronger).
+  bool kl_mean_over_elements = true;
 };
+
+// The objective of a VGAE of `config`: the default weights with its layout's KL reduction.
+VgaeLossWeights vgae_loss_weights(const models::VgaeConfig& config);
 
 struct VgaeLossTerms {
   at::Tensor total;           // reconstruction + id*CE + neighbour*BCE + kl*KL (scalar)
   at::Tensor reconstruction;  // MSE(reconstruction, x[:, 1:])
   at::Tensor id;              // CE(id_logits, x[:, 0])
   at::Tensor neighbour;       // BCE-with-logits(neighbour_logits, neighbourhood_targets)
-  at::Tensor kl;  // -0.5 * mean over nodes of sum over latent dims (1 + lv - mu^2 - e^lv)
+  at::Tensor kl;              // -0.5 * mean of (1 + lv - mu^2 - e^lv) (or its sum over latent dims)
 };
 
 // CAN-ID class of every node: x[:, 0] as int64.

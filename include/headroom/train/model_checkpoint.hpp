@@ -9,10 +9,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "headroom/eval/decision_threshold.hpp"
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/models/graph_classifier.hpp"
 #include "headroom/models/model_config.hpp"
@@ -25,6 +27,9 @@ struct CheckpointInfo {
   nlohmann::json model_config;  // the family's model configuration as JSON
   std::int64_t epoch = -1;      // the epoch whose weights these are (0-based)
   double validation_loss = 0;
+  // A classifier's decision threshold, calibrated on the validation split when its stage finished
+  // (eval/decision_threshold.hpp); unset: decide at 0.5.
+  std::optional<eval::DecisionCalibration> decision;
 };
 
 // A run directory stands for its best.pt. Throws std::runtime_error when neither exists.

@@ -30,6 +30,9 @@ struct ModelOptions {
   std::optional<std::int64_t> fc_layers;
   std::optional<std::int64_t> latent;     // VGAE latent size
   std::vector<std::int64_t> vgae_hidden;  // VGAE encoder widths (empty: preset)
+  // VGAE layers (models::VgaeLayout): "kd-gat" (upstream's) or "mirrored" (headroom's first, with
+  // its presets: the latent width as a last encoder layer, a mirrored decoder).
+  std::string vgae_layout = "kd-gat";
   std::optional<double> dropout;
   bool gradient_checkpointing = true;
 
@@ -108,10 +111,19 @@ struct RunOptions {
   void validate() const;
 };
 
-// Stage evaluation: the classifiers to evaluate (run directories or best.pt files); default:
-// every classifier stage found in runs/{dataset}/.
+// Decisions: how a classifier stage calibrates its decision threshold on the validation split
+// when it finishes (eval/decision_threshold.hpp; stored in best.pt), and what stage evaluation
+// evaluates.
 struct EvaluationOptions {
+  // "f1": the F1-optimal threshold; "fpr": the lowest threshold with at most target_fpr false
+  // alarms on the normal validation graphs; "none": decide at 0.5 only.
+  std::string calibration = "f1";
+  double target_fpr = 0.01;
+  // The classifiers to evaluate (run directories or best.pt files); default: every classifier
+  // stage found in runs/{dataset}/.
   std::vector<std::filesystem::path> models;
+
+  void validate() const;
 };
 
 // Everything a training or evaluation stage reads, one option group per concern; each group has

@@ -26,8 +26,10 @@ class VgaeFamily final : public ModelFamily {
     models::VGAE model(config);
     return ProbeSubject{
         {model.ptr()},
-        [model, num_ids = config.num_ids](const loader::GraphBatch& batch) mutable {
-          return vgae_loss(model->forward(batch.x, batch.edge_index), batch, num_ids).total;
+        [model, num_ids = config.num_ids,
+         weights = vgae_loss_weights(config)](const loader::GraphBatch& batch) mutable {
+          return vgae_loss(model->forward(batch.x, batch.edge_index), batch, num_ids, weights)
+              .total;
         },
         LossReduction::kPerNode};
   }
