@@ -21,6 +21,16 @@ void preprocess_and_summarize(const std::filesystem::path& dataset,
   }
   for (const auto& path : report.excluded)
     fmt::print(stderr, "note: left out {} (excluded by name)\n", path);
+  for (const auto& duplicate : report.duplicates) {
+    if (duplicate.left_out)
+      fmt::print(stderr,
+                 "note: left out {}: the same frames as {} (identical windows would be in both "
+                 "training and validation; --keep-duplicates keeps it)\n",
+                 duplicate.path, duplicate.same_as);
+    else
+      fmt::print(stderr, "warning: {} holds the same frames as {}\n", duplicate.path,
+                 duplicate.same_as);
+  }
   fmt::print(
       "preprocessed {} files, {} rows ({} skipped) into {} graphs in {:.2f} s ({:.2f} M rows/s)\n",
       report.files.size(), report.rows, report.skipped_rows, report.graphs, report.seconds,

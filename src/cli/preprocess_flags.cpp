@@ -29,6 +29,9 @@ void PreprocessFlags::add_to(CLI::App& command) {
       ->delimiter(',')
       ->capture_default_str();
   command.add_flag("--force", o.overwrite, "Replace an existing store");
+  command.add_flag("--keep-duplicates", o.keep_duplicate_files,
+                   "Keep training files whose frames repeat another training file's (left out by "
+                   "default: their windows would be in both training and validation)");
   command.add_flag("--no-progress", no_progress, "Do not draw the progress bar");
 
   const std::string mapping = "CSV column mapping (with --format csv)";

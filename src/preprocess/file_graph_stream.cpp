@@ -4,9 +4,11 @@
 #include <atomic>
 #include <deque>
 #include <future>
+#include <span>
 
 #include "headroom/can/input_error.hpp"
 #include "headroom/graph/window_graph_builder.hpp"
+#include "headroom/util/content_hash.hpp"
 
 namespace headroom::preprocess {
 namespace {
@@ -15,6 +17,18 @@ constexpr std::size_t kReadBatchFrames = 16 << 10;
 // Windows per chunk: large enough that handing a chunk to a thread costs little next to building
 // it (~1 ms of work at W = 100), small enough that a few chunks in flight cost little memory.
 constexpr std::size_t kWindowsPerChunk = 128;
+
+// Feeds a frame's fields (not its padding) into the file's frame hash.
+void hash_frame(util::ContentHash& hash, const can::CanFrame& frame) {
+  const auto feed = [&hash](const auto& value) {
+    hash.update(std::as_bytes(std::span(&value, 1)));
+  };
+  feed(frame.timestamp_s);
+  feed(frame.id);
+  feed(frame.dlc);
+  feed(frame.label);
+  hash.update(std::as_bytes(std::span(frame.data)));
+}
 
 // Consecutive windows of one file with the frames they cover (window k starts at frame k * S).
 struct FrameChunk {
@@ -66,6 +80,7 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
   std::vector<can::CanFrame> pending;
   std::vector<can::CanFrame> batch(kReadBatchFrames);
   std::vector<std::uint32_t> seen_ids;
+  util::ContentHash frames_hash;
   std::size_t dedupe_at = 1U << 16;
   std::uint64_t skip = 0;
   std::uint32_t window_index = 0;
@@ -113,6 +128,7 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
       for (std::size_t i = 0; i < n; ++i) {
         result.attack_rows += batch[i].label != 0;
         if (vocabulary == nullptr) seen_ids.push_back(batch[i].id);
+        hash_frame(frames_hash, batch[i]);
       }
       if (skip > 0) {
         first_kept = static_cast<std::size_t>(std::min<std::uint64_t>(skip, n));
@@ -166,6 +182,7 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
   }
 
   result.skipped_rows = reader->skipped_rows();
+  result.frames_hash = frames_hash.digest();
   if (vocabulary == nullptr) {
     std::sort(seen_ids.begin(), seen_ids.end());
     seen_ids.erase(std::unique(seen_ids.begin(), seen_ids.end()), seen_ids.end());

@@ -49,6 +49,26 @@ void parallel_for(std::size_t count, unsigned threads, std::atomic<bool>& stop, 
   if (failure) std::rethrow_exception(failure);
 }
 
+// Files [begin, end) whose frames repeat a file read before them (training files, then test
+// files, in layout order), by frame hash and row count. With `leave_out`, those copies are marked
+// in `left_out`; test files are only ever reported.
+void find_duplicates(const dataset::DatasetLayout& layout,
+                     const std::vector<FileGraphResult>& results, std::size_t begin,
+                     std::size_t end, bool leave_out, std::vector<bool>& left_out,
+                     std::vector<DuplicateFile>& duplicates) {
+  for (std::size_t i = begin; i < end; ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (left_out[j] || results[j].frames_hash != results[i].frames_hash ||
+          results[j].rows != results[i].rows)
+        continue;
+      left_out[i] = leave_out;
+      duplicates.push_back(
+          {layout.files[i].relative_path, layout.files[j].relative_path, leave_out});
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
@@ -94,8 +114,13 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
   // Training files first, keyed by raw CAN ID; their IDs make the vocabulary the test files need.
   helper_threads = helpers_for(layout.train_file_count);
   parallel_for(layout.train_file_count, threads, stop, [&](std::size_t i) { process(i, nullptr); });
+  PreprocessReport report;
+  std::vector<bool> left_out(layout.files.size(), false);
+  find_duplicates(layout, results, 0, layout.train_file_count, !options.keep_duplicate_files,
+                  left_out, report.duplicates);
   std::vector<std::uint32_t> training_ids;
   for (std::size_t i = 0; i < layout.train_file_count; ++i) {
+    if (left_out[i]) continue;
     training_ids.insert(training_ids.end(), results[i].can_ids.begin(), results[i].can_ids.end());
   }
   const graph::CanIdVocabulary vocabulary(std::move(training_ids));
@@ -104,6 +129,8 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
   parallel_for(test_files, threads, stop,
                [&](std::size_t i) { process(layout.train_file_count + i, &vocabulary); });
   progress_bar.finish();
+  find_duplicates(layout, results, layout.train_file_count, layout.files.size(), false, left_out,
+                  report.duplicates);
 
   store::StoreMetadata metadata;
   metadata.created_by = std::string("headroom ") + HEADROOM_VERSION;
@@ -126,11 +153,17 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
     metadata.attack_types.push_back(name);
   }
 
-  PreprocessReport report;
   report.excluded = layout.excluded;
+  std::vector<store::SegmentSummary> kept_segments;
   for (std::size_t i = 0; i < layout.files.size(); ++i) {
     const auto& file = layout.files[i];
     const auto& result = results[i];
+    if (left_out[i]) {
+      builder.discard_segment(segments[i]);
+      metadata.excluded_files.push_back(file.relative_path);
+      continue;
+    }
+    kept_segments.push_back(segments[i]);
     store::SourceFileRecord record;
     record.path = file.relative_path;
     record.split = file.split;
@@ -145,7 +178,7 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
     report.graphs += result.graphs;
   }
   report.vocabulary_size = vocabulary.size();
-  builder.commit(std::move(metadata), segments, vocabulary);
+  builder.commit(std::move(metadata), kept_segments, vocabulary);
   report.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return report;

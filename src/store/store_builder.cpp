@@ -116,6 +116,12 @@ TrainValidationSplit split_train_validation(const std::vector<std::uint32_t>& tr
   return split;
 }
 
+void StoreBuilder::discard_segment(const SegmentSummary& segment) const {
+  for (const char* suffix :
+       {".graphs", ".node_keys", ".node_features", ".edge_index", ".edge_features"})
+    std::filesystem::remove(segment_file(segment, suffix));
+}
+
 StoreBuilder::StoreBuilder(std::filesystem::path store_path, bool overwrite)
     : store_path_(std::filesystem::absolute(store_path).lexically_normal()), overwrite_(overwrite) {
   if (store_path_.filename().empty()) store_path_ = store_path_.parent_path();

@@ -21,6 +21,9 @@ struct PreprocessOptions {
   double validation_fraction = 0.2;
   std::uint64_t seed = 42;  // of the validation split
   bool overwrite = false;
+  // Keep training files whose frames repeat an earlier training file's (by default the later
+  // copies are left out: identical windows would land in both training and validation).
+  bool keep_duplicate_files = false;
   int progress = -1;  // progress bar: -1 when stderr is a terminal, 0 off, 1 on
 };
 
@@ -31,9 +34,17 @@ struct FileReport {
   std::uint64_t graphs = 0;
 };
 
+// A file whose frames are those of another file (same timestamps, IDs, payloads and labels).
+struct DuplicateFile {
+  std::string path;       // relative to the dataset root
+  std::string same_as;    // the earlier file it repeats
+  bool left_out = false;  // a training file left out (a test file is only reported)
+};
+
 struct PreprocessReport {
   std::vector<FileReport> files;
   std::vector<std::string> excluded;
+  std::vector<DuplicateFile> duplicates;
   std::uint64_t rows = 0;
   std::uint64_t skipped_rows = 0;
   std::uint64_t graphs = 0;

@@ -28,6 +28,9 @@ class StoreBuilder {
 
   std::unique_ptr<GraphSegmentWriter> open_segment(std::size_t segment, SegmentKeys keys) const;
 
+  // Deletes a segment's files: a segment that will not be committed (a duplicate file's).
+  void discard_segment(const SegmentSummary& segment) const;
+
   // Concatenates the segments (in the order given; segment i belongs to metadata.files[i]) into
   // the store arrays, mapping raw-ID keys through `vocabulary`; fills the size index, the
   // train/validation/test index lists (validation = a seeded random fraction of the training
