@@ -22,8 +22,26 @@ CountDistribution distribution(std::vector<std::uint64_t> values) {
   return d;
 }
 
-SplitSummary summarize_ids(std::string name, const GraphSizeIndex& index,
+// Whether more than half of the window's frame-to-frame transitions start at an unknown ID.
+// Nodes cannot tell: every unknown ID shares the one out-of-vocabulary node. Edge feature 0 is
+// the transition count (docs/graph-construction.md).
+bool mostly_unknown(const GraphView& graph, std::span<const std::uint32_t> vocabulary,
+                    std::size_t edge_features) {
+  double from_unknown = 0;
+  double all = 0;
+  for (std::size_t e = 0; e < graph.num_edges(); ++e) {
+    const double count = graph.edge_features[e * edge_features];
+    all += count;
+    const auto id = graph.node_can_ids[static_cast<std::size_t>(graph.edge_index[2 * e])];
+    if (!std::binary_search(vocabulary.begin(), vocabulary.end(), id)) from_unknown += count;
+  }
+  return 2 * from_unknown > all;
+}
+
+SplitSummary summarize_ids(std::string name, const GraphStore& store, const GraphSizeIndex& index,
                            std::span<const std::uint32_t> ids) {
+  const std::span<const std::uint32_t> vocabulary = store.metadata().vocabulary;  // sorted
+  const auto edge_features = static_cast<std::size_t>(store.metadata().edge_feature_count);
   SplitSummary s;
   s.name = std::move(name);
   std::vector<std::uint64_t> nodes;
@@ -34,6 +52,7 @@ SplitSummary summarize_ids(std::string name, const GraphSizeIndex& index,
     nodes.push_back(index.num_nodes[id]);
     edges.push_back(index.num_edges[id]);
     s.attack_graphs += index.label[id];
+    s.mostly_unknown_graphs += mostly_unknown(store.graph(id), vocabulary, edge_features) ? 1 : 0;
   }
   s.graphs = ids.size();
   s.nodes = distribution(std::move(nodes));
@@ -73,16 +92,16 @@ StoreSummary summarize_store(const GraphStore& store) {
   s.nodes_per_graph = distribution({index.num_nodes.begin(), index.num_nodes.end()});
   s.edges_per_graph = distribution({index.num_edges.begin(), index.num_edges.end()});
 
-  s.splits.push_back(summarize_ids("train", index, store.train_ids()));
-  s.splits.push_back(summarize_ids("validation", index, store.validation_ids()));
-  s.splits.push_back(summarize_ids("test", index, store.test_ids()));
+  s.splits.push_back(summarize_ids("train", store, index, store.train_ids()));
+  s.splits.push_back(summarize_ids("validation", store, index, store.validation_ids()));
+  s.splits.push_back(summarize_ids("test", store, index, store.test_ids()));
   for (std::size_t split = 0; split < m.splits.size(); ++split) {
     if (m.splits[split].role != "test") continue;
     std::vector<std::uint32_t> ids;
     for (std::uint32_t id : store.test_ids()) {
       if (index.split[id] == split) ids.push_back(id);
     }
-    s.splits.push_back(summarize_ids("test/" + m.splits[split].name, index, ids));
+    s.splits.push_back(summarize_ids("test/" + m.splits[split].name, store, index, ids));
   }
   for (const auto& f : m.files) {
     s.files.push_back({f.path, m.splits.at(f.split).name, m.attack_types.at(f.attack_type), f.rows,
@@ -99,7 +118,8 @@ nlohmann::json summary_to_json(const StoreSummary& s) {
                       {"attack_graphs", split.attack_graphs},
                       {"normal_graphs", split.graphs - split.attack_graphs},
                       {"nodes", to_json(split.nodes)},
-                      {"edges", to_json(split.edges)}});
+                      {"edges", to_json(split.edges)},
+                      {"mostly_unknown_graphs", split.mostly_unknown_graphs}});
   }
   nlohmann::json files = nlohmann::json::array();
   for (const auto& f : s.files) {
@@ -124,6 +144,20 @@ nlohmann::json summary_to_json(const StoreSummary& s) {
           {"files", files}};
 }
 
+std::vector<std::string> vocabulary_warnings(const StoreSummary& s) {
+  std::vector<std::string> warnings;
+  for (const auto& split : s.splits) {
+    if (split.name.rfind("test/", 0) != 0 || 2 * split.mostly_unknown_graphs <= split.graphs)
+      continue;
+    warnings.push_back(fmt::format(
+        "{}: {} of {} windows are mostly CAN IDs outside the training vocabulary; their graphs "
+        "collapse onto the out-of-vocabulary node, and classifiers trained on other vehicles "
+        "cannot be trusted on them",
+        split.name, split.mostly_unknown_graphs, split.graphs));
+  }
+  return warnings;
+}
+
 std::string render_summary(const StoreSummary& s) {
   std::string out;
   auto line = [&](const std::string& text) { out += text + "\n"; };
@@ -137,17 +171,24 @@ std::string render_summary(const StoreSummary& s) {
                    s.vocabulary_size));
   line(fmt::format("on disk    {} ({} bytes)", human_bytes(s.bytes_on_disk), s.bytes_on_disk));
   line("");
-  line(fmt::format("{:<48} {:>8} {:>8} {:>8} {:>7}  {:>14}  {:>14}", "split", "graphs", "normal",
-                   "attack", "attack%", "nodes p50/95/max", "edges p50/95/max"));
+  line(fmt::format("{:<48} {:>8} {:>8} {:>8} {:>7}  {:>14}  {:>14}  {:>8}", "split", "graphs",
+                   "normal", "attack", "attack%", "nodes p50/95/max", "edges p50/95/max",
+                   "unknown%"));
   for (const auto& split : s.splits) {
     const double share = split.graphs == 0 ? 0.0
                                            : 100.0 * static_cast<double>(split.attack_graphs) /
                                                  static_cast<double>(split.graphs);
-    line(fmt::format("{:<48} {:>8} {:>8} {:>8} {:>6.1f}%  {:>14}  {:>14}", split.name, split.graphs,
-                     split.graphs - split.attack_graphs, split.attack_graphs, share,
-                     fmt::format("{}/{}/{}", split.nodes.p50, split.nodes.p95, split.nodes.max),
-                     fmt::format("{}/{}/{}", split.edges.p50, split.edges.p95, split.edges.max)));
+    line(fmt::format(
+        "{:<48} {:>8} {:>8} {:>8} {:>6.1f}%  {:>14}  {:>14}  {:>8}", split.name, split.graphs,
+        split.graphs - split.attack_graphs, split.attack_graphs, share,
+        fmt::format("{}/{}/{}", split.nodes.p50, split.nodes.p95, split.nodes.max),
+        fmt::format("{}/{}/{}", split.edges.p50, split.edges.p95, split.edges.max),
+        fmt::format("{:.1f}%", split.graphs == 0
+                                   ? 0.0
+                                   : 100.0 * static_cast<double>(split.mostly_unknown_graphs) /
+                                         static_cast<double>(split.graphs))));
   }
+  for (const auto& warning : vocabulary_warnings(s)) line("warning: " + warning);
   return out;
 }
 

@@ -1,5 +1,5 @@
 // The summary `headroom inspect` prints: graphs per split, node and edge counts at p50/p95/max,
-// label balance and bytes on disk. Computed from the size index alone.
+// label balance, how much of each split is out of the training vocabulary, and bytes on disk.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,10 @@ struct SplitSummary {
   std::uint64_t attack_graphs = 0;
   CountDistribution nodes;
   CountDistribution edges;
+  // Windows whose frames are mostly (more than half of their transitions) CAN IDs outside the
+  // training vocabulary: on an unseen vehicle most IDs are unknown, and the window graph
+  // collapses onto the one out-of-vocabulary node.
+  std::uint64_t mostly_unknown_graphs = 0;
 };
 
 struct FileSummary {
@@ -51,6 +55,9 @@ struct StoreSummary {
 };
 
 StoreSummary summarize_store(const GraphStore& store);
+// One line per test split whose windows are mostly out of vocabulary (more than half of them):
+// what `inspect` and `preprocess` warn about.
+std::vector<std::string> vocabulary_warnings(const StoreSummary& summary);
 nlohmann::json summary_to_json(const StoreSummary& summary);
 std::string render_summary(const StoreSummary& summary);  // the human-readable table
 
