@@ -24,6 +24,12 @@ void PreprocessFlags::add_to(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--seed", o.seed, "Seed of the validation split")->capture_default_str();
   command
+      .add_option("--val-by", o.validation_by,
+                  "Validation split over: graphs (random windows) or files (whole training "
+                  "files, so no file is on both sides)")
+      ->check(CLI::IsMember({"graphs", "files"}))
+      ->capture_default_str();
+  command
       .add_option("--exclude", exclude,
                   "Leave out files whose name contains one of these (comma-separated)")
       ->delimiter(',')

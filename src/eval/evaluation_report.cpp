@@ -53,7 +53,7 @@ void add_degenerate_warnings(ModelEvaluation& evaluation, const std::string& spl
     else if (flagged == 0)
       evaluation.warnings.push_back(split + ": flags no window " + decision);
   };
-  check(g.metrics, "at 0.5");
+  check(g.metrics, fmt::format("at {:.4g}", evaluation.decision_threshold));
   if (g.calibrated)
     check(*g.calibrated,
           fmt::format("at the calibrated threshold {:.4g}", *evaluation.calibrated_threshold));
@@ -64,7 +64,8 @@ void add_degenerate_warnings(ModelEvaluation& evaluation, const std::string& spl
 ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string model,
                                 std::span<const std::uint32_t> graph_ids,
                                 std::span<const float> scores,
-                                std::optional<double> calibrated_threshold) {
+                                std::optional<double> calibrated_threshold,
+                                double decision_threshold) {
   if (graph_ids.size() != scores.size()) {
     throw std::invalid_argument(fmt::format("evaluate_scores: {} graph ids but {} scores",
                                             graph_ids.size(), scores.size()));
@@ -100,10 +101,11 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
 
   ModelEvaluation evaluation;
   evaluation.model = std::move(model);
+  evaluation.decision_threshold = decision_threshold;
   evaluation.calibrated_threshold = calibrated_threshold;
   const auto group = [&](std::string split, std::string attack, const GroupData& data) {
     EvaluationGroup g{std::move(split), std::move(attack),
-                      binary_metrics(data.labels, data.scores, 0.5), std::nullopt};
+                      binary_metrics(data.labels, data.scores, decision_threshold), std::nullopt};
     if (calibrated_threshold)
       g.calibrated = binary_metrics(data.labels, data.scores, *calibrated_threshold);
     return g;
@@ -135,6 +137,8 @@ void to_json(nlohmann::json& json, const ModelEvaluation& evaluation) {
     groups.push_back(std::move(g));
   }
   json = nlohmann::json{{"model", evaluation.model},
+                        {"score", evaluation.score},
+                        {"decision_threshold", evaluation.decision_threshold},
                         {"groups", std::move(groups)},
                         {"warnings", evaluation.warnings}};
   if (evaluation.calibrated_threshold)
@@ -173,10 +177,12 @@ std::string render_table(const ModelEvaluation& evaluation) {
   std::vector<std::size_t> width(header.size(), 0);
   for (const auto& row : rows)
     for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  std::string out;
+  std::string out =
+      fmt::format("{}: decisions at {:.6g}", evaluation.score, evaluation.decision_threshold);
   if (calibrated)
-    out += fmt::format("decisions at 0.5, and at the calibrated threshold {:.6g} (cal)\n",
+    out += fmt::format(", and at the calibrated threshold {:.6g} (cal)",
                        *evaluation.calibrated_threshold);
+  out += '\n';
   for (const auto& row : rows) {
     std::string line;
     for (std::size_t c = 0; c < row.size(); ++c) {

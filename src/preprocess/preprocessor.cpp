@@ -141,6 +141,7 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
   metadata.edge_feature_count = graph::kEdgeFeatureCount;
   metadata.validation_fraction = options.validation_fraction;
   metadata.validation_seed = options.seed;
+  metadata.validation_by = options.validation_by;
   metadata.excluded_files = layout.excluded;
   for (const auto& split : layout.splits) {
     metadata.splits.push_back(

@@ -10,7 +10,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <random>
+#include <set>
 #include <system_error>
 
 #include "headroom/store/store_arrays.hpp"
@@ -122,6 +124,40 @@ void StoreBuilder::discard_segment(const SegmentSummary& segment) const {
     std::filesystem::remove(segment_file(segment, suffix));
 }
 
+TrainValidationSplit split_train_validation_by_file(
+    const std::vector<std::uint32_t>& training_graphs, const std::vector<std::uint32_t>& file_of,
+    double validation_fraction, std::uint64_t seed) {
+  if (!(validation_fraction >= 0.0 && validation_fraction < 1.0))
+    throw std::invalid_argument(
+        fmt::format("validation fraction must be in [0, 1), got {}", validation_fraction));
+  if (file_of.size() != training_graphs.size())
+    throw std::invalid_argument("split_train_validation_by_file: one file per graph expected");
+  std::map<std::uint32_t, std::uint64_t> graphs_per_file;
+  for (const auto file : file_of) ++graphs_per_file[file];
+  std::vector<std::uint32_t> files;
+  for (const auto& [file, count] : graphs_per_file) files.push_back(file);
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = files.size(); i > 1; --i)
+    std::swap(files[i - 1], files[uniform_below(rng, i)]);
+  const auto target = static_cast<double>(
+      std::llround(validation_fraction * static_cast<double>(training_graphs.size())));
+  std::set<std::uint32_t> validation_files;
+  double taken = 0;
+  for (std::size_t i = 0; i + 1 < files.size(); ++i) {
+    const auto count = static_cast<double>(graphs_per_file[files[i]]);
+    if (std::abs(taken + count - target) >= std::abs(taken - target)) continue;
+    validation_files.insert(files[i]);
+    taken += count;
+  }
+  TrainValidationSplit split;
+  for (std::size_t k = 0; k < training_graphs.size(); ++k)
+    (validation_files.count(file_of[k]) ? split.validation : split.train)
+        .push_back(training_graphs[k]);
+  std::sort(split.validation.begin(), split.validation.end());
+  std::sort(split.train.begin(), split.train.end());
+  return split;
+}
+
 StoreBuilder::StoreBuilder(std::filesystem::path store_path, bool overwrite)
     : store_path_(std::filesystem::absolute(store_path).lexically_normal()), overwrite_(overwrite) {
   if (store_path_.filename().empty()) store_path_ = store_path_.parent_path();
@@ -196,6 +232,7 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
   edge_offsets.writer->write_values(std::span<const std::int64_t>(&edge_offset, 1));
 
   std::vector<std::uint32_t> training_graphs;
+  std::vector<std::uint32_t> training_files;  // the file of each training graph
   std::vector<std::uint32_t> test_graphs;
   std::uint64_t graph_id = 0;
   std::vector<std::uint32_t> records;
@@ -234,6 +271,7 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
       node_offsets.writer->write_values(std::span<const std::int64_t>(&node_offset, 1));
       edge_offsets.writer->write_values(std::span<const std::int64_t>(&edge_offset, 1));
       (is_train ? training_graphs : test_graphs).push_back(static_cast<std::uint32_t>(graph_id));
+      if (is_train) training_files.push_back(static_cast<std::uint32_t>(i));
       ++graph_id;
     }
 
@@ -279,8 +317,12 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
     }
   }
 
-  const auto split = split_train_validation(training_graphs, metadata.validation_fraction,
-                                            metadata.validation_seed);
+  const auto split =
+      metadata.validation_by == "files"
+          ? split_train_validation_by_file(training_graphs, training_files,
+                                           metadata.validation_fraction, metadata.validation_seed)
+          : split_train_validation(training_graphs, metadata.validation_fraction,
+                                   metadata.validation_seed);
   auto split_train = open_array(arrays::kSplitTrain);
   auto split_validation = open_array(arrays::kSplitValidation);
   auto split_test = open_array(arrays::kSplitTest);

@@ -40,25 +40,27 @@ void to_json(nlohmann::json& json, const StoreMetadata& m) {
                     {"bytes", a.bytes},
                     {"xxh3", a.xxh3}};
   }
-  json = {{"format", kStoreFormatName},
-          {"version", kStoreFormatVersion},
-          {"created_by", m.created_by},
-          {"dataset_root", m.dataset_root},
-          {"window", m.window},
-          {"stride", m.stride},
-          {"node_feature_count", m.node_feature_count},
-          {"edge_feature_count", m.edge_feature_count},
-          {"num_graphs", m.num_graphs},
-          {"num_nodes", m.num_nodes},
-          {"num_edges", m.num_edges},
-          {"vocabulary", m.vocabulary},
-          {"out_of_vocabulary_index", m.vocabulary.size()},
-          {"splits", splits},
-          {"attack_types", m.attack_types},
-          {"files", files},
-          {"excluded_files", m.excluded_files},
-          {"validation", {{"fraction", m.validation_fraction}, {"seed", m.validation_seed}}},
-          {"arrays", arrays}};
+  json = {
+      {"format", kStoreFormatName},
+      {"version", kStoreFormatVersion},
+      {"created_by", m.created_by},
+      {"dataset_root", m.dataset_root},
+      {"window", m.window},
+      {"stride", m.stride},
+      {"node_feature_count", m.node_feature_count},
+      {"edge_feature_count", m.edge_feature_count},
+      {"num_graphs", m.num_graphs},
+      {"num_nodes", m.num_nodes},
+      {"num_edges", m.num_edges},
+      {"vocabulary", m.vocabulary},
+      {"out_of_vocabulary_index", m.vocabulary.size()},
+      {"splits", splits},
+      {"attack_types", m.attack_types},
+      {"files", files},
+      {"excluded_files", m.excluded_files},
+      {"validation",
+       {{"fraction", m.validation_fraction}, {"seed", m.validation_seed}, {"by", m.validation_by}}},
+      {"arrays", arrays}};
 }
 
 void from_json(const nlohmann::json& json, StoreMetadata& m) {
@@ -91,6 +93,7 @@ void from_json(const nlohmann::json& json, StoreMetadata& m) {
   m.excluded_files = json.at("excluded_files").get<std::vector<std::string>>();
   m.validation_fraction = json.at("validation").at("fraction").get<double>();
   m.validation_seed = json.at("validation").at("seed").get<std::uint64_t>();
+  m.validation_by = json.at("validation").value("by", std::string("graphs"));
   m.arrays.clear();
   for (const auto& [name, a] : json.at("arrays").items()) {
     ArrayRecord r;

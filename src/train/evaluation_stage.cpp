@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "headroom/eval/decision_threshold.hpp"
 #include "headroom/train/graph_scores.hpp"
 #include "headroom/train/model_checkpoint.hpp"
 #include "headroom/train/model_family.hpp"
@@ -21,14 +22,13 @@ namespace headroom::train {
 namespace {
 
 // Teachers before students, then by name: the order the summary reads best in.
-std::vector<std::filesystem::path> discover_classifiers(const std::filesystem::path& dataset_dir) {
+std::vector<std::filesystem::path> discover_models(const std::filesystem::path& dataset_dir) {
   std::vector<std::filesystem::path> found;
   if (!std::filesystem::is_directory(dataset_dir)) return found;
   for (const auto& entry : std::filesystem::directory_iterator(dataset_dir)) {
     const auto best = entry.path() / "best.pt";
     if (!entry.is_directory() || !std::filesystem::exists(best)) continue;
-    if (model_family(read_checkpoint_info(best).kind).role() == FamilyRole::kClassifier)
-      found.push_back(entry.path());
+    found.push_back(entry.path());
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
     const bool a_teacher = a.filename().string().rfind("teacher", 0) == 0;
@@ -60,22 +60,67 @@ std::string model_name(const std::filesystem::path& path) {
                                              : path.parent_path().filename().string();
 }
 
+// A classifier's attack probabilities, decided at 0.5 and at the threshold its stage calibrated.
+eval::ModelEvaluation evaluate_classifier(const TrainingConfig& config,
+                                          const store::GraphStore& store,
+                                          std::span<const std::uint32_t> ids,
+                                          const std::filesystem::path& checkpoint,
+                                          std::string name) {
+  const auto device = training_device(config.run);
+  CheckpointInfo info;
+  auto model = load_classifier_checkpoint(checkpoint, device, &info);
+  const auto scores = attack_probabilities(*model, store, ids, config.optimisation.eval_batch_size,
+                                           device, parse_precision(config.run.precision));
+  std::optional<double> threshold;
+  if (info.decision) threshold = info.decision->threshold;
+  return eval::evaluate_scores(store, std::move(name), ids, scores, threshold);
+}
+
+// The VGAE as a detector: its reconstruction error per graph (train/losses.hpp,
+// graph_reconstruction_score) is the anomaly score. It has no fixed cut, so the decision is the
+// threshold chosen on the validation split by --calibration (the F1-optimal one by default; with
+// --calibration none, the 99th percentile of the normal validation graphs' scores).
+eval::ModelEvaluation evaluate_autoencoder(const TrainingConfig& config,
+                                           const store::GraphStore& store,
+                                           std::span<const std::uint32_t> ids,
+                                           const std::filesystem::path& checkpoint,
+                                           std::string name) {
+  const auto device = training_device(config.run);
+  auto vgae = load_vgae_checkpoint(checkpoint, device);
+  const auto scores = reconstruction_scores(vgae, store, ids, config.optimisation.eval_batch_size,
+                                            device, parse_precision(config.run.precision));
+  // ids begin with the validation graphs.
+  const auto validation = store.validation_ids().size();
+  const auto labels = store.size_index().label;
+  std::vector<std::uint8_t> validation_labels;
+  for (std::size_t i = 0; i < validation; ++i) validation_labels.push_back(labels[ids[i]]);
+  const std::span<const float> validation_scores(scores.data(), validation);
+  const auto method =
+      config.evaluation.calibration == "none" ? "fpr" : config.evaluation.calibration;
+  const double target_fpr =
+      config.evaluation.calibration == "none" ? 0.01 : config.evaluation.target_fpr;
+  const auto decision =
+      eval::calibrate_decision(validation_labels, validation_scores, method, target_fpr);
+  auto evaluation =
+      eval::evaluate_scores(store, std::move(name), ids, scores, std::nullopt, decision.threshold);
+  evaluation.score = "anomaly score";
+  return evaluation;
+}
+
 }  // namespace
 
 EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   apply_thread_count(config.run);
-  const auto device = training_device(config.run);
-  const auto precision = parse_precision(config.run.precision);
   const auto store = store::GraphStore::open(config.run.store);
   TrainingConfig eval_config = config;
   eval_config.stage = Stage::kEvaluation;
   RunDirectory run(checked_run_directory(eval_config));
 
   auto sources = config.evaluation.models;
-  if (sources.empty()) sources = discover_classifiers(config.run.runs_dir / dataset_name(config));
+  if (sources.empty()) sources = discover_models(config.run.runs_dir / dataset_name(config));
   if (sources.empty())
     throw std::runtime_error(fmt::format(
-        "no trained classifier under {} (run `headroom curriculum` or `headroom normal` first, "
+        "no trained model under {} (run `headroom curriculum`, `normal` or `autoencoder` first, "
         "or pass --models)",
         (config.run.runs_dir / dataset_name(config)).string()));
 
@@ -88,18 +133,15 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   nlohmann::json summary = read_summary(run.path() / "evaluation.json");
   for (const auto& source : sources) {
     const auto checkpoint = resolve_checkpoint_path(source);
-    CheckpointInfo info;
-    auto model = load_classifier_checkpoint(checkpoint, device, &info);
-    const auto scores = attack_probabilities(
-        *model, store, ids, config.optimisation.eval_batch_size, device, precision);
-    std::optional<double> threshold;
-    if (info.decision) threshold = info.decision->threshold;
-    auto evaluation = eval::evaluate_scores(store, model_name(source), ids, scores, threshold);
+    const auto info = read_checkpoint_info(checkpoint);
+    auto evaluation =
+        model_family(info.kind).role() == FamilyRole::kClassifier
+            ? evaluate_classifier(config, store, ids, checkpoint, model_name(source))
+            : evaluate_autoencoder(config, store, ids, checkpoint, model_name(source));
     run.log(fmt::format("\n{} ({})\n{}", evaluation.model, checkpoint.string(),
                         eval::render_table(evaluation)));
     nlohmann::json json = evaluation;
     json["checkpoint"] = checkpoint.string();
-    if (info.decision) json["decision"] = *info.decision;
     if (util::process_role().writes())
       util::write_file_atomically(run.path() / (evaluation.model + ".json"), json.dump(2) + "\n");
     summary[evaluation.model] = json;

@@ -64,9 +64,9 @@ PipelineResult run_pipeline(const TrainingConfig& base) {
   TrainingConfig eval_config = base;
   eval_config.stage = Stage::kEvaluation;
   eval_config.evaluation.models.clear();
+  // The classifiers and, as anomaly detectors, the autoencoders.
   for (const auto& stage : result.stages)
-    if (stage.name.find("curriculum") != std::string::npos)
-      eval_config.evaluation.models.push_back(stage.result.run_dir);
+    eval_config.evaluation.models.push_back(stage.result.run_dir);
   result.evaluation = run_evaluation_stage(eval_config);
   result.wall_seconds = seconds_since(start);
   result.peak_rss_bytes = memory::process_peak_rss_bytes();

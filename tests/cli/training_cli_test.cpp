@@ -50,6 +50,17 @@ TEST(TrainingCli, RunChainsEveryStageAndSummarises) {
   const auto evaluation = read_json(runs / "evaluation" / "evaluation.json");
   ASSERT_TRUE(evaluation.contains("teacher_curriculum"));
   ASSERT_TRUE(evaluation.contains("student_curriculum_kd"));
+  // The autoencoders are evaluated as anomaly detectors, decided at a threshold calibrated on the
+  // validation split; the classifiers at 0.5 and at their stored calibrated threshold.
+  for (const char* vgae : {"teacher_autoencoder", "student_autoencoder_kd"}) {
+    ASSERT_TRUE(evaluation.contains(vgae)) << vgae;
+    EXPECT_EQ(evaluation[vgae]["score"], "anomaly score");
+    EXPECT_GT(evaluation[vgae]["decision_threshold"].get<double>(), 0.0);
+    EXPECT_FALSE(evaluation[vgae].contains("calibrated_threshold"));
+  }
+  EXPECT_EQ(evaluation["student_curriculum_kd"]["score"], "attack probability");
+  EXPECT_EQ(evaluation["student_curriculum_kd"]["decision_threshold"], 0.5);
+  EXPECT_TRUE(evaluation["student_curriculum_kd"].contains("calibrated_threshold"));
   for (const auto& group : evaluation["teacher_curriculum"]["groups"]) {
     const auto f1 = group["metrics"]["f1"];
     EXPECT_TRUE(f1.is_number());

@@ -203,7 +203,9 @@ TEST_F(EvaluationReport, TableHasAnAlignedRowPerGroup) {
   std::vector<std::string> lines;
   std::istringstream in(table);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
-  ASSERT_EQ(lines.size(), e.groups.size() + 1 + e.warnings.size());
+  ASSERT_EQ(lines.size(), 1 + e.groups.size() + 1 + e.warnings.size());
+  EXPECT_EQ(lines[0], "attack probability: decisions at 0.5");
+  lines.erase(lines.begin());
   for (const char* column : {"split", "attack type", "n", "accuracy", "precision", "recall", "F1",
                              "FPR", "MCC", "ROC AUC", "PR AUC"}) {
     EXPECT_NE(lines[0].find(column), std::string::npos) << column;

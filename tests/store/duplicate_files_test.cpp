@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <cstring>
 #include <set>
 #include <string>
@@ -115,6 +116,26 @@ TEST_F(DuplicateFiles, TheDeduplicatedSplitHoldsNoWindowInBothTrainingAndValidat
   EXPECT_TRUE(kept.duplicates[0].path == "train_02_with_attacks/attack-free-1.csv" &&
               !kept.duplicates[0].left_out);
   EXPECT_GT(leaked_windows(store::GraphStore::open(dir_ / "kept")), 0U);
+}
+
+TEST_F(DuplicateFiles, AFileLevelSplitKeepsEveryFileOnOneSide) {
+  write_text_file(dir_ / "data/train_02_with_attacks/fuzzing-1.csv",
+                  traffic_csv(1500, false, 13, true));
+  write_text_file(dir_ / "data/train_01_attack_free/attack-free-2.csv",
+                  traffic_csv(2500, false, 14, false));
+  options_.validation_by = "files";
+  options_.validation_fraction = 0.3;
+  build("store");
+  const auto store = store::GraphStore::open(dir_ / "store");
+  EXPECT_EQ(store.metadata().validation_by, "files");
+  const auto index = store.size_index();
+  std::map<std::uint32_t, std::set<bool>> sides;  // file -> {in validation?}
+  for (const auto id : store.train_ids()) sides[index.file[id]].insert(false);
+  for (const auto id : store.validation_ids()) sides[index.file[id]].insert(true);
+  for (const auto& [file, in] : sides) EXPECT_EQ(in.size(), 1U) << "file " << file;
+  EXPECT_FALSE(store.validation_ids().empty());
+  EXPECT_FALSE(store.train_ids().empty());
+  EXPECT_EQ(leaked_windows(store), 0U);
 }
 
 TEST(DuplicateFilesOnRealData, HcrlSaTwinsAreLeftOutAndNothingLeaks) {

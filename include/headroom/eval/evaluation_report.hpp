@@ -17,12 +17,16 @@ namespace headroom::eval {
 struct EvaluationGroup {
   std::string split;        // "validation" or a test directory name
   std::string attack_type;  // "" for the whole split, else one attack type (e.g. "dos")
-  BinaryMetrics metrics;    // decision at 0.5
+  BinaryMetrics metrics;    // decision at ModelEvaluation::decision_threshold (0.5)
   std::optional<BinaryMetrics> calibrated;  // decision at the model's calibrated threshold
 };
 
 struct ModelEvaluation {
   std::string model;  // e.g. "teacher_curriculum"
+  // The score's meaning: "attack probability" (classifiers) or "anomaly score" (the VGAE's
+  // reconstruction error, whose scale has no fixed cut).
+  std::string score = "attack probability";
+  double decision_threshold = 0.5;  // the decision of `metrics`
   std::optional<double> calibrated_threshold;
   std::vector<EvaluationGroup> groups;  // whole splits first, in store order; then attack types
   // Decisions no one can use, in words: a split with both classes where every window is flagged,
@@ -32,11 +36,12 @@ struct ModelEvaluation {
 
 // `scores[i]` belongs to graph `graph_ids[i]`; graphs are grouped by the store's split and attack
 // type records. Validation graphs (store validation ids) form the "validation" split. Decisions at
-// 0.5, and at `calibrated_threshold` when given.
+// `decision_threshold`, and at `calibrated_threshold` when given.
 ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string model,
                                 std::span<const std::uint32_t> graph_ids,
                                 std::span<const float> scores,
-                                std::optional<double> calibrated_threshold = std::nullopt);
+                                std::optional<double> calibrated_threshold = std::nullopt,
+                                double decision_threshold = 0.5);
 
 void to_json(nlohmann::json& json, const ModelEvaluation& evaluation);
 

@@ -19,7 +19,8 @@ struct PreprocessOptions {
   can::ReaderOptions reader;
   dataset::ScanOptions scan;
   double validation_fraction = 0.2;
-  std::uint64_t seed = 42;  // of the validation split
+  std::string validation_by = "graphs";  // or "files" (store::StoreMetadata::validation_by)
+  std::uint64_t seed = 42;               // of the validation split
   bool overwrite = false;
   // Keep training files whose frames repeat an earlier training file's (by default the later
   // copies are left out: identical windows would land in both training and validation).

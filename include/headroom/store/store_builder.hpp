@@ -58,4 +58,11 @@ struct TrainValidationSplit {
 TrainValidationSplit split_train_validation(const std::vector<std::uint32_t>& training_graphs,
                                             double validation_fraction, std::uint64_t seed);
 
+// The same by whole files: `file_of[k]` is the file of training_graphs[k]. Files are taken in a
+// seeded random order into validation while that brings its graph count closer to
+// round(fraction * n); at least one file stays in training. Both results sorted ascending.
+TrainValidationSplit split_train_validation_by_file(
+    const std::vector<std::uint32_t>& training_graphs, const std::vector<std::uint32_t>& file_of,
+    double validation_fraction, std::uint64_t seed);
+
 }  // namespace headroom::store

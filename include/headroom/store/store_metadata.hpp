@@ -57,6 +57,9 @@ struct StoreMetadata {
   std::vector<std::string> excluded_files;
   double validation_fraction = 0.2;
   std::uint64_t validation_seed = 0;
+  // "graphs": a random fraction of the training graphs; "files": whole training files (no file's
+  // windows on both sides; closer to testing on traffic not seen in training).
+  std::string validation_by = "graphs";
   std::map<std::string, ArrayRecord> arrays;  // by array name
 };
 

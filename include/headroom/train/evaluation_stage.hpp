@@ -16,8 +16,11 @@ struct EvaluationStageResult {
   std::vector<eval::ModelEvaluation> models;
 };
 
-// Evaluates config.evaluation.models (run directories or checkpoints); when empty, every GAT run
-// directory under runs/{dataset}/ with a best.pt. Throws std::runtime_error when there is none.
+// Evaluates config.evaluation.models (run directories or checkpoints); when empty, every run
+// directory under runs/{dataset}/ with a best.pt. A classifier is scored by its attack
+// probability, decided at 0.5 and at its calibrated threshold; a VGAE by its reconstruction error
+// as an anomaly score, decided at a threshold calibrated on the validation split
+// (config.evaluation.calibration). Throws std::runtime_error when there is no model.
 EvaluationStageResult run_evaluation_stage(const TrainingConfig& config);
 
 }  // namespace headroom::train
