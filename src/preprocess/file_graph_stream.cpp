@@ -39,6 +39,7 @@ struct FrameChunk {
 
 struct GraphChunk {
   std::vector<graph::WindowGraph> graphs;
+  std::uint64_t mostly_unknown = 0;  // windows whose frames are mostly out-of-vocabulary IDs
 };
 
 GraphChunk build_chunk(const FrameChunk& chunk, const graph::WindowConfig& window,
@@ -52,9 +53,12 @@ GraphChunk build_chunk(const FrameChunk& chunk, const graph::WindowConfig& windo
   for (std::size_t w = 0; w < count; ++w) {
     const std::span<const can::CanFrame> frames(chunk.frames.data() + w * window.stride, length);
     keys.resize(length);
+    std::size_t unknown = 0;
     for (std::size_t i = 0; i < length; ++i) {
       keys[i] = vocabulary == nullptr ? frames[i].id : vocabulary->index_of(frames[i].id);
+      unknown += vocabulary != nullptr && keys[i] == vocabulary->out_of_vocabulary_index();
     }
+    out.mostly_unknown += 2 * unknown > length ? 1 : 0;
     builder.build(frames, keys, out.graphs[w]);
   }
   return out;
@@ -89,6 +93,7 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
   // whatever the thread count.
   std::deque<std::future<GraphChunk>> in_flight;
   auto write_chunk = [&](const GraphChunk& chunk) {
+    result.mostly_unknown_graphs += chunk.mostly_unknown;
     for (const auto& graph : chunk.graphs) {
       segment.append(graph, window_index++);
       ++result.graphs;

@@ -172,6 +172,7 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
     record.rows = result.rows;
     record.attack_rows = result.attack_rows;
     record.skipped_rows = result.skipped_rows;
+    record.mostly_unknown_graphs = result.mostly_unknown_graphs;
     metadata.files.push_back(record);
     report.files.push_back({file.relative_path, result.rows, result.skipped_rows, result.graphs});
     report.rows += result.rows;

@@ -27,6 +27,7 @@ void to_json(nlohmann::json& json, const StoreMetadata& m) {
                      {"rows", f.rows},
                      {"attack_rows", f.attack_rows},
                      {"skipped_rows", f.skipped_rows},
+                     {"mostly_unknown_graphs", f.mostly_unknown_graphs},
                      {"first_graph", f.first_graph},
                      {"graphs", f.graphs}});
   }
@@ -86,6 +87,7 @@ void from_json(const nlohmann::json& json, StoreMetadata& m) {
     r.rows = f.at("rows").get<std::uint64_t>();
     r.attack_rows = f.at("attack_rows").get<std::uint64_t>();
     r.skipped_rows = f.at("skipped_rows").get<std::uint64_t>();
+    r.mostly_unknown_graphs = f.value("mostly_unknown_graphs", std::uint64_t{0});
     r.first_graph = f.at("first_graph").get<std::uint64_t>();
     r.graphs = f.at("graphs").get<std::uint64_t>();
     m.files.push_back(std::move(r));

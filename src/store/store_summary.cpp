@@ -22,26 +22,8 @@ CountDistribution distribution(std::vector<std::uint64_t> values) {
   return d;
 }
 
-// Whether more than half of the window's frame-to-frame transitions start at an unknown ID.
-// Nodes cannot tell: every unknown ID shares the one out-of-vocabulary node. Edge feature 0 is
-// the transition count (docs/graph-construction.md).
-bool mostly_unknown(const GraphView& graph, std::span<const std::uint32_t> vocabulary,
-                    std::size_t edge_features) {
-  double from_unknown = 0;
-  double all = 0;
-  for (std::size_t e = 0; e < graph.num_edges(); ++e) {
-    const double count = graph.edge_features[e * edge_features];
-    all += count;
-    const auto id = graph.node_can_ids[static_cast<std::size_t>(graph.edge_index[2 * e])];
-    if (!std::binary_search(vocabulary.begin(), vocabulary.end(), id)) from_unknown += count;
-  }
-  return 2 * from_unknown > all;
-}
-
-SplitSummary summarize_ids(std::string name, const GraphStore& store, const GraphSizeIndex& index,
+SplitSummary summarize_ids(std::string name, const GraphSizeIndex& index,
                            std::span<const std::uint32_t> ids) {
-  const std::span<const std::uint32_t> vocabulary = store.metadata().vocabulary;  // sorted
-  const auto edge_features = static_cast<std::size_t>(store.metadata().edge_feature_count);
   SplitSummary s;
   s.name = std::move(name);
   std::vector<std::uint64_t> nodes;
@@ -52,7 +34,6 @@ SplitSummary summarize_ids(std::string name, const GraphStore& store, const Grap
     nodes.push_back(index.num_nodes[id]);
     edges.push_back(index.num_edges[id]);
     s.attack_graphs += index.label[id];
-    s.mostly_unknown_graphs += mostly_unknown(store.graph(id), vocabulary, edge_features) ? 1 : 0;
   }
   s.graphs = ids.size();
   s.nodes = distribution(std::move(nodes));
@@ -92,16 +73,22 @@ StoreSummary summarize_store(const GraphStore& store) {
   s.nodes_per_graph = distribution({index.num_nodes.begin(), index.num_nodes.end()});
   s.edges_per_graph = distribution({index.num_edges.begin(), index.num_edges.end()});
 
-  s.splits.push_back(summarize_ids("train", store, index, store.train_ids()));
-  s.splits.push_back(summarize_ids("validation", store, index, store.validation_ids()));
-  s.splits.push_back(summarize_ids("test", store, index, store.test_ids()));
+  s.splits.push_back(summarize_ids("train", index, store.train_ids()));
+  s.splits.push_back(summarize_ids("validation", index, store.validation_ids()));
+  s.splits.push_back(summarize_ids("test", index, store.test_ids()));
   for (std::size_t split = 0; split < m.splits.size(); ++split) {
     if (m.splits[split].role != "test") continue;
     std::vector<std::uint32_t> ids;
     for (std::uint32_t id : store.test_ids()) {
       if (index.split[id] == split) ids.push_back(id);
     }
-    s.splits.push_back(summarize_ids("test/" + m.splits[split].name, store, index, ids));
+    s.splits.push_back(summarize_ids("test/" + m.splits[split].name, index, ids));
+    // Counted while preprocessing (the frames are gone by now); training files have none.
+    for (const auto& f : m.files) {
+      if (f.split != split) continue;
+      s.splits.back().mostly_unknown_graphs += f.mostly_unknown_graphs;
+      s.splits[2].mostly_unknown_graphs += f.mostly_unknown_graphs;
+    }
   }
   for (const auto& f : m.files) {
     s.files.push_back({f.path, m.splits.at(f.split).name, m.attack_types.at(f.attack_type), f.rows,

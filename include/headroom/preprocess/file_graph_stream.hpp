@@ -25,6 +25,8 @@ struct FileGraphResult {
   // XXH3-64 of the frames read (timestamp, ID, DLC, label, payload, in order): equal for two
   // files holding the same traffic whatever their format or metadata.
   std::uint64_t frames_hash = 0;
+  // Windows whose frames are mostly (more than half) IDs outside `vocabulary` (0 without one).
+  std::uint64_t mostly_unknown_graphs = 0;
 };
 
 // Called with (input bytes, rows) progress increments; may be empty.

@@ -30,6 +30,8 @@ struct SourceFileRecord {
   std::uint64_t skipped_rows = 0;  // bad rows dropped under --on-bad-row skip
   std::uint64_t first_graph = 0;
   std::uint64_t graphs = 0;
+  // Windows whose frames are mostly CAN IDs outside the training vocabulary (test files).
+  std::uint64_t mostly_unknown_graphs = 0;
 };
 
 struct ArrayRecord {

@@ -1,5 +1,6 @@
 // The summary `headroom inspect` prints: graphs per split, node and edge counts at p50/p95/max,
 // label balance, how much of each split is out of the training vocabulary, and bytes on disk.
+// Computed from the size index and the metadata alone (no graph is read).
 #pragma once
 
 #include <cstdint>
@@ -24,9 +25,9 @@ struct SplitSummary {
   std::uint64_t attack_graphs = 0;
   CountDistribution nodes;
   CountDistribution edges;
-  // Windows whose frames are mostly (more than half of their transitions) CAN IDs outside the
-  // training vocabulary: on an unseen vehicle most IDs are unknown, and the window graph
-  // collapses onto the one out-of-vocabulary node.
+  // Windows whose frames are mostly (more than half) CAN IDs outside the training vocabulary,
+  // counted by preprocess (SourceFileRecord): on an unseen vehicle most IDs are unknown, and the
+  // window graph collapses onto the one out-of-vocabulary node.
   std::uint64_t mostly_unknown_graphs = 0;
 };
 
