@@ -61,11 +61,11 @@ std::string model_name(const std::filesystem::path& path) {
 }
 
 // A classifier's attack probabilities, decided at 0.5 and at the threshold its stage calibrated.
-eval::ModelEvaluation evaluate_classifier(const TrainingConfig& config,
-                                          const store::GraphStore& store,
-                                          std::span<const std::uint32_t> ids,
-                                          const std::filesystem::path& checkpoint,
-                                          std::string name) {
+std::optional<eval::ModelEvaluation> evaluate_classifier(const TrainingConfig& config,
+                                                         const store::GraphStore& store,
+                                                         std::span<const std::uint32_t> ids,
+                                                         const std::filesystem::path& checkpoint,
+                                                         std::string name) {
   const auto device = training_device(config.run);
   CheckpointInfo info;
   auto model = load_classifier_checkpoint(checkpoint, device, &info);
@@ -79,12 +79,12 @@ eval::ModelEvaluation evaluate_classifier(const TrainingConfig& config,
 // The VGAE as a detector: its reconstruction error per graph (train/losses.hpp,
 // graph_reconstruction_score) is the anomaly score. It has no fixed cut, so the decision is the
 // threshold chosen on the validation split by --calibration (the F1-optimal one by default; with
-// --calibration none, the 99th percentile of the normal validation graphs' scores).
-eval::ModelEvaluation evaluate_autoencoder(const TrainingConfig& config,
-                                           const store::GraphStore& store,
-                                           std::span<const std::uint32_t> ids,
-                                           const std::filesystem::path& checkpoint,
-                                           std::string name) {
+// --calibration none, the 99th percentile of the normal validation graphs' scores). A validation
+// split without attacks falls back to that percentile; one without normal graphs either cannot
+// calibrate anything: the model is then not evaluated (nullopt, with the reason in the log).
+std::optional<eval::ModelEvaluation> evaluate_autoencoder(
+    const TrainingConfig& config, RunDirectory& run, const store::GraphStore& store,
+    std::span<const std::uint32_t> ids, const std::filesystem::path& checkpoint, std::string name) {
   const auto device = training_device(config.run);
   auto vgae = load_vgae_checkpoint(checkpoint, device);
   const auto scores = reconstruction_scores(vgae, store, ids, config.optimisation.eval_batch_size,
@@ -99,10 +99,21 @@ eval::ModelEvaluation evaluate_autoencoder(const TrainingConfig& config,
       config.evaluation.calibration == "none" ? "fpr" : config.evaluation.calibration;
   const double target_fpr =
       config.evaluation.calibration == "none" ? 0.01 : config.evaluation.target_fpr;
-  const auto decision =
-      eval::calibrate_decision(validation_labels, validation_scores, method, target_fpr);
+  std::optional<eval::DecisionCalibration> decision;
+  for (const auto& [m, fpr] : {std::pair<std::string, double>{method, target_fpr}, {"fpr", 0.01}}) {
+    try {
+      decision = eval::calibrate_decision(validation_labels, validation_scores, m, fpr);
+      break;
+    } catch (const std::invalid_argument& error) {
+      run.log(fmt::format("{}: no {} threshold ({})", name, m, error.what()));
+    }
+  }
+  if (!decision) {
+    run.log(fmt::format("{}: not evaluated: its validation split gives no threshold", name));
+    return std::nullopt;
+  }
   auto evaluation =
-      eval::evaluate_scores(store, std::move(name), ids, scores, std::nullopt, decision.threshold);
+      eval::evaluate_scores(store, std::move(name), ids, scores, std::nullopt, decision->threshold);
   evaluation.score = "anomaly score";
   return evaluation;
 }
@@ -134,10 +145,12 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   for (const auto& source : sources) {
     const auto checkpoint = resolve_checkpoint_path(source);
     const auto info = read_checkpoint_info(checkpoint);
-    auto evaluation =
+    auto evaluated =
         model_family(info.kind).role() == FamilyRole::kClassifier
             ? evaluate_classifier(config, store, ids, checkpoint, model_name(source))
-            : evaluate_autoencoder(config, store, ids, checkpoint, model_name(source));
+            : evaluate_autoencoder(config, run, store, ids, checkpoint, model_name(source));
+    if (!evaluated) continue;
+    auto& evaluation = *evaluated;
     run.log(fmt::format("\n{} ({})\n{}", evaluation.model, checkpoint.string(),
                         eval::render_table(evaluation)));
     nlohmann::json json = evaluation;

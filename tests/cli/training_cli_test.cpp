@@ -150,3 +150,42 @@ TEST_F(TrainingCliErrors, BooleansAcceptTheUsualSpellings) {
 
 }  // namespace
 }  // namespace headroom
+
+namespace headroom {
+namespace {
+
+// A VGAE whose validation split holds no graph cannot be given a threshold: evaluation says so and
+// goes on with the other models instead of failing the whole stage.
+TEST(EvaluationOfAutoencoders, NoValidationGraphsMeansNotEvaluatedNotAFailure) {
+  testing::TempDir dir;
+  const std::string headroom = binary();
+  std::string output;
+  ASSERT_EQ(testing::run_command(
+                headroom + " generate --out " + (dir / "data").string() + " --frames 20000 2>&1",
+                &output),
+            0)
+      << output;
+  ASSERT_EQ(
+      testing::run_command(headroom + " preprocess " + (dir / "data").string() + " --out " +
+                               (dir / "store").string() + " --val-fraction 0 --no-progress 2>&1",
+                           &output),
+      0)
+      << output;
+  const auto common = " --store " + (dir / "store").string() + " --runs-dir " +
+                      (dir / "runs").string() + " --threads 1 --progress false";
+  ASSERT_EQ(testing::run_command(
+                headroom + " autoencoder --preset vgae,student --max-epochs 1" + common + " 2>&1",
+                &output),
+            0)
+      << output;
+  ASSERT_EQ(testing::run_command(headroom + " evaluation --models " +
+                                     (dir / "runs" / "store" / "student_autoencoder").string() +
+                                     common + " 2>&1",
+                                 &output),
+            0)
+      << output;
+  EXPECT_NE(output.find("student_autoencoder: not evaluated"), std::string::npos) << output;
+}
+
+}  // namespace
+}  // namespace headroom
