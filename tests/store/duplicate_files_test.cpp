@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
