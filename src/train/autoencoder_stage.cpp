@@ -201,28 +201,10 @@ class AutoencoderStage {
   BatchSizing sizing_;  // planned in prepare()
 };
 
-// The autoencoder stage behind PreparedStageStep: owns the configuration the stage refers to.
-class PreparedAutoencoderStep final : public PreparedStageStep {
- public:
-  explicit PreparedAutoencoderStep(const TrainingConfig& config)
-      : config_(config), stage_(config_) {
-    stage_.prepare_inputs();
-  }
-  ModelSpec model() const override { return stage_.model_spec(); }
-  StageStep step() override { return stage_.probed_step(); }
-  std::vector<std::uint32_t> training_ids() const override { return stage_.training_ids(); }
-
- private:
-  TrainingConfig config_;
-  AutoencoderStage stage_;
-};
-
 }  // namespace
 
 std::unique_ptr<PreparedStageStep> prepare_autoencoder_step(const TrainingConfig& config) {
-  validate(config);
-  apply_thread_count(config.run);
-  return std::make_unique<PreparedAutoencoderStep>(config);
+  return detail::prepare_step<AutoencoderStage>(config);
 }
 
 StageResult run_autoencoder_stage(const TrainingConfig& config, const LoopHooks& hooks) {

@@ -306,27 +306,10 @@ class ClassifierStage {
   BatchSizing sizing_;  // planned in prepare()
 };
 
-// The classifier stage behind PreparedStageStep: owns the configuration the stage refers to.
-class PreparedClassifierStep final : public PreparedStageStep {
- public:
-  explicit PreparedClassifierStep(const TrainingConfig& config) : config_(config), stage_(config_) {
-    stage_.prepare_inputs();
-  }
-  ModelSpec model() const override { return stage_.model_spec(); }
-  StageStep step() override { return stage_.probed_step(); }
-  std::vector<std::uint32_t> training_ids() const override { return stage_.training_ids(); }
-
- private:
-  TrainingConfig config_;
-  ClassifierStage stage_;
-};
-
 }  // namespace
 
 std::unique_ptr<PreparedStageStep> prepare_classifier_step(const TrainingConfig& config) {
-  validate(config);
-  apply_thread_count(config.run);
-  return std::make_unique<PreparedClassifierStep>(config);
+  return detail::prepare_step<ClassifierStage>(config);
 }
 
 StageResult run_classifier_stage(const TrainingConfig& config, const LoopHooks& hooks) {

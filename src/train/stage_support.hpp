@@ -2,15 +2,18 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include <torch/nn/module.h>
 
 #include "headroom/store/graph_store.hpp"
+#include "headroom/train/prepared_stage_step.hpp"
 #include "headroom/train/run_directory.hpp"
 #include "headroom/train/teacher_output_cache.hpp"
 #include "headroom/train/training_config.hpp"
+#include "headroom/train/training_loop.hpp"
 
 namespace headroom::train::detail {
 
@@ -58,6 +61,31 @@ TeacherOutputCache cache_teacher_outputs(Teacher& teacher, TeacherOutputSpec spe
 
 inline std::int64_t num_ids(const store::GraphStore& store) {
   return static_cast<std::int64_t>(store.metadata().vocabulary.size()) + 1;
+}
+
+// A stage behind PreparedStageStep, for any stage class with prepare_inputs(), model_spec(),
+// probed_step() and training_ids(). Owns the configuration the stage refers to.
+template <typename Stage>
+class PreparedStepOf final : public PreparedStageStep {
+ public:
+  explicit PreparedStepOf(const TrainingConfig& config) : config_(config), stage_(config_) {
+    stage_.prepare_inputs();
+  }
+  ModelSpec model() const override { return stage_.model_spec(); }
+  StageStep step() override { return stage_.probed_step(); }
+  std::vector<std::uint32_t> training_ids() const override { return stage_.training_ids(); }
+
+ private:
+  TrainingConfig config_;
+  Stage stage_;
+};
+
+// Validates `config`, applies its thread count and prepares `Stage`'s step.
+template <typename Stage>
+std::unique_ptr<PreparedStageStep> prepare_step(const TrainingConfig& config) {
+  validate(config);
+  apply_thread_count(config.run);
+  return std::make_unique<PreparedStepOf<Stage>>(config);
 }
 
 }  // namespace headroom::train::detail
