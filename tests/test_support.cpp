@@ -9,7 +9,12 @@
 #include <random>
 #include <stdexcept>
 
+#include <chrono>
+#include <thread>
+
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace headroom::testing {
 
@@ -81,6 +86,31 @@ std::vector<nlohmann::json> read_metrics(const std::filesystem::path& file, std:
       lines.push_back(std::move(parsed));
   }
   return lines;
+}
+
+bool kill_after_epochs(const std::string& command, const std::filesystem::path& metrics,
+                       std::size_t epochs) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + command + " > /dev/null 2>&1").c_str(), nullptr);
+    _exit(127);
+  }
+  bool killed = false;
+  for (int i = 0; i < 6000; ++i) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return false;
+    if (read_metrics(metrics).size() >= epochs) {
+      // Let it get partway into the next epoch, then kill without warning.
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      kill(pid, SIGKILL);
+      killed = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return killed && WIFSIGNALED(status);
 }
 
 }  // namespace headroom::testing

@@ -45,6 +45,12 @@ int run_command(const std::string& command, std::string* output = nullptr);
 std::vector<nlohmann::json> read_metrics(const std::filesystem::path& file,
                                          std::string_view type = "epoch");
 
+// Starts `command` in a child process and SIGKILLs it once `metrics` holds `epochs` epoch lines
+// (shortly after, partway into the next epoch). Returns true when the kill happened before the
+// child finished on its own.
+bool kill_after_epochs(const std::string& command, const std::filesystem::path& metrics,
+                       std::size_t epochs);
+
 }  // namespace headroom::testing
 
 // Skips the current test with a message when ../shared/data is absent (a fresh clone).

@@ -30,6 +30,12 @@ void PreprocessFlags::add_to(CLI::App& command) {
       ->check(CLI::IsMember({"graphs", "files"}))
       ->capture_default_str();
   command
+      .add_option("--vocabulary-from", o.vocabulary_from,
+                  "CAN-ID vocabulary from: all training frames (upstream) or normal frames only "
+                  "(IDs seen only in attacks map to the unknown ID)")
+      ->check(CLI::IsMember({"all", "normal"}))
+      ->capture_default_str();
+  command
       .add_option("--exclude", exclude,
                   "Leave out files whose name contains one of these (comma-separated)")
       ->delimiter(',')

@@ -1,5 +1,7 @@
 #include "headroom/eval/evaluation_report.hpp"
 
+#include "headroom/eval/decision_threshold.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -16,15 +18,59 @@
 namespace headroom::eval {
 namespace {
 
-// Graph labels and scores of one group, in input order.
+// Graph labels and scores of one group, in input order; `ids` the graphs'.
 struct GroupData {
   std::vector<std::uint8_t> labels;
   std::vector<float> scores;
-  void add(std::uint8_t label, float score) {
+  std::vector<std::uint32_t> ids;
+  void add(std::uint8_t label, float score, std::uint32_t id) {
     labels.push_back(label);
     scores.push_back(score);
+    ids.push_back(id);
   }
 };
+
+// A test split's vehicle calibration: its threshold and the graphs it was chosen on.
+struct VehicleDecision {
+  double threshold = 0;
+  std::vector<std::uint32_t> calibration_ids;  // sorted
+  bool calibrates(std::uint32_t id) const {
+    return std::binary_search(calibration_ids.begin(), calibration_ids.end(), id);
+  }
+};
+
+// The first `normal_windows` normal graphs of `split` in store order and the threshold they give;
+// nullopt when the split holds fewer normal graphs than that plus one (nothing would be left).
+std::optional<VehicleDecision> calibrate_vehicle(const GroupData& split,
+                                                 const VehicleCalibration& options) {
+  std::vector<std::size_t> order(split.ids.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return split.ids[a] < split.ids[b]; });
+  VehicleDecision decision;
+  std::vector<std::uint8_t> labels;
+  std::vector<float> scores;
+  for (const std::size_t i : order) {
+    if (split.labels[i] != 0) continue;
+    if (scores.size() == options.normal_windows) {
+      decision.threshold = fpr_threshold(labels, scores, options.target_fpr);
+      std::sort(decision.calibration_ids.begin(), decision.calibration_ids.end());
+      return decision;
+    }
+    labels.push_back(0);
+    scores.push_back(split.scores[i]);
+    decision.calibration_ids.push_back(split.ids[i]);
+  }
+  return std::nullopt;
+}
+
+// `data` without the vehicle-calibration graphs, decided at the vehicle threshold.
+BinaryMetrics vehicle_metrics(const GroupData& data, const VehicleDecision& decision) {
+  GroupData rest;
+  for (std::size_t i = 0; i < data.ids.size(); ++i)
+    if (!decision.calibrates(data.ids[i])) rest.add(data.labels[i], data.scores[i], data.ids[i]);
+  return binary_metrics(rest.labels, rest.scores, decision.threshold);
+}
 
 constexpr std::size_t kNotEvaluated = static_cast<std::size_t>(-1);
 
@@ -65,7 +111,7 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
                                 std::span<const std::uint32_t> graph_ids,
                                 std::span<const float> scores,
                                 std::optional<double> calibrated_threshold,
-                                double decision_threshold) {
+                                double decision_threshold, const VehicleCalibration& vehicle) {
   if (graph_ids.size() != scores.size()) {
     throw std::invalid_argument(fmt::format("evaluate_scores: {} graph ids but {} scores",
                                             graph_ids.size(), scores.size()));
@@ -88,8 +134,8 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
     }
     const std::size_t split = report_split(store, validation, g);
     if (split == kNotEvaluated) continue;
-    splits[split].add(index.label[g], scores[i]);
-    attack_types[{split, index.attack_type[g]}].add(index.label[g], scores[i]);
+    splits[split].add(index.label[g], scores[i], g);
+    attack_types[{split, index.attack_type[g]}].add(index.label[g], scores[i], g);
   }
 
   const auto split_name = [&](std::size_t split) {
@@ -103,15 +149,26 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
   evaluation.model = std::move(model);
   evaluation.decision_threshold = decision_threshold;
   evaluation.calibrated_threshold = calibrated_threshold;
-  const auto group = [&](std::string split, std::string attack, const GroupData& data) {
-    EvaluationGroup g{std::move(split), std::move(attack),
-                      binary_metrics(data.labels, data.scores, decision_threshold), std::nullopt};
+  std::map<std::size_t, VehicleDecision> vehicle_decisions;
+  if (vehicle.normal_windows > 0)
+    for (const auto& [split, data] : splits)
+      if (split != 0)
+        if (auto decision = calibrate_vehicle(data, vehicle)) {
+          evaluation.vehicle_thresholds[split_name(split)] = decision->threshold;
+          vehicle_decisions.emplace(split, std::move(*decision));
+        }
+  const auto group = [&](std::size_t split, std::string attack, const GroupData& data) {
+    EvaluationGroup g{split_name(split), std::move(attack),
+                      binary_metrics(data.labels, data.scores, decision_threshold), std::nullopt,
+                      std::nullopt};
     if (calibrated_threshold)
       g.calibrated = binary_metrics(data.labels, data.scores, *calibrated_threshold);
+    if (const auto it = vehicle_decisions.find(split); it != vehicle_decisions.end())
+      g.vehicle = vehicle_metrics(data, it->second);
     return g;
   };
   for (const auto& [split, data] : splits) {
-    evaluation.groups.push_back(group(split_name(split), "", data));
+    evaluation.groups.push_back(group(split, "", data));
     add_degenerate_warnings(evaluation, split_name(split));
   }
   // Attack-type rows: split order first, then attack type by name.
@@ -124,7 +181,7 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
     return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
   });
   for (const auto& [split, attack, data] : rows)
-    evaluation.groups.push_back(group(split_name(split), attack, *data));
+    evaluation.groups.push_back(group(split, attack, *data));
   return evaluation;
 }
 
@@ -134,6 +191,7 @@ void to_json(nlohmann::json& json, const ModelEvaluation& evaluation) {
     nlohmann::json g = {
         {"split", group.split}, {"attack_type", group.attack_type}, {"metrics", group.metrics}};
     if (group.calibrated) g["calibrated_metrics"] = *group.calibrated;
+    if (group.vehicle) g["vehicle_calibrated_metrics"] = *group.vehicle;
     groups.push_back(std::move(g));
   }
   json = nlohmann::json{{"model", evaluation.model},
@@ -143,6 +201,8 @@ void to_json(nlohmann::json& json, const ModelEvaluation& evaluation) {
                         {"warnings", evaluation.warnings}};
   if (evaluation.calibrated_threshold)
     json["calibrated_threshold"] = *evaluation.calibrated_threshold;
+  if (!evaluation.vehicle_thresholds.empty())
+    json["vehicle_thresholds"] = evaluation.vehicle_thresholds;
 }
 
 std::string render_table(const ModelEvaluation& evaluation) {
@@ -153,6 +213,10 @@ std::string render_table(const ModelEvaluation& evaluation) {
                 "F1",    "FPR",         "MCC", "ROC AUC",  "PR AUC"};
   if (calibrated)
     for (const char* name : {"cal precision", "cal recall", "cal F1", "cal FPR"})
+      header.emplace_back(name);
+  const bool vehicle = !evaluation.vehicle_thresholds.empty();
+  if (vehicle)
+    for (const char* name : {"veh precision", "veh recall", "veh F1", "veh FPR"})
       header.emplace_back(name);
   rows.push_back(header);
   for (const auto& group : evaluation.groups) {
@@ -172,6 +236,14 @@ std::string render_table(const ModelEvaluation& evaluation) {
       for (const double value : {group.calibrated->precision, group.calibrated->recall,
                                  group.calibrated->f1, group.calibrated->false_positive_rate})
         row.push_back(format_metric(value));
+    if (vehicle) {
+      if (group.vehicle)
+        for (const double value : {group.vehicle->precision, group.vehicle->recall,
+                                   group.vehicle->f1, group.vehicle->false_positive_rate})
+          row.push_back(format_metric(value));
+      else
+        row.insert(row.end(), 4, "-");
+    }
     rows.push_back(std::move(row));
   }
   std::vector<std::size_t> width(header.size(), 0);
@@ -182,6 +254,10 @@ std::string render_table(const ModelEvaluation& evaluation) {
   if (calibrated)
     out += fmt::format(", and at the calibrated threshold {:.6g} (cal)",
                        *evaluation.calibrated_threshold);
+  if (vehicle)
+    out += fmt::format(
+        ", and per test split at a threshold set on its first normal windows (veh; they are left "
+        "out of the veh columns)");
   out += '\n';
   for (const auto& row : rows) {
     std::string line;

@@ -13,6 +13,11 @@
 namespace headroom::preprocess {
 namespace {
 
+void sort_unique(std::vector<std::uint32_t>& ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+}
+
 constexpr std::size_t kReadBatchFrames = 16 << 10;
 // Windows per chunk: large enough that handing a chunk to a thread costs little next to building
 // it (~1 ms of work at W = 100), small enough that a few chunks in flight cost little memory.
@@ -84,6 +89,7 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
   std::vector<can::CanFrame> pending;
   std::vector<can::CanFrame> batch(kReadBatchFrames);
   std::vector<std::uint32_t> seen_ids;
+  std::vector<std::uint32_t> seen_normal_ids;  // IDs of normal frames only
   util::ContentHash frames_hash;
   std::size_t dedupe_at = 1U << 16;
   std::uint64_t skip = 0;
@@ -132,7 +138,10 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
       std::size_t first_kept = 0;
       for (std::size_t i = 0; i < n; ++i) {
         result.attack_rows += batch[i].label != 0;
-        if (vocabulary == nullptr) seen_ids.push_back(batch[i].id);
+        if (vocabulary == nullptr) {
+          seen_ids.push_back(batch[i].id);
+          if (batch[i].label == 0) seen_normal_ids.push_back(batch[i].id);
+        }
         hash_frame(frames_hash, batch[i]);
       }
       if (skip > 0) {
@@ -155,10 +164,11 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
                         pending.begin() + static_cast<std::ptrdiff_t>(chunk_advance));
         }
       }
-      if (vocabulary == nullptr && seen_ids.size() > dedupe_at) {
-        std::sort(seen_ids.begin(), seen_ids.end());
-        seen_ids.erase(std::unique(seen_ids.begin(), seen_ids.end()), seen_ids.end());
-        dedupe_at = 2 * seen_ids.size() + (1U << 16);  // keeps the sorting cost linear overall
+      if (vocabulary == nullptr && seen_ids.size() + seen_normal_ids.size() > dedupe_at) {
+        sort_unique(seen_ids);
+        sort_unique(seen_normal_ids);
+        // Keeps the sorting cost linear overall.
+        dedupe_at = 2 * (seen_ids.size() + seen_normal_ids.size()) + (1U << 16);
       }
       if (progress) progress(0, n);
     }
@@ -189,9 +199,10 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
   result.skipped_rows = reader->skipped_rows();
   result.frames_hash = frames_hash.digest();
   if (vocabulary == nullptr) {
-    std::sort(seen_ids.begin(), seen_ids.end());
-    seen_ids.erase(std::unique(seen_ids.begin(), seen_ids.end()), seen_ids.end());
+    sort_unique(seen_ids);
+    sort_unique(seen_normal_ids);
     result.can_ids = std::move(seen_ids);
+    result.normal_can_ids = std::move(seen_normal_ids);
   }
   if (progress) progress(file.size_bytes, 0);
   return result;

@@ -7,6 +7,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "headroom/graph/can_id_vocabulary.hpp"
@@ -76,6 +77,9 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
                                     const PreprocessOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   options.window.validate();
+  if (options.vocabulary_from != "all" && options.vocabulary_from != "normal")
+    throw std::invalid_argument("--vocabulary-from must be all or normal, not '" +
+                                options.vocabulary_from + "'");
   util::require_disjoint(store_path, "the store (--out)", dataset_root, "the dataset");
   if (options.reader.format == can::LogFormat::kMappedCsv) options.reader.mapping.validate();
   const dataset::DatasetLayout layout = dataset::scan_dataset(dataset_root, options.scan);
@@ -121,7 +125,9 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
   std::vector<std::uint32_t> training_ids;
   for (std::size_t i = 0; i < layout.train_file_count; ++i) {
     if (left_out[i]) continue;
-    training_ids.insert(training_ids.end(), results[i].can_ids.begin(), results[i].can_ids.end());
+    const auto& ids =
+        options.vocabulary_from == "normal" ? results[i].normal_can_ids : results[i].can_ids;
+    training_ids.insert(training_ids.end(), ids.begin(), ids.end());
   }
   const graph::CanIdVocabulary vocabulary(std::move(training_ids));
   const std::size_t test_files = layout.files.size() - layout.train_file_count;
@@ -142,6 +148,7 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
   metadata.validation_fraction = options.validation_fraction;
   metadata.validation_seed = options.seed;
   metadata.validation_by = options.validation_by;
+  metadata.vocabulary_from = options.vocabulary_from;
   metadata.excluded_files = layout.excluded;
   for (const auto& split : layout.splits) {
     metadata.splits.push_back(

@@ -55,6 +55,7 @@ void to_json(nlohmann::json& json, const StoreMetadata& m) {
       {"num_edges", m.num_edges},
       {"vocabulary", m.vocabulary},
       {"out_of_vocabulary_index", m.vocabulary.size()},
+      {"vocabulary_from", m.vocabulary_from},
       {"splits", splits},
       {"attack_types", m.attack_types},
       {"files", files},
@@ -96,6 +97,7 @@ void from_json(const nlohmann::json& json, StoreMetadata& m) {
   m.validation_fraction = json.at("validation").at("fraction").get<double>();
   m.validation_seed = json.at("validation").at("seed").get<std::uint64_t>();
   m.validation_by = json.at("validation").value("by", std::string("graphs"));
+  m.vocabulary_from = json.value("vocabulary_from", std::string("all"));
   m.arrays.clear();
   for (const auto& [name, a] : json.at("arrays").items()) {
     ArrayRecord r;

@@ -70,6 +70,7 @@ StoreSummary summarize_store(const GraphStore& store) {
   s.window = m.window;
   s.stride = m.stride;
   s.vocabulary_size = m.vocabulary.size();
+  s.vocabulary_from = m.vocabulary_from;
   s.nodes_per_graph = distribution({index.num_nodes.begin(), index.num_nodes.end()});
   s.edges_per_graph = distribution({index.num_edges.begin(), index.num_edges.end()});
 
@@ -125,6 +126,7 @@ nlohmann::json summary_to_json(const StoreSummary& s) {
           {"window", s.window},
           {"stride", s.stride},
           {"vocabulary_size", s.vocabulary_size},
+          {"vocabulary_from", s.vocabulary_from},
           {"nodes_per_graph", to_json(s.nodes_per_graph)},
           {"edges_per_graph", to_json(s.edges_per_graph)},
           {"splits", splits},
@@ -154,8 +156,9 @@ std::string render_summary(const StoreSummary& s) {
                    s.nodes_per_graph.p50, s.nodes_per_graph.p95, s.nodes_per_graph.max));
   line(fmt::format("edges      {}  per graph p50 {} / p95 {} / max {}", s.edges,
                    s.edges_per_graph.p50, s.edges_per_graph.p95, s.edges_per_graph.max));
-  line(fmt::format("CAN IDs    {} in the training vocabulary (+1 out-of-vocabulary index)",
-                   s.vocabulary_size));
+  line(fmt::format("CAN IDs    {} in the training vocabulary (+1 out-of-vocabulary index){}",
+                   s.vocabulary_size,
+                   s.vocabulary_from == "normal" ? ", from normal frames only" : ""));
   line(fmt::format("on disk    {} ({} bytes)", human_bytes(s.bytes_on_disk), s.bytes_on_disk));
   line("");
   line(fmt::format("{:<48} {:>8} {:>8} {:>8} {:>7}  {:>14}  {:>14}  {:>8}", "split", "graphs",

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "headroom/eval/decision_threshold.hpp"
+#include "headroom/train/fusion_stage.hpp"
 #include "headroom/train/graph_scores.hpp"
 #include "headroom/train/model_checkpoint.hpp"
 #include "headroom/train/model_family.hpp"
@@ -21,7 +22,7 @@
 namespace headroom::train {
 namespace {
 
-// Teachers before students, then by name: the order the summary reads best in.
+// Teachers, then students, then fusions, each by name: the order the summary reads best in.
 std::vector<std::filesystem::path> discover_models(const std::filesystem::path& dataset_dir) {
   std::vector<std::filesystem::path> found;
   if (!std::filesystem::is_directory(dataset_dir)) return found;
@@ -30,10 +31,13 @@ std::vector<std::filesystem::path> discover_models(const std::filesystem::path& 
     if (!entry.is_directory() || !std::filesystem::exists(best)) continue;
     found.push_back(entry.path());
   }
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
-    const bool a_teacher = a.filename().string().rfind("teacher", 0) == 0;
-    const bool b_teacher = b.filename().string().rfind("teacher", 0) == 0;
-    if (a_teacher != b_teacher) return a_teacher;
+  const auto rank = [](const std::filesystem::path& path) {
+    const auto name = path.filename().string();
+    if (name.rfind("teacher", 0) == 0) return 0;
+    return name.rfind("fusion", 0) == 0 ? 2 : 1;
+  };
+  std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
     return a.filename() < b.filename();
   });
   return found;
@@ -55,6 +59,11 @@ nlohmann::json read_summary(const std::filesystem::path& file) {
   }
 }
 
+eval::VehicleCalibration vehicle_calibration(const TrainingConfig& config) {
+  return {static_cast<std::size_t>(config.evaluation.vehicle_calibration_windows),
+          config.evaluation.target_fpr};
+}
+
 std::string model_name(const std::filesystem::path& path) {
   return std::filesystem::is_directory(path) ? path.filename().string()
                                              : path.parent_path().filename().string();
@@ -73,7 +82,8 @@ std::optional<eval::ModelEvaluation> evaluate_classifier(const TrainingConfig& c
                                            device, parse_precision(config.run.precision));
   std::optional<double> threshold;
   if (info.decision) threshold = info.decision->threshold;
-  return eval::evaluate_scores(store, std::move(name), ids, scores, threshold);
+  return eval::evaluate_scores(store, std::move(name), ids, scores, threshold, 0.5,
+                               vehicle_calibration(config));
 }
 
 // The VGAE as a detector: its reconstruction error per graph (train/losses.hpp,
@@ -112,10 +122,36 @@ std::optional<eval::ModelEvaluation> evaluate_autoencoder(
     run.log(fmt::format("{}: not evaluated: its validation split gives no threshold", name));
     return std::nullopt;
   }
-  auto evaluation =
-      eval::evaluate_scores(store, std::move(name), ids, scores, std::nullopt, decision->threshold);
+  auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, std::nullopt,
+                                          decision->threshold, vehicle_calibration(config));
   evaluation.score = "anomaly score";
   return evaluation;
+}
+
+// A fusion's fused P(attack), decided at 0.5 and at the threshold its stage calibrated.
+eval::ModelEvaluation evaluate_fusion(const TrainingConfig& config, const store::GraphStore& store,
+                                      std::span<const std::uint32_t> ids,
+                                      const std::filesystem::path& checkpoint, std::string name) {
+  const auto info = read_checkpoint_info(checkpoint);
+  const auto scores = fused_attack_scores(checkpoint, store, ids, config);
+  std::optional<double> threshold;
+  if (info.decision) threshold = info.decision->threshold;
+  auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, threshold, 0.5,
+                                          vehicle_calibration(config));
+  evaluation.score = "fused P(attack)";
+  return evaluation;
+}
+
+std::optional<eval::ModelEvaluation> evaluate_model(const TrainingConfig& config, RunDirectory& run,
+                                                    const store::GraphStore& store,
+                                                    std::span<const std::uint32_t> ids,
+                                                    const std::filesystem::path& checkpoint,
+                                                    std::string name) {
+  const auto kind = read_checkpoint_info(checkpoint).kind;
+  if (is_fusion_kind(kind)) return evaluate_fusion(config, store, ids, checkpoint, std::move(name));
+  if (model_family(kind).role() == FamilyRole::kClassifier)
+    return evaluate_classifier(config, store, ids, checkpoint, std::move(name));
+  return evaluate_autoencoder(config, run, store, ids, checkpoint, std::move(name));
 }
 
 }  // namespace
@@ -144,11 +180,7 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   nlohmann::json summary = read_summary(run.path() / "evaluation.json");
   for (const auto& source : sources) {
     const auto checkpoint = resolve_checkpoint_path(source);
-    const auto info = read_checkpoint_info(checkpoint);
-    auto evaluated =
-        model_family(info.kind).role() == FamilyRole::kClassifier
-            ? evaluate_classifier(config, store, ids, checkpoint, model_name(source))
-            : evaluate_autoencoder(config, run, store, ids, checkpoint, model_name(source));
+    auto evaluated = evaluate_model(config, run, store, ids, checkpoint, model_name(source));
     if (!evaluated) continue;
     auto& evaluation = *evaluated;
     run.log(fmt::format("\n{} ({})\n{}", evaluation.model, checkpoint.string(),

@@ -7,6 +7,7 @@
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train/autoencoder_stage.hpp"
 #include "headroom/train/classifier_stage.hpp"
+#include "headroom/train/fusion_stage.hpp"
 
 namespace headroom::train {
 namespace {
@@ -60,11 +61,29 @@ PipelineResult run_pipeline(const TrainingConfig& base) {
     done.wall_seconds = seconds_since(stage_start);
     result.stages.push_back(std::move(done));
   }
+  // The students' scores fused, by upstream's DQN and by a logistic regression.
+  for (const char* method : {"dqn", "logistic"}) {
+    TrainingConfig config = base;
+    config.stage = Stage::kFusion;
+    config.fusion.method = method;
+    const auto stage_start = std::chrono::steady_clock::now();
+    PipelineStage done;
+    done.name = run_directory(config).filename().string();
+    fmt::print("\n== {} ==\n", done.name);
+    try {
+      done.result = run_fusion_stage(config);
+    } catch (const FusionUnavailable& e) {
+      fmt::print("skipped: {}\n", e.what());
+      continue;
+    }
+    done.wall_seconds = seconds_since(stage_start);
+    result.stages.push_back(std::move(done));
+  }
   fmt::print("\n== evaluation ==\n");
   TrainingConfig eval_config = base;
   eval_config.stage = Stage::kEvaluation;
   eval_config.evaluation.models.clear();
-  // The classifiers and, as anomaly detectors, the autoencoders.
+  // The classifiers, the autoencoders as anomaly detectors, and the fusions.
   for (const auto& stage : result.stages)
     eval_config.evaluation.models.push_back(stage.result.run_dir);
   result.evaluation = run_evaluation_stage(eval_config);
@@ -75,7 +94,8 @@ PipelineResult run_pipeline(const TrainingConfig& base) {
 
 std::string render_pipeline_summary(const PipelineResult& result) {
   std::string out =
-      "F1 by model and test condition (decision at 0.5 / at the model's calibrated threshold)\n";
+      "F1 by model and test condition (decision at 0.5 / at the model's calibrated threshold"
+      "[ / at the test split's vehicle threshold, with --vehicle-calibration])\n";
   std::vector<std::string> splits;
   for (const auto& model : result.evaluation.models)
     for (const auto& group : model.groups)
@@ -85,18 +105,20 @@ std::string render_pipeline_summary(const PipelineResult& result) {
   std::size_t width = 24;
   for (const auto& s : splits) width = std::max(width, s.size() + 2);
   out += fmt::format("{:<{}}", "condition", width);
-  for (const auto& model : result.evaluation.models) out += fmt::format("{:>24}", model.model);
+  for (const auto& model : result.evaluation.models) out += fmt::format("{:>33}", model.model);
   out += "\n";
   for (const auto& split : splits) {
     out += fmt::format("{:<{}}", split, width);
     for (const auto& model : result.evaluation.models) {
       std::string cell = "-";
       for (const auto& group : model.groups)
-        if (group.split == split && group.attack_type.empty())
+        if (group.split == split && group.attack_type.empty()) {
           cell = group.calibrated
                      ? fmt::format("{:.4f} / {:.4f}", group.metrics.f1, group.calibrated->f1)
                      : fmt::format("{:.4f}", group.metrics.f1);
-      out += fmt::format("{:>24}", cell);
+          if (group.vehicle) cell += fmt::format(" / {:.4f}", group.vehicle->f1);
+        }
+      out += fmt::format("{:>33}", cell);
     }
     out += "\n";
   }

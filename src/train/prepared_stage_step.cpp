@@ -15,9 +15,11 @@ std::unique_ptr<PreparedStageStep> prepare_stage_step(const TrainingConfig& conf
     case Stage::kCurriculum:
       return prepare_classifier_step(config);
     case Stage::kEvaluation:
+    case Stage::kFusion:
       break;
   }
-  throw std::invalid_argument("stage evaluation has no training step to prepare");
+  throw std::invalid_argument("stage " + to_string(config.stage) +
+                              " has no graph training step to prepare");
 }
 
 }  // namespace headroom::train

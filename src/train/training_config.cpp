@@ -18,6 +18,8 @@ std::string to_string(Stage stage) {
       return "normal";
     case Stage::kEvaluation:
       return "evaluation";
+    case Stage::kFusion:
+      return "fusion";
   }
   return "?";
 }
@@ -32,6 +34,8 @@ std::string dataset_name(const TrainingConfig& config) {
 std::filesystem::path run_directory(const TrainingConfig& config) {
   if (config.stage == Stage::kEvaluation)
     return config.run.runs_dir / dataset_name(config) / "evaluation";
+  if (config.stage == Stage::kFusion)
+    return config.run.runs_dir / dataset_name(config) / ("fusion_" + config.fusion.method);
   std::string leaf = models::to_string(config.model.size) + "_" + to_string(config.stage);
   if (config.distillation.enabled) leaf += "_kd";
   return config.run.runs_dir / dataset_name(config) / leaf;
@@ -45,6 +49,7 @@ std::filesystem::path checked_run_directory(const TrainingConfig& config) {
 
 double effective_learning_rate(const TrainingConfig& config) {
   if (config.optimisation.learning_rate > 0) return config.optimisation.learning_rate;
+  if (config.stage == Stage::kFusion) return 1e-3;  // upstream's fusion DQN
   return model_family(config.model.family).default_learning_rate(config.model.size);
 }
 
@@ -157,6 +162,15 @@ void EvaluationOptions::validate() const {
   if (calibration != "f1" && calibration != "fpr" && calibration != "none")
     fail("--calibration must be f1, fpr or none, not '" + calibration + "'");
   if (!(target_fpr >= 0 && target_fpr < 1)) fail("--target-fpr must lie in [0, 1)");
+  if (vehicle_calibration_windows < 0) fail("--vehicle-calibration must be at least 0");
+}
+
+void FusionOptions::validate() const {
+  if (method != "dqn" && method != "logistic")
+    fail("--fusion-method must be dqn or logistic, not '" + method + "'");
+  if (!(gamma >= 0 && gamma < 1)) fail("--fusion-gamma must lie in [0, 1)");
+  if (!(holdout_fraction > 0 && holdout_fraction < 1)) fail("--fusion-holdout must lie in (0, 1)");
+  if (max_epochs < 1) fail("--fusion-epochs must be at least 1");
 }
 
 void validate(const TrainingConfig& config) {
@@ -165,6 +179,7 @@ void validate(const TrainingConfig& config) {
   config.optimisation.validate();
   config.memory.validate();
   if (config.stage == Stage::kEvaluation) return;
+  if (config.stage == Stage::kFusion) return config.fusion.validate();
   config.model.validate();
   config.distillation.validate();
   config.curriculum.validate();
@@ -240,6 +255,18 @@ void to_json(nlohmann::json& json, const TrainingConfig& c) {
       {"calibration", c.evaluation.calibration},
       {"target_fpr", c.evaluation.target_fpr},
   };
+  // Only a fusion run records these: the configurations of the other stages stay as they were,
+  // so their runs still resume.
+  if (c.stage == Stage::kEvaluation)
+    json["vehicle_calibration"] = c.evaluation.vehicle_calibration_windows;
+  if (c.stage == Stage::kFusion) {
+    json["fusion_method"] = c.fusion.method;
+    json["fusion_classifier"] = c.fusion.classifier_path.string();
+    json["fusion_autoencoder"] = c.fusion.autoencoder_path.string();
+    json["fusion_gamma"] = c.fusion.gamma;
+    json["fusion_holdout"] = c.fusion.holdout_fraction;
+    json["fusion_epochs"] = c.fusion.max_epochs;
+  }
 }
 
 }  // namespace headroom::train

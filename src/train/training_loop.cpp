@@ -520,11 +520,11 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
   if (util::process_role().writes()) save_state(run_, task_, optimizer_, state_, cuda);
 }
 
-// The finished outcome when `run` already holds this configuration's completed run; throws when
-// it holds a different configuration that would be resumed.
-std::optional<TrainingOutcome> finished_run(const TrainingConfig& config, RunDirectory& run,
-                                            const nlohmann::json& previous,
-                                            const nlohmann::json& semantic) {
+}  // namespace
+
+std::optional<TrainingOutcome> finished_training(const TrainingConfig& config, RunDirectory& run) {
+  const auto semantic = semantic_config(config);
+  const auto previous = run.read_config();
   if (previous.is_null() || !config.run.resume) return std::nullopt;
   const auto diff = differing_keys(previous.value("semantic", nlohmann::json::object()), semantic);
   if (!diff.empty())
@@ -541,14 +541,20 @@ std::optional<TrainingOutcome> finished_run(const TrainingConfig& config, RunDir
   return outcome;
 }
 
-}  // namespace
+bool resumable_training(const TrainingConfig& config, const RunDirectory& run) {
+  return config.run.resume && std::filesystem::exists(run.state_checkpoint()) &&
+         !run.read_config().is_null();
+}
+
+void record_training_config(const TrainingConfig& config, const RunDirectory& run) {
+  nlohmann::json config_json = config;
+  run.write_config({{"config", config_json}, {"semantic", semantic_config(config)}});
+}
 
 TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, TrainingTask& task,
                              const LoopHooks& hooks) {
   const auto device = training_device(config.run);
-  const auto semantic = semantic_config(config);
-  const auto previous = run.read_config();
-  if (auto finished = finished_run(config, run, previous, semantic)) return *finished;
+  if (auto finished = finished_training(config, run)) return *finished;
 
   // Measuring comes before the budget is applied (a probe may need more than a packed batch will)
   // and before the first epoch resets the peak counters.
@@ -558,11 +564,8 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
 
   EpochLoop loop(config, run, task, hooks, budget);
   TrainingOutcome outcome;
-  loop.start(
-      config.run.resume && std::filesystem::exists(run.state_checkpoint()) && !previous.is_null(),
-      outcome);
-  nlohmann::json config_json = config;
-  run.write_config({{"config", config_json}, {"semantic", semantic}});
+  loop.start(resumable_training(config, run), outcome);
+  record_training_config(config, run);
   loop.run(outcome);
   run.write_result({{"training", outcome}});
   return outcome;

@@ -6,6 +6,7 @@
 #include "headroom/train/autoencoder_stage.hpp"
 #include "headroom/train/classifier_stage.hpp"
 #include "headroom/train/evaluation_stage.hpp"
+#include "headroom/train/fusion_stage.hpp"
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_flags.hpp"
 
@@ -49,6 +50,17 @@ void add_training_commands(CLI::App& app) {
   add_training_stage(app, "normal", train::Stage::kNormal, "gat,teacher",
                      "Example: headroom normal --store stores/hcrl_sa --preset gat,student "
                      "--max-epochs 20");
+
+  auto* fusion = app.add_subcommand("fusion", std::string(training_command_summary("fusion")));
+  auto fusion_flags = std::make_shared<TrainingFlags>();
+  fusion_flags->add_to(*fusion, /*with_store=*/true, /*with_preset=*/false);
+  fusion->footer(
+      "Example: headroom fusion --store stores/hcrl_sa\n"
+      "         headroom fusion --store stores/hcrl_sa --fusion-method logistic "
+      "--fusion-classifier runs/hcrl_sa/teacher_curriculum");
+  fusion->callback([fusion_flags] {
+    print_outcome(train::run_fusion_stage(fusion_flags->resolve(train::Stage::kFusion)));
+  });
 
   auto* command =
       app.add_subcommand("evaluation", std::string(training_command_summary("evaluation")));

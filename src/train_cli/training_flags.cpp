@@ -15,6 +15,7 @@ constexpr const char* kDistillationGroup = "Distillation";
 constexpr const char* kCurriculumGroup = "Curriculum";
 constexpr const char* kRunGroup = "Device and run";
 constexpr const char* kMemoryGroup = "Memory";
+constexpr const char* kFusionGroup = "Fusion";
 }  // namespace
 
 void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
@@ -39,6 +40,7 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
   add_memory_flags(command);
   add_distillation_flags(command);
   add_curriculum_flags(command);
+  add_fusion_flags(command);
   command
       .add_option("--models", models,
                   "Evaluation: run directories or checkpoints (default: every classifier run)")
@@ -49,6 +51,12 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
                   "Decision threshold a classifier stage chooses on validation: f1 (F1-optimal), "
                   "fpr (at most --target-fpr false alarms) or none (0.5 only)")
       ->check(CLI::IsMember({"f1", "fpr", "none"}))
+      ->capture_default_str()
+      ->group("Evaluation");
+  command
+      .add_option("--vehicle-calibration", c.evaluation.vehicle_calibration_windows,
+                  "Evaluation: also decide each test split at a threshold set on its first N "
+                  "normal windows (a short attack-free recording of that vehicle; 0: off)")
       ->capture_default_str()
       ->group("Evaluation");
   command
@@ -243,6 +251,43 @@ void TrainingFlags::add_curriculum_flags(CLI::App& command) {
       ->group(curriculum);
 }
 
+void TrainingFlags::add_fusion_flags(CLI::App& command) {
+  auto& c = config;
+  const std::string fusion = kFusionGroup;
+  command
+      .add_option("--fusion-method", c.fusion.method,
+                  "Stage fusion: dqn (a Double DQN picks the classifier's weight per graph) or "
+                  "logistic (logistic regression on the same state)")
+      ->check(CLI::IsMember({"dqn", "logistic"}))
+      ->capture_default_str()
+      ->group(fusion);
+  command
+      .add_option("--fusion-classifier", fusion_classifier,
+                  "Classifier run directory or best.pt to fuse (default: "
+                  "runs/{dataset}/student_curriculum_kd)")
+      ->group(fusion);
+  command
+      .add_option("--fusion-autoencoder", fusion_autoencoder,
+                  "VGAE run directory or best.pt to fuse (default: "
+                  "runs/{dataset}/student_autoencoder_kd)")
+      ->group(fusion);
+  command
+      .add_option("--fusion-gamma", c.fusion.gamma,
+                  "DQN discount of the next graph's value (0: each graph on its own)")
+      ->capture_default_str()
+      ->group(fusion);
+  command
+      .add_option("--fusion-epochs", c.fusion.max_epochs,
+                  "Epochs of stage fusion (not --max-epochs: a fusion epoch takes milliseconds)")
+      ->capture_default_str()
+      ->group(fusion);
+  command
+      .add_option("--fusion-holdout", c.fusion.holdout_fraction,
+                  "Share of the validation graphs held out of fitting to choose the best epoch")
+      ->capture_default_str()
+      ->group(fusion);
+}
+
 train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {
   train::TrainingConfig c = config;
   c.stage = stage;
@@ -256,6 +301,8 @@ train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {
   c.run.runs_dir = runs_dir;
   c.distillation.teacher_path = teacher_path;
   c.curriculum.autoencoder_path = autoencoder_path;
+  c.fusion.classifier_path = fusion_classifier;
+  c.fusion.autoencoder_path = fusion_autoencoder;
   c.evaluation.models.assign(models.begin(), models.end());
   if (!memory_budget.empty()) c.memory.budget = util::parse_byte_size(memory_budget);
   if (!host_memory_budget.empty()) c.memory.host_budget = util::parse_byte_size(host_memory_budget);

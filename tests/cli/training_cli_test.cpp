@@ -58,6 +58,16 @@ TEST(TrainingCli, RunChainsEveryStageAndSummarises) {
     EXPECT_GT(evaluation[vgae]["decision_threshold"].get<double>(), 0.0);
     EXPECT_FALSE(evaluation[vgae].contains("calibrated_threshold"));
   }
+  // The students' scores fused by the DQN and by logistic regression, evaluated like the others.
+  for (const char* fusion : {"fusion_dqn", "fusion_logistic"}) {
+    ASSERT_TRUE(evaluation.contains(fusion)) << fusion;
+    EXPECT_EQ(evaluation[fusion]["score"], "fused P(attack)");
+    // Fusion epochs are their own (--fusion-epochs), not the graph models' --max-epochs.
+    const auto fused = read_json(runs / fusion / "result.json");
+    EXPECT_EQ(count_lines(runs / fusion / "metrics.jsonl"),
+              fused["training"]["epochs"].get<std::size_t>());
+    EXPECT_GT(fused["training"]["epochs"].get<int>(), 2);
+  }
   EXPECT_EQ(evaluation["student_curriculum_kd"]["score"], "attack probability");
   EXPECT_EQ(evaluation["student_curriculum_kd"]["decision_threshold"], 0.5);
   EXPECT_TRUE(evaluation["student_curriculum_kd"].contains("calibrated_threshold"));

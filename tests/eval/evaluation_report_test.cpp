@@ -167,6 +167,56 @@ TEST_F(EvaluationReport, PerfectScorerIsPerfect) {
   EXPECT_GE(with_positives, 3);
 }
 
+// A vehicle whose scores all sit higher (every window flagged at 0.5) is decided right at the
+// threshold set on its own first normal windows, which are then left out of its metrics.
+TEST_F(EvaluationReport, VehicleCalibrationDecidesEachTestSplitAtItsOwnThreshold) {
+  const auto index = store_->size_index();
+  const auto& m = store_->metadata();
+  const std::string shifted = "test_01_known_vehicle_known_attack";
+  std::vector<float> scores;
+  for (const auto g : all_ids_) {
+    const bool attack = index.label[g] != 0;
+    const bool on_shifted =
+        m.splits[index.split[g]].name == shifted &&
+        !std::binary_search(store_->validation_ids().begin(), store_->validation_ids().end(), g);
+    const float noise = static_cast<float>((g * 37) % 11) / 200.0F;
+    scores.push_back((on_shifted ? 0.6F : 0.1F) + (attack ? 0.3F : 0.0F) + noise);
+  }
+  const std::size_t windows = 20;
+  const ModelEvaluation e = evaluate_scores(*store_, "m", all_ids_, scores, std::nullopt, 0.5,
+                                            {.normal_windows = windows, .target_fpr = 0.0});
+  // The threshold: just above the highest score among the split's first 20 normal graphs.
+  float highest = -1;
+  std::size_t taken = 0;
+  for (const auto g : all_ids_) {
+    if (m.splits[index.split[g]].name != shifted || index.label[g] != 0) continue;
+    if (taken++ == windows) break;
+    highest = std::max(highest, scores[g]);
+  }
+  ASSERT_TRUE(e.vehicle_thresholds.contains(shifted));
+  EXPECT_GT(e.vehicle_thresholds.at(shifted), highest);
+  EXPECT_LT(e.vehicle_thresholds.at(shifted), std::nextafter(highest, 2.0F) + 1e-6);
+  for (const auto& group : e.groups) {
+    if (group.split == "validation") {
+      EXPECT_FALSE(group.vehicle.has_value());
+      continue;
+    }
+    ASSERT_TRUE(group.vehicle.has_value()) << group.split << "/" << group.attack_type;
+    if (group.split != shifted || !group.attack_type.empty()) continue;
+    EXPECT_LT(group.metrics.f1, 0.99);  // at 0.5 every normal window is a false alarm
+    EXPECT_EQ(group.vehicle->count, group.metrics.count - static_cast<std::int64_t>(windows));
+    EXPECT_EQ(group.vehicle->f1, 1.0);
+  }
+  const nlohmann::json json = e;
+  EXPECT_TRUE(json.contains("vehicle_thresholds"));
+  EXPECT_NE(render_table(e).find("veh F1"), std::string::npos);
+
+  // Without vehicle calibration nothing of it appears.
+  const ModelEvaluation plain = evaluate_scores(*store_, "m", all_ids_, scores);
+  EXPECT_TRUE(plain.vehicle_thresholds.empty());
+  EXPECT_EQ(render_table(plain).find("veh F1"), std::string::npos);
+}
+
 TEST_F(EvaluationReport, OnlyTheGivenGraphsCount) {
   // Training graphs outside validation are never evaluated.
   const auto validation = store_->validation_ids();

@@ -51,5 +51,44 @@ TEST(VocabularyWarning, OnlyATestSplitOfUnknownIdsIsFlagged) {
   EXPECT_NE(store::render_summary(summary).find("warning: test/test_02"), std::string::npos);
 }
 
+// Training traffic where two IDs appear only in attack frames (as fuzzing injects random ones):
+// --vocabulary-from normal leaves them out of the vocabulary, "all" (upstream) keeps them.
+TEST(VocabularyFrom, NormalFramesOnlyLeaveAttackOnlyIdsOut) {
+  testing::TempDir dir;
+  std::string attacks = "timestamp,arbitration_id,data_field,attack\n";
+  const std::vector<unsigned> normal = {0x100, 0x200, 0x300};
+  for (std::size_t i = 0; i < 1200; ++i) {
+    const bool attack = i % 30 == 0;
+    const unsigned id = attack ? (i % 60 == 0 ? 0x7A1 : 0x7A2) : normal[i % normal.size()];
+    attacks +=
+        fmt::format("{:.6f},{:X},0102{:02X},{}\n", 1000.0 + 0.001 * i, id, i % 256, attack ? 1 : 0);
+  }
+  testing::write_text_file(dir / "data/train_01_attack_free/a.csv",
+                           traffic_over(normal, 2000, false));
+  testing::write_text_file(dir / "data/train_02_with_attacks/fuzzing-a.csv", attacks);
+  testing::write_text_file(dir / "data/test_01_known_vehicle_known_attack/fuzzing-a.csv", attacks);
+  preprocess::PreprocessOptions options;
+  options.progress = 0;
+  preprocess::preprocess_dataset(dir / "data", dir / "all", options);
+  options.vocabulary_from = "normal";
+  preprocess::preprocess_dataset(dir / "data", dir / "normal", options);
+
+  const auto all = store::GraphStore::open(dir / "all");
+  const auto from_normal = store::GraphStore::open(dir / "normal");
+  EXPECT_EQ(all.metadata().vocabulary,
+            (std::vector<std::uint32_t>{0x100, 0x200, 0x300, 0x7A1, 0x7A2}));
+  EXPECT_EQ(from_normal.metadata().vocabulary, (std::vector<std::uint32_t>{0x100, 0x200, 0x300}));
+  EXPECT_EQ(from_normal.metadata().vocabulary_from, "normal");
+  EXPECT_NE(store::render_summary(store::summarize_store(from_normal)).find("from normal frames"),
+            std::string::npos);
+  // The same windows either way: only the ID indices of attack-only IDs differ.
+  EXPECT_EQ(all.num_graphs(), from_normal.num_graphs());
+
+  options.vocabulary_from = "attacks";
+  EXPECT_THROW(preprocess::preprocess_dataset(dir / "data", dir / "bad", options),
+               std::invalid_argument);
+  EXPECT_FALSE(std::filesystem::exists(dir / "bad"));
+}
+
 }  // namespace
 }  // namespace headroom

@@ -1,17 +1,12 @@
 // A training run killed at an arbitrary point continues from its last checkpoint and ends with the
 // same result as an uninterrupted run; a finished run is recognised and not retrained.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <torch/torch.h>
 
-#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "headroom/train/model_checkpoint.hpp"
@@ -33,33 +28,6 @@ std::string train_command(const std::filesystem::path& store, const std::filesys
          std::to_string(epochs) + " " + extra;
 }
 
-// Starts `command` in a child process and SIGKILLs it once `metrics` holds `lines` lines.
-// Returns true when the kill happened before the child finished on its own.
-bool kill_after_epochs(const std::string& command, const std::filesystem::path& metrics,
-                       std::size_t lines) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", ("exec " + command + " > /dev/null 2>&1").c_str(), nullptr);
-    _exit(127);
-  }
-  bool killed = false;
-  for (int i = 0; i < 6000; ++i) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) return false;
-    if (read_metrics(metrics).size() >= lines) {
-      // Let it get partway into the next epoch, then kill without warning.
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      kill(pid, SIGKILL);
-      killed = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return killed && WIFSIGNALED(status);
-}
-
 TEST(TrainingResume, KilledRunEndsLikeAnUninterruptedOne) {
   testing::TempDir dir;
   const auto store = testing::build_synthetic_store(dir.path(), 30000);
@@ -68,7 +36,8 @@ TEST(TrainingResume, KilledRunEndsLikeAnUninterruptedOne) {
   ASSERT_EQ(testing::run_command(train_command(store, straight)), 0);
 
   const auto run_dir = resumed / "store" / "student_normal";
-  ASSERT_TRUE(kill_after_epochs(train_command(store, resumed), run_dir / "metrics.jsonl", 2))
+  ASSERT_TRUE(
+      testing::kill_after_epochs(train_command(store, resumed), run_dir / "metrics.jsonl", 2))
       << "the run finished before it could be killed";
   EXPECT_FALSE(std::filesystem::exists(run_dir / "result.json"));
   std::string output;

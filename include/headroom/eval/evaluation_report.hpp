@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,19 @@ struct EvaluationGroup {
   std::string attack_type;  // "" for the whole split, else one attack type (e.g. "dos")
   BinaryMetrics metrics;    // decision at ModelEvaluation::decision_threshold (0.5)
   std::optional<BinaryMetrics> calibrated;  // decision at the model's calibrated threshold
+  // A test split's graphs other than its vehicle-calibration windows, decided at the split's own
+  // threshold (VehicleCalibration); unset for validation and without vehicle calibration.
+  std::optional<BinaryMetrics> vehicle;
+};
+
+// Calibration on the vehicle under test: in each test split, the first `normal_windows` normal
+// graphs in store order (by file, then time) stand for a short attack-free recording of that
+// vehicle — all a deployment on a new car can have, no attack needed. The split's threshold is
+// the lowest one that flags at most `target_fpr` of them (fpr_threshold); the split's other
+// graphs are decided at it. The labels are used only to pick those normal windows.
+struct VehicleCalibration {
+  std::size_t normal_windows = 0;  // 0: off
+  double target_fpr = 0.01;
 };
 
 struct ModelEvaluation {
@@ -28,6 +42,7 @@ struct ModelEvaluation {
   std::string score = "attack probability";
   double decision_threshold = 0.5;  // the decision of `metrics`
   std::optional<double> calibrated_threshold;
+  std::map<std::string, double> vehicle_thresholds;  // by test split, with vehicle calibration
   std::vector<EvaluationGroup> groups;  // whole splits first, in store order; then attack types
   // Decisions no one can use, in words: a split with both classes where every window is flagged,
   // or none is (e.g. "test_02: flags every window at 0.5").
@@ -36,12 +51,14 @@ struct ModelEvaluation {
 
 // `scores[i]` belongs to graph `graph_ids[i]`; graphs are grouped by the store's split and attack
 // type records. Validation graphs (store validation ids) form the "validation" split. Decisions at
-// `decision_threshold`, and at `calibrated_threshold` when given.
+// `decision_threshold`, at `calibrated_threshold` when given, and with `vehicle` calibration on
+// (normal_windows > 0) at each test split's own threshold.
 ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string model,
                                 std::span<const std::uint32_t> graph_ids,
                                 std::span<const float> scores,
                                 std::optional<double> calibrated_threshold = std::nullopt,
-                                double decision_threshold = 0.5);
+                                double decision_threshold = 0.5,
+                                const VehicleCalibration& vehicle = {});
 
 void to_json(nlohmann::json& json, const ModelEvaluation& evaluation);
 

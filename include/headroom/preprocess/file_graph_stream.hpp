@@ -22,6 +22,7 @@ struct FileGraphResult {
   std::uint64_t skipped_rows = 0;
   std::uint64_t graphs = 0;
   std::vector<std::uint32_t> can_ids;  // sorted unique CAN IDs seen (filled for training files)
+  std::vector<std::uint32_t> normal_can_ids;  // the same, of frames labelled normal only
   // XXH3-64 of the frames read (timestamp, ID, DLC, label, payload, in order): equal for two
   // files holding the same traffic whatever their format or metadata.
   std::uint64_t frames_hash = 0;

@@ -25,6 +25,10 @@ struct PreprocessOptions {
   // Keep training files whose frames repeat an earlier training file's (by default the later
   // copies are left out: identical windows would land in both training and validation).
   bool keep_duplicate_files = false;
+  // Where the CAN-ID vocabulary comes from: "all" training frames (upstream), or "normal" ones
+  // only, so that IDs that appear only in attacks (fuzzing injects thousands of random ones) do
+  // not become vocabulary entries (store::StoreMetadata::vocabulary_from).
+  std::string vocabulary_from = "all";
   int progress = -1;  // progress bar: -1 when stderr is a terminal, 0 off, 1 on
 };
 

@@ -62,6 +62,8 @@ struct StoreMetadata {
   // "graphs": a random fraction of the training graphs; "files": whole training files (no file's
   // windows on both sides; closer to testing on traffic not seen in training).
   std::string validation_by = "graphs";
+  // The frames the vocabulary was built from: "all" training frames or "normal" ones only.
+  std::string vocabulary_from = "all";
   std::map<std::string, ArrayRecord> arrays;  // by array name
 };
 

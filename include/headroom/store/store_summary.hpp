@@ -49,6 +49,7 @@ struct StoreSummary {
   std::uint32_t window = 0;
   std::uint32_t stride = 0;
   std::size_t vocabulary_size = 0;
+  std::string vocabulary_from = "all";  // StoreMetadata::vocabulary_from
   CountDistribution nodes_per_graph;
   CountDistribution edges_per_graph;
   std::vector<SplitSummary> splits;

@@ -1,6 +1,7 @@
-// Stage `evaluation`: scores the validation split and every test directory with trained GAT
-// classifiers and reports accuracy, precision, recall, F1, ROC AUC and the confusion matrix per
-// split and per attack type; writes runs/{dataset}/evaluation/{model}.json and prints tables.
+// Stage `evaluation`: scores the validation split and every test directory with trained
+// classifiers, autoencoders and fusions and reports accuracy, precision, recall, F1, ROC AUC and
+// the confusion matrix per split and per attack type; writes runs/{dataset}/evaluation/{model}.json
+// and prints tables.
 #pragma once
 
 #include <filesystem>
@@ -20,7 +21,8 @@ struct EvaluationStageResult {
 // directory under runs/{dataset}/ with a best.pt. A classifier is scored by its attack
 // probability, decided at 0.5 and at its calibrated threshold; a VGAE by its reconstruction error
 // as an anomaly score, decided at a threshold calibrated on the validation split
-// (config.evaluation.calibration). Throws std::runtime_error when there is no model.
+// (config.evaluation.calibration); a fusion (fusion_stage.hpp) by its fused P(attack), decided at
+// 0.5 and at its calibrated threshold. Throws std::runtime_error when there is no model.
 EvaluationStageResult run_evaluation_stage(const TrainingConfig& config);
 
 }  // namespace headroom::train

@@ -1,5 +1,6 @@
 // The whole KD-GAT chain on one store: VGAE teacher -> GAT teacher (curriculum) -> VGAE student
-// (distilled) -> GAT student (curriculum, distilled) -> evaluation; and its summary table.
+// (distilled) -> GAT student (curriculum, distilled) -> fusion of the students' scores (DQN, and
+// logistic regression) -> evaluation; and its summary table.
 #pragma once
 
 #include <string>

@@ -15,7 +15,7 @@
 
 namespace headroom::train {
 
-enum class Stage { kAutoencoder, kCurriculum, kNormal, kEvaluation };
+enum class Stage { kAutoencoder, kCurriculum, kNormal, kEvaluation, kFusion };
 std::string to_string(Stage stage);
 
 // What to train: a model family, its preset size and overrides of the preset.
@@ -119,9 +119,33 @@ struct EvaluationOptions {
   // alarms on the normal validation graphs; "none": decide at 0.5 only.
   std::string calibration = "f1";
   double target_fpr = 0.01;
+  // Stage evaluation, per test split: a threshold set on its first N normal windows (a short
+  // attack-free recording of the vehicle under test) at target_fpr, beside the others
+  // (eval::VehicleCalibration). 0: off.
+  std::int64_t vehicle_calibration_windows = 0;
   // The classifiers to evaluate (run directories or best.pt files); default: every classifier
   // stage found in runs/{dataset}/.
   std::vector<std::filesystem::path> models;
+
+  void validate() const;
+};
+
+// Stage fusion (train/fusion_stage.hpp): which classifier's and which VGAE's scores it fuses, and
+// how it learns to.
+struct FusionOptions {
+  // "dqn": a Double DQN picks the classifier's weight per graph (upstream's fusion); "logistic": a
+  // logistic regression on the same state.
+  std::string method = "dqn";
+  std::filesystem::path classifier_path;   // default: runs/{dataset}/student_curriculum_kd
+  std::filesystem::path autoencoder_path;  // default: runs/{dataset}/student_autoencoder_kd
+  // The DQN's discount of the next graph's value. Graphs are independent, so 0 (a contextual
+  // bandit) is the default; upstream bootstraps from the next graph.
+  double gamma = 0;
+  // Share of the validation graphs held out of fitting to choose the best epoch.
+  double holdout_fraction = 0.2;
+  // Epochs over the fitting graphs (early stopping: optimisation.patience). An epoch takes
+  // milliseconds, so it is not tied to the graph models' --max-epochs.
+  std::int64_t max_epochs = 50;
 
   void validate() const;
 };
@@ -138,9 +162,11 @@ struct TrainingConfig {
   CurriculumOptions curriculum;
   RunOptions run;
   EvaluationOptions evaluation;
+  FusionOptions fusion;
 };
 
-// The run directory: runs/{dataset}/{size}_{stage}[_kd].
+// The run directory: runs/{dataset}/{size}_{stage}[_kd]; runs/{dataset}/evaluation and
+// runs/{dataset}/fusion_{method} for those stages.
 std::filesystem::path run_directory(const TrainingConfig& config);
 // run_directory(config), after checking that it neither is, lies inside nor contains the store
 // (throws std::runtime_error naming both): what a stage opens before it writes anything.

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -91,6 +92,15 @@ struct LoopHooks {
 // and config.run.resume is set.
 TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, TrainingTask& task,
                              const LoopHooks& hooks = {});
+
+// The outcome stored in `run` when it holds this configuration's finished run (and
+// config.run.resume is set), else nullopt. Throws std::runtime_error when `run` holds a run with a
+// different configuration that would be resumed. What every stage asks before it trains.
+std::optional<TrainingOutcome> finished_training(const TrainingConfig& config, RunDirectory& run);
+// Whether `run` holds an interrupted run (last.pt and config.json) to continue.
+bool resumable_training(const TrainingConfig& config, const RunDirectory& run);
+// config.json: the configuration, and the part of it a resumed run must agree with.
+void record_training_config(const TrainingConfig& config, const RunDirectory& run);
 
 // The device named by run.device; throws std::runtime_error when CUDA is asked for and
 // absent.

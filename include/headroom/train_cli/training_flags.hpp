@@ -1,5 +1,5 @@
 // The flags of the training and evaluation stages (every TrainingConfig field), shared by
-// `headroom autoencoder|curriculum|normal|evaluation` and `headroom run`.
+// `headroom autoencoder|curriculum|normal|fusion|evaluation` and `headroom run`.
 #pragma once
 
 #include <map>
@@ -21,6 +21,8 @@ struct TrainingFlags {
   std::string runs_dir = "runs";
   std::string teacher_path;
   std::string autoencoder_path;
+  std::string fusion_classifier;
+  std::string fusion_autoencoder;
   std::vector<std::string> models;
   std::string memory_budget;  // "1GB", "512MiB", ...; empty: default
   std::string host_memory_budget;
@@ -45,6 +47,7 @@ struct TrainingFlags {
   void add_memory_flags(CLI::App& command);
   void add_distillation_flags(CLI::App& command);
   void add_curriculum_flags(CLI::App& command);
+  void add_fusion_flags(CLI::App& command);
 };
 
 }  // namespace headroom::cli

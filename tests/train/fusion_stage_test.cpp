@@ -1,0 +1,129 @@
+// Stage fusion through the command line: it fits on the validation split of a store whose
+// classifier and VGAE are trained, resumes after a kill exactly where an uninterrupted run would
+// be, and is evaluated like any model.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "test_support.hpp"
+
+namespace headroom {
+namespace {
+
+nlohmann::json read_json(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return nlohmann::json::parse(in);
+}
+
+class FusionStage : public ::testing::Test {
+ protected:
+  // One store and one trained classifier and VGAE (small students, two epochs) for every test.
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    store_ = testing::build_synthetic_store(dir_->path(), 30000);
+    const auto models = dir_->path() / "models";
+    const std::string common = " --store " + store_.string() + " --runs-dir " + models.string() +
+                               " --max-epochs 2 --batch-size 64 --threads 2 --progress false";
+    ASSERT_EQ(testing::run_command(std::string(HEADROOM_BINARY) +
+                                   " autoencoder --preset vgae,student --vgae-hidden 32,16"
+                                   " --latent 8" +
+                                   common),
+              0);
+    ASSERT_EQ(testing::run_command(std::string(HEADROOM_BINARY) + " normal --preset gat,student" +
+                                   common),
+              0);
+    classifier_ = models / "store" / "student_normal";
+    autoencoder_ = models / "store" / "student_autoencoder";
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  static std::string fusion(const std::filesystem::path& runs, const std::string& method) {
+    return std::string(HEADROOM_BINARY) + " fusion --store " + store_.string() + " --runs-dir " +
+           runs.string() + " --fusion-method " + method + " --fusion-classifier " +
+           classifier_.string() + " --fusion-autoencoder " + autoencoder_.string() +
+           " --fusion-epochs 40 --patience 40 --threads 1 --progress false";
+  }
+
+  static inline testing::TempDir* dir_ = nullptr;
+  static inline std::filesystem::path store_, classifier_, autoencoder_;
+};
+
+TEST_F(FusionStage, KilledRunEndsLikeAnUninterruptedOneAndIsEvaluated) {
+  const auto straight = dir_->path() / "straight";
+  const auto resumed = dir_->path() / "resumed";
+  std::string output;
+  ASSERT_EQ(testing::run_command(fusion(straight, "dqn"), &output), 0) << output;
+
+  const auto run_dir = resumed / "store" / "fusion_dqn";
+  ASSERT_TRUE(testing::kill_after_epochs(fusion(resumed, "dqn"), run_dir / "metrics.jsonl", 3))
+      << "the run finished before it could be killed";
+  EXPECT_FALSE(std::filesystem::exists(run_dir / "result.json"));
+  ASSERT_EQ(testing::run_command(fusion(resumed, "dqn"), &output), 0) << output;
+  EXPECT_NE(output.find("resuming"), std::string::npos) << output;
+
+  const auto a = testing::read_metrics(straight / "store" / "fusion_dqn" / "metrics.jsonl");
+  const auto b = testing::read_metrics(run_dir / "metrics.jsonl");
+  ASSERT_EQ(a.size(), 40U);
+  ASSERT_EQ(b.size(), 40U);
+  for (std::size_t e = 0; e < a.size(); ++e) {
+    EXPECT_EQ(b[e]["epoch"], e);
+    EXPECT_DOUBLE_EQ(a[e]["train_loss"].get<double>(), b[e]["train_loss"].get<double>()) << e;
+    EXPECT_DOUBLE_EQ(a[e]["validation_loss"].get<double>(), b[e]["validation_loss"].get<double>());
+    // The DQN reports how much it trusts the classifier.
+    const double weight = b[e]["validation"]["mean_classifier_weight"].get<double>();
+    EXPECT_GE(weight, 0.0);
+    EXPECT_LE(weight, 1.0);
+  }
+  const auto result = read_json(run_dir / "result.json");
+  EXPECT_EQ(result["training"]["epochs"], 40);
+  EXPECT_GE(result["training"]["resumed_after"].get<int>(), 3);
+
+  // Evaluated like any model: the fused score, decided at 0.5 and at the calibrated threshold.
+  ASSERT_EQ(testing::run_command(std::string(HEADROOM_BINARY) + " evaluation --store " +
+                                     store_.string() + " --runs-dir " + resumed.string() +
+                                     " --threads 2 --progress false --models " + run_dir.string(),
+                                 &output),
+            0)
+      << output;
+  const auto evaluation = read_json(resumed / "store" / "evaluation" / "fusion_dqn.json");
+  EXPECT_EQ(evaluation["score"], "fused P(attack)");
+  EXPECT_EQ(evaluation["decision_threshold"], 0.5);
+  EXPECT_TRUE(evaluation.contains("calibrated_threshold"));
+  bool saw_test_split = false;
+  for (const auto& group : evaluation["groups"]) {
+    const double f1 = group["metrics"]["f1"].get<double>();
+    EXPECT_GE(f1, 0.0);
+    EXPECT_LE(f1, 1.0);
+    saw_test_split |= group["split"].get<std::string>().rfind("test_", 0) == 0;
+  }
+  EXPECT_TRUE(saw_test_split);
+
+  // A finished run is not retrained.
+  ASSERT_EQ(testing::run_command(fusion(resumed, "dqn"), &output), 0) << output;
+  EXPECT_NE(output.find("already complete"), std::string::npos) << output;
+}
+
+TEST_F(FusionStage, LogisticFusionTrainsAndBeatsChanceOnHeldOutGraphs) {
+  const auto runs = dir_->path() / "logistic";
+  std::string output;
+  ASSERT_EQ(testing::run_command(fusion(runs, "logistic"), &output), 0) << output;
+  const auto result = read_json(runs / "store" / "fusion_logistic" / "result.json");
+  EXPECT_EQ(result["training"]["epochs"], 40);
+  EXPECT_GT(result["training"]["best_metrics"]["roc_auc"].get<double>(), 0.5);
+  EXPECT_FALSE(result["training"]["best_metrics"].contains("mean_classifier_weight"));
+}
+
+TEST_F(FusionStage, MissingModelNamesTheFlag) {
+  std::string output;
+  EXPECT_NE(testing::run_command(std::string(HEADROOM_BINARY) + " fusion --store " +
+                                     store_.string() + " --runs-dir " +
+                                     (dir_->path() / "empty").string() + " --progress false 2>&1",
+                                 &output),
+            0);
+  EXPECT_NE(output.find("--fusion-classifier"), std::string::npos) << output;
+}
+
+}  // namespace
+}  // namespace headroom
