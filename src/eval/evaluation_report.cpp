@@ -30,46 +30,53 @@ struct GroupData {
   }
 };
 
-// A test split's vehicle calibration: its threshold and the graphs it was chosen on.
-struct VehicleDecision {
-  double threshold = 0;
+// Vehicle calibration: a threshold per test file (one recording of one vehicle) and the graphs
+// each was chosen on.
+struct VehicleDecisions {
+  std::map<std::uint32_t, double> threshold_by_file;
   std::vector<std::uint32_t> calibration_ids;  // sorted
   bool calibrates(std::uint32_t id) const {
     return std::binary_search(calibration_ids.begin(), calibration_ids.end(), id);
   }
 };
 
-// The first `normal_windows` normal graphs of `split` in store order and the threshold they give;
-// nullopt when the split holds fewer normal graphs than that plus one (nothing would be left).
-std::optional<VehicleDecision> calibrate_vehicle(const GroupData& split,
-                                                 const VehicleCalibration& options) {
-  std::vector<std::size_t> order(split.ids.size());
+// The first `normal_windows` normal graphs of `file` in store order and the threshold they give;
+// nullopt when the file holds no more normal graphs than that (nothing would be left to judge).
+std::optional<double> calibrate_file(const GroupData& file, const VehicleCalibration& options,
+                                     std::vector<std::uint32_t>& calibration_ids) {
+  std::vector<std::size_t> order(file.ids.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return split.ids[a] < split.ids[b]; });
-  VehicleDecision decision;
+            [&](std::size_t a, std::size_t b) { return file.ids[a] < file.ids[b]; });
   std::vector<std::uint8_t> labels;
   std::vector<float> scores;
+  std::vector<std::uint32_t> chosen;
   for (const std::size_t i : order) {
-    if (split.labels[i] != 0) continue;
+    if (file.labels[i] != 0) continue;
     if (scores.size() == options.normal_windows) {
-      decision.threshold = fpr_threshold(labels, scores, options.target_fpr);
-      std::sort(decision.calibration_ids.begin(), decision.calibration_ids.end());
-      return decision;
+      calibration_ids.insert(calibration_ids.end(), chosen.begin(), chosen.end());
+      return fpr_threshold(labels, scores, options.target_fpr);
     }
     labels.push_back(0);
-    scores.push_back(split.scores[i]);
-    decision.calibration_ids.push_back(split.ids[i]);
+    scores.push_back(file.scores[i]);
+    chosen.push_back(file.ids[i]);
   }
   return std::nullopt;
 }
 
-// `data` without the vehicle-calibration graphs, decided at the vehicle threshold.
-BinaryMetrics vehicle_metrics(const GroupData& data, const VehicleDecision& decision) {
-  GroupData rest;
-  for (std::size_t i = 0; i < data.ids.size(); ++i)
-    if (!decision.calibrates(data.ids[i])) rest.add(data.labels[i], data.scores[i], data.ids[i]);
-  return binary_metrics(rest.labels, rest.scores, decision.threshold);
+// `data` without the calibration graphs, each decided at its file's threshold (graphs of a file
+// that could not be calibrated are left out too).
+BinaryMetrics vehicle_metrics(const GroupData& data, const VehicleDecisions& decisions,
+                              std::span<const std::uint32_t> file_of) {
+  std::vector<std::uint8_t> labels;
+  std::vector<float> margins;  // score minus the file's threshold: decided at 0
+  for (std::size_t i = 0; i < data.ids.size(); ++i) {
+    const auto it = decisions.threshold_by_file.find(file_of[data.ids[i]]);
+    if (it == decisions.threshold_by_file.end() || decisions.calibrates(data.ids[i])) continue;
+    labels.push_back(data.labels[i]);
+    margins.push_back(static_cast<float>(static_cast<double>(data.scores[i]) - it->second));
+  }
+  return binary_metrics(labels, margins, 0.0);
 }
 
 constexpr std::size_t kNotEvaluated = static_cast<std::size_t>(-1);
@@ -149,22 +156,28 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
   evaluation.model = std::move(model);
   evaluation.decision_threshold = decision_threshold;
   evaluation.calibrated_threshold = calibrated_threshold;
-  std::map<std::size_t, VehicleDecision> vehicle_decisions;
-  if (vehicle.normal_windows > 0)
+  VehicleDecisions vehicle_decisions;
+  if (vehicle.normal_windows > 0) {
+    std::map<std::uint32_t, GroupData> files;
     for (const auto& [split, data] : splits)
       if (split != 0)
-        if (auto decision = calibrate_vehicle(data, vehicle)) {
-          evaluation.vehicle_thresholds[split_name(split)] = decision->threshold;
-          vehicle_decisions.emplace(split, std::move(*decision));
-        }
+        for (std::size_t i = 0; i < data.ids.size(); ++i)
+          files[index.file[data.ids[i]]].add(data.labels[i], data.scores[i], data.ids[i]);
+    for (const auto& [file, data] : files)
+      if (auto threshold = calibrate_file(data, vehicle, vehicle_decisions.calibration_ids)) {
+        vehicle_decisions.threshold_by_file[file] = *threshold;
+        evaluation.vehicle_thresholds[metadata.files.at(file).path] = *threshold;
+      }
+    std::sort(vehicle_decisions.calibration_ids.begin(), vehicle_decisions.calibration_ids.end());
+  }
   const auto group = [&](std::size_t split, std::string attack, const GroupData& data) {
     EvaluationGroup g{split_name(split), std::move(attack),
                       binary_metrics(data.labels, data.scores, decision_threshold), std::nullopt,
                       std::nullopt};
     if (calibrated_threshold)
       g.calibrated = binary_metrics(data.labels, data.scores, *calibrated_threshold);
-    if (const auto it = vehicle_decisions.find(split); it != vehicle_decisions.end())
-      g.vehicle = vehicle_metrics(data, it->second);
+    if (split != 0 && !vehicle_decisions.threshold_by_file.empty())
+      g.vehicle = vehicle_metrics(data, vehicle_decisions, index.file);
     return g;
   };
   for (const auto& [split, data] : splits) {
@@ -256,7 +269,7 @@ std::string render_table(const ModelEvaluation& evaluation) {
                        *evaluation.calibrated_threshold);
   if (vehicle)
     out += fmt::format(
-        ", and per test split at a threshold set on its first normal windows (veh; they are left "
+        ", and per test file at a threshold set on its first normal windows (veh; they are left "
         "out of the veh columns)");
   out += '\n';
   for (const auto& row : rows) {

@@ -20,15 +20,15 @@ struct EvaluationGroup {
   std::string attack_type;  // "" for the whole split, else one attack type (e.g. "dos")
   BinaryMetrics metrics;    // decision at ModelEvaluation::decision_threshold (0.5)
   std::optional<BinaryMetrics> calibrated;  // decision at the model's calibrated threshold
-  // A test split's graphs other than its vehicle-calibration windows, decided at the split's own
-  // threshold (VehicleCalibration); unset for validation and without vehicle calibration.
+  // A test split's graphs other than the vehicle-calibration windows, each decided at its file's
+  // own threshold (VehicleCalibration); unset for validation and without vehicle calibration.
   std::optional<BinaryMetrics> vehicle;
 };
 
-// Calibration on the vehicle under test: in each test split, the first `normal_windows` normal
-// graphs in store order (by file, then time) stand for a short attack-free recording of that
-// vehicle — all a deployment on a new car can have, no attack needed. The split's threshold is
-// the lowest one that flags at most `target_fpr` of them (fpr_threshold); the split's other
+// Calibration on the vehicle under test: in each test file (one recording of one vehicle), the
+// first `normal_windows` normal graphs in time order stand for a short attack-free recording of
+// that vehicle — what a deployment on a new car can have, no attack needed. The file's threshold
+// is the lowest one that flags at most `target_fpr` of them (fpr_threshold); the file's other
 // graphs are decided at it. The labels are used only to pick those normal windows.
 struct VehicleCalibration {
   std::size_t normal_windows = 0;  // 0: off
@@ -42,7 +42,7 @@ struct ModelEvaluation {
   std::string score = "attack probability";
   double decision_threshold = 0.5;  // the decision of `metrics`
   std::optional<double> calibrated_threshold;
-  std::map<std::string, double> vehicle_thresholds;  // by test split, with vehicle calibration
+  std::map<std::string, double> vehicle_thresholds;  // by test file, with vehicle calibration
   std::vector<EvaluationGroup> groups;  // whole splits first, in store order; then attack types
   // Decisions no one can use, in words: a split with both classes where every window is flagged,
   // or none is (e.g. "test_02: flags every window at 0.5").
@@ -52,7 +52,7 @@ struct ModelEvaluation {
 // `scores[i]` belongs to graph `graph_ids[i]`; graphs are grouped by the store's split and attack
 // type records. Validation graphs (store validation ids) form the "validation" split. Decisions at
 // `decision_threshold`, at `calibrated_threshold` when given, and with `vehicle` calibration on
-// (normal_windows > 0) at each test split's own threshold.
+// (normal_windows > 0) at each test file's own threshold.
 ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string model,
                                 std::span<const std::uint32_t> graph_ids,
                                 std::span<const float> scores,
