@@ -3,6 +3,7 @@
 #include "headroom/train/model_family.hpp"
 #include "headroom/util/output_path.hpp"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -89,6 +90,12 @@ void require_positive(const std::optional<std::int64_t>& value, const char* flag
   if (value && *value < 1) fail(std::string(flag) + " must be at least 1");
 }
 
+// Written so that NaN fails too: every comparison with NaN is false.
+void require_non_negative(double value, const char* flag) {
+  if (!(value >= 0 && std::isfinite(value)))
+    fail(std::string(flag) + " must be a finite number, not negative");
+}
+
 }  // namespace
 
 void ModelOptions::validate() const {
@@ -110,9 +117,9 @@ void ModelOptions::validate() const {
 }
 
 void OptimisationOptions::validate() const {
-  if (learning_rate < 0) fail("--learning-rate must not be negative");
-  if (weight_decay < 0) fail("--weight-decay must not be negative");
-  if (gradient_clip < 0) fail("--gradient-clip must not be negative");
+  require_non_negative(learning_rate, "--learning-rate (0: the model's default)");
+  require_non_negative(weight_decay, "--weight-decay");
+  require_non_negative(gradient_clip, "--gradient-clip (0: no clipping)");
   if (batch_size < 1) fail("--batch-size must be at least 1");
   if (eval_batch_size < 1) fail("--eval-batch-size must be at least 1");
   if (max_epochs < 1) fail("--max-epochs must be at least 1");
@@ -129,18 +136,20 @@ void MemoryOptions::validate() const {
 }
 
 void DistillationOptions::validate() const {
-  if (temperature <= 0) fail("--kd-temperature must be positive");
-  if (alpha < 0 || alpha > 1) fail("--kd-alpha must lie in [0, 1]");
+  if (!(temperature > 0 && std::isfinite(temperature)))
+    fail("--kd-temperature must be a positive finite number");
+  if (!(alpha >= 0 && alpha <= 1)) fail("--kd-alpha must lie in [0, 1]");
   if (enabled && teacher_path.empty())
     fail("--use-kd true needs --teacher-path (a teacher's best.pt or its run directory)");
 }
 
 void CurriculumOptions::validate() const {
-  if (schedule.start_ratio < 0 || schedule.ratio_growth < 0)
-    fail("--curriculum-start-ratio and --curriculum-ratio-growth must not be negative");
-  if (schedule.start_percentile < 0 || schedule.start_percentile > 100 ||
-      schedule.start_percentile + schedule.percentile_growth > 100 ||
-      schedule.start_percentile + schedule.percentile_growth < 0)
+  if (!(schedule.start_ratio >= 0 && schedule.ratio_growth >= 0 &&
+        std::isfinite(schedule.start_ratio + schedule.ratio_growth)))
+    fail("--curriculum-start-ratio and --curriculum-ratio-growth must be finite, not negative");
+  const double end_percentile = schedule.start_percentile + schedule.percentile_growth;
+  if (!(schedule.start_percentile >= 0 && schedule.start_percentile <= 100 && end_percentile >= 0 &&
+        end_percentile <= 100))
     fail(
         "--curriculum-start-percentile, and it plus --curriculum-percentile-growth, must lie in "
         "[0, 100]");

@@ -304,8 +304,18 @@ train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {
   c.fusion.classifier_path = fusion_classifier;
   c.fusion.autoencoder_path = fusion_autoencoder;
   c.evaluation.models.assign(models.begin(), models.end());
-  if (!memory_budget.empty()) c.memory.budget = util::parse_byte_size(memory_budget);
-  if (!host_memory_budget.empty()) c.memory.host_budget = util::parse_byte_size(host_memory_budget);
+  // 0 stands for "the default" inside the configuration; given on the command line it is a
+  // mistake, not a request for the whole device.
+  const auto explicit_budget = [](const std::string& text, const char* flag) {
+    const auto bytes = util::parse_byte_size(text);
+    if (bytes <= 0)
+      throw std::invalid_argument(std::string(flag) + " must be a positive size (e.g. 1GB), not '" +
+                                  text + "'; leave it out for the default");
+    return bytes;
+  };
+  if (!memory_budget.empty()) c.memory.budget = explicit_budget(memory_budget, "--memory-budget");
+  if (!host_memory_budget.empty())
+    c.memory.host_budget = explicit_budget(host_memory_budget, "--host-memory-budget");
   auto given = [this](const char* name) {
     const auto it = overrides.find(name);
     return it != overrides.end() && it->second->count() > 0;

@@ -108,6 +108,18 @@ TEST_F(TrainingCliErrors, DistillationWithoutTeacherIsRefused) {
   EXPECT_NE(output.find("--teacher-path"), std::string::npos) << output;
 }
 
+// Values that used to run with the defaults in their place are refused, naming the flag.
+TEST_F(TrainingCliErrors, NanNegativeAndZeroValuesAreRefused) {
+  for (const char* args : {"normal --learning-rate nan", "normal --learning-rate -1",
+                           "normal --threads -3", "normal --memory-budget 0",
+                           "normal --host-memory-budget 0B", "normal --kd-temperature nan"}) {
+    std::string output;
+    EXPECT_NE(testing::run_command(stage(args), &output), 0) << args;
+    const std::string flag = std::string(args).substr(7, std::string(args).find(' ', 7) - 7);
+    EXPECT_NE(output.find(flag), std::string::npos) << args << "\n" << output;
+  }
+}
+
 TEST_F(TrainingCliErrors, WrongModelForStageIsRefused) {
   std::string output;
   EXPECT_EQ(testing::run_command(stage("autoencoder --preset gat,teacher"), &output), 1);

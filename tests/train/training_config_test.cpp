@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -63,6 +64,46 @@ TEST(TrainingConfigGroups, EachGroupNamesTheFlagItRejects) {
   run.store = "s";
   run.precision = "16-mixed";  // on the CPU
   EXPECT_NE(rejection([&] { run.validate(); }).find("--precision 16-mixed"), std::string::npos);
+}
+
+// NaN passes every `x < 0` check; each number a flag takes is rejected as NaN, naming the flag.
+TEST(TrainingConfigGroups, NotANumberIsRefusedEverywhere) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  OptimisationOptions optimisation;
+  optimisation.learning_rate = nan;
+  EXPECT_NE(rejection([&] { optimisation.validate(); }).find("--learning-rate"), std::string::npos);
+  optimisation = {};
+  optimisation.learning_rate = -1;
+  EXPECT_NE(rejection([&] { optimisation.validate(); }).find("--learning-rate"), std::string::npos);
+  optimisation = {};
+  optimisation.weight_decay = inf;
+  EXPECT_NE(rejection([&] { optimisation.validate(); }).find("--weight-decay"), std::string::npos);
+  optimisation = {};
+  optimisation.gradient_clip = nan;
+  EXPECT_NE(rejection([&] { optimisation.validate(); }).find("--gradient-clip"), std::string::npos);
+
+  DistillationOptions distillation;
+  distillation.temperature = nan;
+  EXPECT_NE(rejection([&] { distillation.validate(); }).find("--kd-temperature"),
+            std::string::npos);
+  distillation = {};
+  distillation.alpha = nan;
+  EXPECT_NE(rejection([&] { distillation.validate(); }).find("--kd-alpha"), std::string::npos);
+
+  CurriculumOptions curriculum;
+  curriculum.schedule.start_ratio = nan;
+  EXPECT_NE(rejection([&] { curriculum.validate(); }).find("--curriculum-start-ratio"),
+            std::string::npos);
+  curriculum = {};
+  curriculum.schedule.start_percentile = nan;
+  EXPECT_NE(rejection([&] { curriculum.validate(); }).find("--curriculum-start-percentile"),
+            std::string::npos);
+
+  RunOptions run;
+  run.store = "s";
+  run.threads = -3;
+  EXPECT_NE(rejection([&] { run.validate(); }).find("--threads"), std::string::npos);
 }
 
 TEST(TrainingConfigGroups, CrossGroupRulesStayInValidate) {
