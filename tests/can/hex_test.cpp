@@ -19,7 +19,28 @@ TEST(HexFormatTest, ParsesIdsWithAndWithoutPrefix) {
   EXPECT_FALSE(parse_hex_u32("0x", v));
   EXPECT_FALSE(parse_hex_u32("12G", v));
   EXPECT_FALSE(parse_hex_u32("123456789", v));
-  EXPECT_FALSE(parse_hex_u32(" 12", v));
+  EXPECT_FALSE(parse_hex_u32("1 2", v));
+  // Surrounding whitespace is padding (exporters leave tabs and CRs), inner whitespace is not.
+  EXPECT_TRUE(parse_hex_u32(" 12\t", v));
+  EXPECT_EQ(v, 0x12u);
+  EXPECT_TRUE(parse_hex_u32("\t0x7FF\r\n", v));
+  EXPECT_EQ(v, 0x7FFu);
+  EXPECT_FALSE(parse_hex_u32(" \t ", v));
+}
+
+TEST(HexFormatTest, PayloadPaddingIsIgnoredButNotInnerBlanks) {
+  std::array<std::uint8_t, kMaxPayloadBytes> out{};
+  auto r = decode_hex_payload("DEADBEEF\t", out);
+  EXPECT_EQ(r.error, HexPayloadError::kNone);
+  EXPECT_EQ(r.bytes, 4);
+  EXPECT_EQ(out[3], 0xEF);
+  out = {};
+  r = decode_hex_payload(" \r\n", out);
+  EXPECT_EQ(r.error, HexPayloadError::kNone);
+  EXPECT_EQ(r.bytes, 0);
+  r = decode_hex_payload("DE AD", out);  // no separator allowed: the blank is not padding
+  EXPECT_EQ(r.error, HexPayloadError::kInvalidDigit);
+  EXPECT_EQ(r.bad_char, ' ');
 }
 
 TEST(HexFormatTest, DecodesPayloadsAndDescribesErrors) {

@@ -37,6 +37,10 @@ write("basic", {
     "label": pa.array([0, 1, 0, 1], pa.uint8()),
     "source_file": pa.array(["a.csv"] * 4),
 })
+write("padded", {
+    "timestamp": pa.array([1.0, 2.0]), "id": pa.array([0x1E5, 0xF9], pa.uint32()),
+    "data_field": pa.array(["DEADBEEF\t", " 0102 \r\n"]), "label": pa.array([0, 1], pa.uint8()),
+})
 write("other_types", {
     "label": pa.array([True, False]),
     "id": pa.array([5, 6], pa.int16()),
@@ -113,6 +117,15 @@ TEST_F(ParquetReaderTest, FramesHaveExactValues) {
   EXPECT_EQ(frames[1], frame(1672531200.000023, 0xF9, {0x93, 0x01, 0x00, 0x00, 0x00}, 1));
   EXPECT_EQ(frames[2], frame(1672531200.5, 0x7FF, {}, 0));
   EXPECT_EQ(frames[3], frame(1.25, 0x1FFFFFFF, {0xDE, 0xAD, 0xBE, 0xEF}, 1));
+}
+
+// A trailing tab in data_field (as a public can-train-and-test set has) is padding, not a bad row.
+TEST_F(ParquetReaderTest, PayloadPaddingIsIgnored) {
+  ParquetFrameReader reader(fixture("padded"), BadRowPolicy::kError);
+  const auto frames = read_all(reader);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0], frame(1.0, 0x1E5, {0xDE, 0xAD, 0xBE, 0xEF}, 0));
+  EXPECT_EQ(frames[1], frame(2.0, 0xF9, {0x01, 0x02}, 1));
 }
 
 TEST_F(ParquetReaderTest, AcceptsOtherIntegerFloatAndStringTypesInAnyColumnOrder) {

@@ -39,16 +39,26 @@ constexpr int hex_digit_value(char c) {
   return hex_detail::kDigitTable[static_cast<unsigned char>(c)];
 }
 
+// `text` without surrounding ASCII whitespace (space, tab, CR, LF, VT, FF): exporters pad hex
+// fields (a trailing tab in a public dataset's Parquet payloads), and padding is not data.
+constexpr std::string_view trim_ascii_whitespace(std::string_view text) {
+  constexpr std::string_view kWhitespace = " \t\r\n\v\f";
+  const auto first = text.find_first_not_of(kWhitespace);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(kWhitespace) - first + 1);
+}
+
 constexpr std::string_view strip_hex_prefix(std::string_view text) {
   if (text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
     return text.substr(2);
   return text;
 }
 
-// Parses an unsigned hex number of 1..8 digits (after an optional "0x"); false when `text` is
-// empty, holds a non-hex character or does not fit in 32 bits. Range checks are the caller's.
+// Parses an unsigned hex number of 1..8 digits (after an optional "0x"; surrounding whitespace is
+// ignored); false when `text` is empty, holds a non-hex character or does not fit in 32 bits.
+// Range checks are the caller's.
 constexpr bool parse_hex_u32(std::string_view text, std::uint32_t& value) {
-  text = strip_hex_prefix(text);
+  text = strip_hex_prefix(trim_ascii_whitespace(text));
   // Leading zeros do not count towards the 8-digit limit ("00000123" is common in 29-bit logs).
   while (text.size() > 1 && text.front() == '0') text.remove_prefix(1);
   if (text.empty() || text.size() > 8) return false;
@@ -78,11 +88,12 @@ struct HexPayloadResult {
 };
 
 // Decodes a payload such as "DEADBEEF" (2 digits per byte) into `out`, which must be zeroed by
-// the caller. `separator` (e.g. ' ' or '.'), when non-zero, may appear between bytes and is
-// skipped. Never writes past out[kMaxPayloadBytes - 1].
+// the caller. Surrounding whitespace is ignored. `separator` (e.g. ' ' or '.'), when non-zero, may
+// appear between bytes and is skipped. Never writes past out[kMaxPayloadBytes - 1].
 inline HexPayloadResult decode_hex_payload(std::string_view text,
                                            std::array<std::uint8_t, kMaxPayloadBytes>& out,
                                            char separator = 0) {
+  text = trim_ascii_whitespace(text);
   HexPayloadResult result;
   std::size_t digits = 0;
   unsigned pending = 0;
