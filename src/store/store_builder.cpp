@@ -1,7 +1,6 @@
 #include "headroom/store/store_builder.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -19,13 +18,12 @@
 #include "headroom/store/store_error.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/output_path.hpp"
+#include "headroom/util/stale_temporaries.hpp"
 
 namespace headroom::store {
 namespace {
 
 constexpr std::size_t kChunkNodes = 64 << 10;
-
-bool process_alive(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
 
 // Reads a scratch file in fixed-size chunks of T; the whole file is never held in memory.
 template <typename T>
@@ -172,15 +170,8 @@ StoreBuilder::StoreBuilder(std::filesystem::path store_path, bool overwrite)
 
   // A killed run leaves its temporary directory behind; it never opens as a store (no manifest
   // rename happened), and is removed here once its process is gone.
-  const std::string stale_prefix = store_path_.filename().string() + ".tmp-";
-  for (const auto& entry : std::filesystem::directory_iterator(parent)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(stale_prefix, 0) != 0) continue;
-    const long pid = std::strtol(name.c_str() + stale_prefix.size(), nullptr, 10);
-    if (pid > 0 && !process_alive(pid)) std::filesystem::remove_all(entry.path(), ec);
-  }
-
-  temporary_ = parent / fmt::format("{}{}", stale_prefix, ::getpid());
+  util::remove_stale_temporaries(store_path_);
+  temporary_ = parent / fmt::format("{}.tmp-{}", store_path_.filename().string(), ::getpid());
   std::filesystem::remove_all(temporary_, ec);
   std::filesystem::create_directory(temporary_);
 }

@@ -9,10 +9,10 @@
 
 #include <fcntl.h>
 #include <ftw.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include "headroom/util/output_path.hpp"
+#include "headroom/util/stale_temporaries.hpp"
 
 namespace headroom::synthetic::detail {
 namespace fs = std::filesystem;
@@ -58,17 +58,6 @@ void remove_tree_or_throw(const fs::path& path) {
   if (!remove_tree(path)) throw_errno("cannot remove " + path.string());
 }
 
-// `<name>.tmp-<pid>` (or `.old-<pid>`) of a process that no longer exists: left by a killed run.
-bool is_stale_staging(const fs::path& entry, const std::string& prefix) {
-  const std::string name = entry.filename().string();
-  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return false;
-  const std::string digits = name.substr(prefix.size());
-  if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
-    return false;
-  const auto pid = static_cast<pid_t>(std::stol(digits));
-  return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
-}
-
 }  // namespace
 
 StagedDirectory::StagedDirectory(const fs::path& target, bool overwrite,
@@ -84,7 +73,8 @@ StagedDirectory::StagedDirectory(const fs::path& target, bool overwrite,
   const std::string prefix = target_.filename().string() + ".tmp-";
   const std::string old_prefix = target_.filename().string() + ".old-";
   for (const auto& entry : fs::directory_iterator(parent)) {
-    if (is_stale_staging(entry.path(), prefix) || is_stale_staging(entry.path(), old_prefix)) {
+    if (util::is_stale_temporary(entry.path(), prefix) ||
+        util::is_stale_temporary(entry.path(), old_prefix)) {
       remove_tree_or_throw(entry.path());
     }
   }

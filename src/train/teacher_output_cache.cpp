@@ -16,6 +16,7 @@
 #include "headroom/train/training_loop.hpp"
 #include "headroom/util/byte_size.hpp"
 #include "headroom/util/file_writer.hpp"
+#include "headroom/util/stale_temporaries.hpp"
 
 namespace headroom::train {
 namespace {
@@ -269,6 +270,7 @@ TeacherOutputCache TeacherOutputCache::build(const TeacherCacheSettings& setting
   // The old key goes first: a build killed at any point leaves no .json that vouches for a .bin.
   const auto sidecar = sidecar_of(settings.file);
   std::filesystem::remove(sidecar);
+  util::remove_stale_temporaries(settings.file);
   auto temporary = settings.file;
   temporary += fmt::format(".tmp-{}", ::getpid());
   std::uint64_t checksum = 0;

@@ -1,5 +1,7 @@
 #include "headroom/util/file_writer.hpp"
 
+#include "headroom/util/stale_temporaries.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -93,6 +95,7 @@ void fsync_directory(const std::filesystem::path& dir) {
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  remove_stale_temporaries(path);  // what a killed run left of this file
   auto temporary = path;
   temporary += fmt::format(".tmp-{}", ::getpid());
   {
