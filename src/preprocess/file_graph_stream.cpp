@@ -77,7 +77,7 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
                                   const graph::CanIdVocabulary* vocabulary,
                                   store::GraphSegmentWriter& segment,
                                   const ProgressCallback& progress, const std::atomic<bool>* stop,
-                                  unsigned helper_threads) {
+                                  unsigned helper_threads, bool normal_frame_ids) {
   auto reader = can::open_frame_reader(file.path, reader_options);
   FileGraphResult result;
 
@@ -89,7 +89,6 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
   std::vector<can::CanFrame> pending;
   std::vector<can::CanFrame> batch(kReadBatchFrames);
   std::vector<std::uint32_t> seen_ids;
-  std::vector<std::uint32_t> seen_normal_ids;  // IDs of normal frames only
   util::ContentHash frames_hash;
   std::size_t dedupe_at = 1U << 16;
   std::uint64_t skip = 0;
@@ -138,10 +137,8 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
       std::size_t first_kept = 0;
       for (std::size_t i = 0; i < n; ++i) {
         result.attack_rows += batch[i].label != 0;
-        if (vocabulary == nullptr) {
+        if (vocabulary == nullptr && (!normal_frame_ids || batch[i].label == 0))
           seen_ids.push_back(batch[i].id);
-          if (batch[i].label == 0) seen_normal_ids.push_back(batch[i].id);
-        }
         hash_frame(frames_hash, batch[i]);
       }
       if (skip > 0) {
@@ -164,11 +161,9 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
                         pending.begin() + static_cast<std::ptrdiff_t>(chunk_advance));
         }
       }
-      if (vocabulary == nullptr && seen_ids.size() + seen_normal_ids.size() > dedupe_at) {
+      if (vocabulary == nullptr && seen_ids.size() > dedupe_at) {
         sort_unique(seen_ids);
-        sort_unique(seen_normal_ids);
-        // Keeps the sorting cost linear overall.
-        dedupe_at = 2 * (seen_ids.size() + seen_normal_ids.size()) + (1U << 16);
+        dedupe_at = 2 * seen_ids.size() + (1U << 16);  // keeps the sorting cost linear overall
       }
       if (progress) progress(0, n);
     }
@@ -200,9 +195,7 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
   result.frames_hash = frames_hash.digest();
   if (vocabulary == nullptr) {
     sort_unique(seen_ids);
-    sort_unique(seen_normal_ids);
     result.can_ids = std::move(seen_ids);
-    result.normal_can_ids = std::move(seen_normal_ids);
   }
   if (progress) progress(file.size_bytes, 0);
   return result;

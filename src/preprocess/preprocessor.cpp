@@ -110,8 +110,9 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
     auto segment =
         builder.open_segment(i, vocabulary == nullptr ? store::SegmentKeys::kRawCanIds
                                                       : store::SegmentKeys::kVocabularyIndices);
-    results[i] = build_file_graphs(layout.files[i], options.reader, options.window, vocabulary,
-                                   *segment, progress, &stop, helper_threads);
+    results[i] =
+        build_file_graphs(layout.files[i], options.reader, options.window, vocabulary, *segment,
+                          progress, &stop, helper_threads, options.vocabulary_from == "normal");
     segments[i] = segment->finish();
   };
 
@@ -125,9 +126,7 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
   std::vector<std::uint32_t> training_ids;
   for (std::size_t i = 0; i < layout.train_file_count; ++i) {
     if (left_out[i]) continue;
-    const auto& ids =
-        options.vocabulary_from == "normal" ? results[i].normal_can_ids : results[i].can_ids;
-    training_ids.insert(training_ids.end(), ids.begin(), ids.end());
+    training_ids.insert(training_ids.end(), results[i].can_ids.begin(), results[i].can_ids.end());
   }
   const graph::CanIdVocabulary vocabulary(std::move(training_ids));
   const std::size_t test_files = layout.files.size() - layout.train_file_count;

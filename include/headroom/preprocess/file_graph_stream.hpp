@@ -21,8 +21,9 @@ struct FileGraphResult {
   std::uint64_t attack_rows = 0;
   std::uint64_t skipped_rows = 0;
   std::uint64_t graphs = 0;
-  std::vector<std::uint32_t> can_ids;  // sorted unique CAN IDs seen (filled for training files)
-  std::vector<std::uint32_t> normal_can_ids;  // the same, of frames labelled normal only
+  // Sorted unique CAN IDs seen (filled for training files): of every frame, or of the frames
+  // labelled normal only (build_file_graphs' `normal_frame_ids`).
+  std::vector<std::uint32_t> can_ids;
   // XXH3-64 of the frames read (timestamp, ID, DLC, label, payload, in order): equal for two
   // files holding the same traffic whatever their format or metadata.
   std::uint64_t frames_hash = 0;
@@ -39,10 +40,14 @@ using ProgressCallback = std::function<void(std::uint64_t bytes, std::uint64_t r
 // column), including a file with no frames. `stop` is polled between batches to abandon work
 // early when another file has failed. `helper_threads` > 0 builds chunks of windows in parallel
 // with reading (the result is identical); memory stays bounded by a few chunks per helper.
-FileGraphResult build_file_graphs(
-    const dataset::DatasetFile& file, const can::ReaderOptions& reader_options,
-    const graph::WindowConfig& window, const graph::CanIdVocabulary* vocabulary,
-    store::GraphSegmentWriter& segment, const ProgressCallback& progress,
-    const std::atomic<bool>* stop = nullptr, unsigned helper_threads = 0);
+// `normal_frame_ids`: collect the IDs of normal frames only (PreprocessOptions::vocabulary_from).
+FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
+                                  const can::ReaderOptions& reader_options,
+                                  const graph::WindowConfig& window,
+                                  const graph::CanIdVocabulary* vocabulary,
+                                  store::GraphSegmentWriter& segment,
+                                  const ProgressCallback& progress,
+                                  const std::atomic<bool>* stop = nullptr,
+                                  unsigned helper_threads = 0, bool normal_frame_ids = false);
 
 }  // namespace headroom::preprocess
