@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -99,6 +101,29 @@ TEST(CsvReaderTest, InvalidHexDigitNamesFileLineColumnAndDigit) {
   const std::string what = e.what();
   EXPECT_NE(what.find(file.string() + ":3"), std::string::npos) << what;
   EXPECT_NE(what.find("data_field"), std::string::npos) << what;
+}
+
+// Quoted input in a message is escaped and bounded: a NUL does not cut the message short, control
+// bytes do not reach the terminal, and a 10 MB field does not become a 10 MB line.
+TEST(CsvReaderTest, ErrorTextIsEscapedAndBounded) {
+  TempDir dir;
+  const auto nul = dir / "nul.csv";
+  write_text_file(nul, std::string(kHeader) + "1.0" + '\0' + "\x1b[31m,1E5,00,0\n");
+  const InputError e = catch_input_error([&] { read_file(nul, can_train_test_mapping()); });
+  const std::string what = e.what();
+  EXPECT_EQ(what.size(), std::strlen(e.what()));  // no NUL inside
+  EXPECT_NE(what.find("1.0\\x00\\x1B[31m"), std::string::npos) << what;
+  EXPECT_NE(what.find("is not a number"), std::string::npos) << what;
+  for (const char c : what) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20) << what;
+
+  const auto huge = dir / "huge.csv";
+  write_text_file(huge, std::string(kHeader) + std::string(10'000'000, '7') + "x,1E5,00,0\n");
+  const InputError big = catch_input_error([&] { read_file(huge, can_train_test_mapping()); });
+  const std::string big_what = big.what();
+  EXPECT_LT(big_what.size(), 1000U);
+  EXPECT_NE(big_what.find(huge.string() + ":2"), std::string::npos);
+  EXPECT_NE(big_what.find("bytes cut"), std::string::npos) << big_what;
+  EXPECT_NE(big_what.find("is not a number"), std::string::npos) << big_what;  // the reason stays
 }
 
 TEST(CsvReaderTest, RowErrorsGiveTheReasonAndColumn) {
