@@ -132,8 +132,8 @@ std::optional<eval::ModelEvaluation> evaluate_autoencoder(
 eval::ModelEvaluation evaluate_fusion(const TrainingConfig& config, const store::GraphStore& store,
                                       std::span<const std::uint32_t> ids,
                                       const std::filesystem::path& checkpoint, std::string name) {
-  const auto info = read_checkpoint_info(checkpoint);
-  const auto scores = fused_attack_scores(checkpoint, store, ids, config);
+  CheckpointInfo info;
+  const auto scores = fused_attack_scores(checkpoint, store, ids, config, &info);
   std::optional<double> threshold;
   if (info.decision) threshold = info.decision->threshold;
   auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, threshold, 0.5,

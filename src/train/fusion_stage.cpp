@@ -163,10 +163,14 @@ class FusionStage {
         graphs - 1);
     const at::Tensor holdout_rows = std::get<0>(order.slice(0, 0, held_out).sort());
     const at::Tensor fit_rows = std::get<0>(order.slice(0, held_out).sort());
-    std::vector<std::uint8_t> fit_labels;
-    const auto* rows = fit_rows.data_ptr<std::int64_t>();
-    for (std::int64_t i = 0; i < fit_rows.size(0); ++i)
-      fit_labels.push_back(validation_labels_[rows[i]]);
+    const auto labels_at = [&](const at::Tensor& rows) {
+      std::vector<std::uint8_t> labels;
+      for (std::int64_t i = 0; i < rows.size(0); ++i)
+        labels.push_back(validation_labels_[rows.data_ptr<std::int64_t>()[i]]);
+      return labels;
+    };
+    const auto fit_labels = labels_at(fit_rows);
+    holdout_labels_ = labels_at(holdout_rows);
     scaling_ = FusionScaling::fit(signals_.index_select(0, fit_rows), fit_labels);
     all_ = fusion_data(signals_, validation_labels_, scaling_);
     fit_ = all_.rows(fit_rows);
@@ -208,9 +212,7 @@ class FusionStage {
   nlohmann::json holdout_metrics(double& loss) {
     const at::Tensor scores = learner_->fused_scores(holdout_);
     loss = balanced_fusion_loss(scores, holdout_.labels);
-    std::vector<std::uint8_t> labels;
-    for (const float y : to_vector(holdout_.labels)) labels.push_back(y > 0.5F ? 1 : 0);
-    const auto metrics = eval::binary_metrics(labels, to_vector(scores));
+    const auto metrics = eval::binary_metrics(holdout_labels_, to_vector(scores));
     nlohmann::json json = {{"f1", metrics.f1},
                            {"precision", metrics.precision},
                            {"recall", metrics.recall},
@@ -297,12 +299,10 @@ class FusionStage {
   // stored in best.pt (the fused score is a probability: without calibration, 0.5 decides).
   void calibrate() {
     if (config_.evaluation.calibration == "none" || state_.best_epoch < 0) return;
-    torch::serialize::InputArchive archive;
-    archive.load_from(run_.best_checkpoint().string());
-    torch::serialize::InputArchive model;
-    archive.read("model", model);
-    learner_->model().load(model);
-    auto info = read_checkpoint_info(run_.best_checkpoint());
+    load_checkpoint_weights(run_.best_checkpoint(), learner_->model());
+    auto info = checkpoint_info();  // what best.pt holds, with its epoch and loss
+    info.epoch = state_.best_epoch;
+    info.validation_loss = state_.best_loss;
     const auto scores = to_vector(learner_->fused_scores(all_));
     info.decision = eval::calibrate_decision(
         validation_labels_, scores, config_.evaluation.calibration, config_.evaluation.target_fpr);
@@ -320,6 +320,7 @@ class FusionStage {
   std::vector<MetricsSink*> sinks_;
   FusionSources sources_;
   std::vector<std::uint8_t> validation_labels_;
+  std::vector<std::uint8_t> holdout_labels_;
   at::Tensor signals_;
   FusionScaling scaling_;
   FusionData all_, fit_, holdout_;
@@ -340,22 +341,19 @@ bool is_fusion_kind(std::string_view kind) { return kind.rfind("fusion-", 0) == 
 std::vector<float> fused_attack_scores(const std::filesystem::path& checkpoint,
                                        const store::GraphStore& store,
                                        std::span<const std::uint32_t> graph_ids,
-                                       const TrainingConfig& config) {
+                                       const TrainingConfig& config, CheckpointInfo* info_out) {
   const auto info = read_checkpoint_info(checkpoint);
   if (!is_fusion_kind(info.kind))
     throw std::runtime_error(
         fmt::format("{}: holds a {} model, not a fusion", checkpoint.string(), info.kind));
   auto learner = make_fusion_learner(info.kind, info.model_config.at("network"));
-  torch::serialize::InputArchive archive;
-  archive.load_from(checkpoint.string());
-  torch::serialize::InputArchive model;
-  archive.read("model", model);
-  learner->model().load(model);
+  load_checkpoint_weights(checkpoint, learner->model());
   const auto scaling = info.model_config.at("scaling").get<FusionScaling>();
   const FusionSources sources{info.model_config.at("classifier").get<std::string>(),
                               info.model_config.at("autoencoder").get<std::string>()};
   const auto signals = signals_of(sources, store, graph_ids, config);
   const auto labels = labels_of(store, graph_ids);
+  if (info_out != nullptr) *info_out = info;
   return to_vector(learner->fused_scores(fusion_data(signals, labels, scaling)));
 }
 

@@ -77,17 +77,22 @@ CheckpointInfo read_info(torch::serialize::InputArchive& archive,
   return info;
 }
 
-template <typename Model>
-Model load_weights(torch::serialize::InputArchive& archive, Model model,
-                   const std::filesystem::path& file, const c10::Device& device) {
+void read_weights(torch::serialize::InputArchive& archive, torch::nn::Module& module,
+                  const std::filesystem::path& file) {
   torch::serialize::InputArchive model_archive;
   archive.read("model", model_archive);
   try {
-    model->load(model_archive);
+    module.load(model_archive);
   } catch (const c10::Error& e) {
     throw std::runtime_error(fmt::format("{}: weights do not fit the model ({})", file.string(),
                                          e.what_without_backtrace()));
   }
+}
+
+template <typename Model>
+Model load_weights(torch::serialize::InputArchive& archive, Model model,
+                   const std::filesystem::path& file, const c10::Device& device) {
+  read_weights(archive, *model, file);
   model->to(device);
   model->eval();
   return model;
@@ -103,6 +108,11 @@ CheckpointInfo expect_kind(torch::serialize::InputArchive& archive,
 }
 
 }  // namespace
+
+void load_checkpoint_weights(const std::filesystem::path& file, torch::nn::Module& module) {
+  auto archive = open_archive(file, torch::kCPU);
+  read_weights(archive, module, file);
+}
 
 CheckpointInfo read_checkpoint_info(const std::filesystem::path& file) {
   auto archive = open_archive(file, torch::kCPU);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
+#include <functional>
 
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train/autoencoder_stage.hpp"
@@ -50,34 +51,34 @@ PipelineResult run_pipeline(const TrainingConfig& base) {
       {Stage::kAutoencoder, "vgae", ModelSize::kStudent, "teacher_autoencoder"},
       {Stage::kCurriculum, "gat", ModelSize::kStudent, "teacher_curriculum"},
   };
-  for (const auto& step : steps) {
-    const auto config = stage_config(step.stage, step.kind, step.size, step.teacher);
+  // Runs one stage under its run-directory name, timed, into result.stages.
+  const auto run_stage = [&](const TrainingConfig& config,
+                             const std::function<StageResult(const TrainingConfig&)>& stage) {
     const auto stage_start = std::chrono::steady_clock::now();
     PipelineStage done;
     done.name = run_directory(config).filename().string();
     fmt::print("\n== {} ==\n", done.name);
-    done.result = step.stage == Stage::kAutoencoder ? run_autoencoder_stage(config)
-                                                    : run_classifier_stage(config);
+    done.result = stage(config);
     done.wall_seconds = seconds_since(stage_start);
     result.stages.push_back(std::move(done));
+  };
+  for (const auto& step : steps) {
+    const auto config = stage_config(step.stage, step.kind, step.size, step.teacher);
+    if (step.stage == Stage::kAutoencoder)
+      run_stage(config, [](const TrainingConfig& c) { return run_autoencoder_stage(c); });
+    else
+      run_stage(config, [](const TrainingConfig& c) { return run_classifier_stage(c); });
   }
   // The students' scores fused, by upstream's DQN and by a logistic regression.
   for (const char* method : {"dqn", "logistic"}) {
     TrainingConfig config = base;
     config.stage = Stage::kFusion;
     config.fusion.method = method;
-    const auto stage_start = std::chrono::steady_clock::now();
-    PipelineStage done;
-    done.name = run_directory(config).filename().string();
-    fmt::print("\n== {} ==\n", done.name);
     try {
-      done.result = run_fusion_stage(config);
+      run_stage(config, [](const TrainingConfig& c) { return run_fusion_stage(c); });
     } catch (const FusionUnavailable& e) {
       fmt::print("skipped: {}\n", e.what());
-      continue;
     }
-    done.wall_seconds = seconds_since(stage_start);
-    result.stages.push_back(std::move(done));
   }
   fmt::print("\n== evaluation ==\n");
   TrainingConfig eval_config = base;

@@ -543,7 +543,7 @@ std::optional<TrainingOutcome> finished_training(const TrainingConfig& config, R
 
 bool resumable_training(const TrainingConfig& config, const RunDirectory& run) {
   return config.run.resume && std::filesystem::exists(run.state_checkpoint()) &&
-         !run.read_config().is_null();
+         std::filesystem::exists(run.config_file());
 }
 
 void record_training_config(const TrainingConfig& config, const RunDirectory& run) {

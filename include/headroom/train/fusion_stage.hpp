@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "headroom/store/graph_store.hpp"
+#include "headroom/train/model_checkpoint.hpp"
 #include "headroom/train/stage_result.hpp"
 #include "headroom/train/training_config.hpp"
 #include "headroom/train/training_loop.hpp"
@@ -35,10 +36,12 @@ StageResult run_fusion_stage(const TrainingConfig& config, const LoopHooks& hook
 bool is_fusion_kind(std::string_view kind);
 
 // The fused P(attack) of the fusion checkpoint `checkpoint` for `graph_ids`, computed with the
-// classifier and VGAE it names, on config.run's device and precision.
+// classifier and VGAE it names, on config.run's device and precision; its info in *info when
+// given.
 std::vector<float> fused_attack_scores(const std::filesystem::path& checkpoint,
                                        const store::GraphStore& store,
                                        std::span<const std::uint32_t> graph_ids,
-                                       const TrainingConfig& config);
+                                       const TrainingConfig& config,
+                                       CheckpointInfo* info = nullptr);
 
 }  // namespace headroom::train

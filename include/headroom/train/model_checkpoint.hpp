@@ -42,6 +42,10 @@ void save_archive_atomically(torch::serialize::OutputArchive& archive,
 void save_model_checkpoint(const std::filesystem::path& file, const torch::nn::Module& model,
                            const CheckpointInfo& info);
 CheckpointInfo read_checkpoint_info(const std::filesystem::path& file);
+// Loads the weights of checkpoint `file` into `module`, which must have the checkpoint's
+// structure (built from its CheckpointInfo). Throws std::runtime_error naming the file when it is
+// unreadable or the weights do not fit.
+void load_checkpoint_weights(const std::filesystem::path& file, torch::nn::Module& module);
 
 // Rebuild the model from a checkpoint, in eval mode, on `device`. Throws std::runtime_error
 // naming the file when it is missing, unreadable or holds the other model kind.
