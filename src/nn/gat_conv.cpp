@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "headroom/nn/fused_gat.hpp"
 #include "headroom/nn/segment_ops.hpp"
 
 namespace headroom::nn {
@@ -61,26 +62,66 @@ std::int64_t GATConvImpl::output_channels() const {
 }
 
 at::Tensor GATConvImpl::forward(const at::Tensor& x, const at::Tensor& edge_index) {
-  return forward_with_attention(x, edge_index).out;
+  if (!runs_fused(x)) return forward_with_attention(x, edge_index).out;
+  return forward(x, build_attention_graph(edge_index, x.size(0)));
+}
+
+at::Tensor GATConvImpl::forward(const at::Tensor& x, const AttentionGraph& graph) {
+  if (!runs_fused(x)) return forward_with_attention(x, graph.edge_index).out;
+  check_input(x);
+  TORCH_CHECK(graph.num_nodes == x.size(0), "GATConv: graph has ", graph.num_nodes,
+              " nodes but x has ", x.size(0), " rows");
+  const auto projected = project(x);
+  at::Tensor dropout_scale;
+  if (is_training() && options_.dropout > 0.0) {
+    dropout_scale =
+        attention_dropout_scale(graph, options_.heads, options_.dropout, projected.h.scalar_type());
+  }
+  return finish(fused_gat_attention(projected.h, projected.alpha_src, projected.alpha_dst, graph,
+                                    options_.negative_slope, dropout_scale)
+                    .out);
+}
+
+// The kernel always adds one self loop per node, so a layer without self loops keeps the
+// reference formulation.
+bool GATConvImpl::runs_fused(const at::Tensor& x) const {
+  return options_.fused && options_.add_self_loops && fused_gat_supported(x.device());
+}
+
+void GATConvImpl::check_input(const at::Tensor& x) const {
+  TORCH_CHECK(x.dim() == 2 && x.size(1) == options_.in_channels, "GATConv: x must be [N, ",
+              options_.in_channels, "], got ", x.sizes());
+}
+
+GATConvImpl::Projection GATConvImpl::project(const at::Tensor& x) const {
+  // Under autocast the projection may come out in reduced precision; everything after follows
+  // h's dtype so that the attention operations see matching types.
+  auto h = torch::nn::functional::linear(x, weight).view(
+      {x.size(0), options_.heads, options_.out_channels});
+  const auto dtype = h.scalar_type();
+  auto alpha_src = (h * att_src.to(dtype)).sum(-1).to(dtype);  // [N, H]
+  auto alpha_dst = (h * att_dst.to(dtype)).sum(-1).to(dtype);
+  return {h, alpha_src, alpha_dst};
+}
+
+at::Tensor GATConvImpl::finish(const at::Tensor& per_head) const {
+  const auto dtype = per_head.scalar_type();
+  const auto num_nodes = per_head.size(0);
+  auto out = options_.concat ? per_head.reshape({num_nodes, options_.heads * options_.out_channels})
+                             : per_head.mean(1).to(dtype);
+  if (bias_.defined()) out = out + bias_.to(dtype);
+  return out;
 }
 
 GATConvResult GATConvImpl::forward_with_attention(const at::Tensor& x,
                                                   const at::Tensor& edge_index) {
-  TORCH_CHECK(x.dim() == 2 && x.size(1) == options_.in_channels, "GATConv: x must be [N, ",
-              options_.in_channels, "], got ", x.sizes());
+  check_input(x);
   TORCH_CHECK(
       edge_index.dim() == 2 && edge_index.size(0) == 2 && edge_index.scalar_type() == at::kLong,
       "GATConv: edge_index must be int64 [2, E], got ", edge_index.sizes());
   const auto num_nodes = x.size(0);
-  const auto heads = options_.heads;
-  const auto channels = options_.out_channels;
-
-  // Under autocast the projection may come out in reduced precision; everything after follows
-  // h's dtype so that the scatter operations see matching types.
-  auto h = torch::nn::functional::linear(x, weight).view({num_nodes, heads, channels});
+  const auto [h, alpha_src, alpha_dst] = project(x);
   const auto dtype = h.scalar_type();
-  auto alpha_src = (h * att_src.to(dtype)).sum(-1).to(dtype);  // [N, H]
-  auto alpha_dst = (h * att_dst.to(dtype)).sum(-1).to(dtype);
 
   auto edges = options_.add_self_loops ? with_single_self_loops(edge_index, num_nodes) : edge_index;
   auto source = edges[0];
@@ -94,9 +135,7 @@ GATConvResult GATConvImpl::forward_with_attention(const at::Tensor& x,
 
   auto messages = h.index_select(0, source) * attention.unsqueeze(-1).to(dtype);  // [E', H, C]
   auto out = segment_sum(messages, target, num_nodes);                            // [N, H, C]
-  out = options_.concat ? out.reshape({num_nodes, heads * channels}) : out.mean(1).to(dtype);
-  if (bias_.defined()) out = out + bias_.to(dtype);
-  return {out, edges, attention};
+  return {finish(out), edges, attention};
 }
 
 }  // namespace headroom::nn

@@ -18,7 +18,8 @@ using CheckpointBlock = std::function<std::vector<at::Tensor>(const std::vector<
 // module's parameters): their gradients flow through the checkpoint. Without grad mode, or when
 // nothing requires grad, this simply calls block(inputs). Inputs may include integer tensors
 // (e.g. edge_index); they get no gradient.
-std::vector<at::Tensor> checkpoint(const CheckpointBlock& block, const std::vector<at::Tensor>& inputs,
+std::vector<at::Tensor> checkpoint(const CheckpointBlock& block,
+                                   const std::vector<at::Tensor>& inputs,
                                    const std::vector<at::Tensor>& parameters);
 
 }  // namespace headroom::nn

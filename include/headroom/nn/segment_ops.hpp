@@ -10,7 +10,8 @@ namespace headroom::nn {
 
 // Softmax of `src` [E, ...] within each group of rows sharing index[e] (int64 [E]) in
 // 0..num_segments-1; numerically stable (the group maximum is subtracted first).
-at::Tensor segment_softmax(const at::Tensor& src, const at::Tensor& index, std::int64_t num_segments);
+at::Tensor segment_softmax(const at::Tensor& src, const at::Tensor& index,
+                           std::int64_t num_segments);
 
 // Sum / mean of `src` [N, F] rows per segment -> [num_segments, F]; an empty segment gives zeros.
 at::Tensor segment_sum(const at::Tensor& src, const at::Tensor& index, std::int64_t num_segments);
