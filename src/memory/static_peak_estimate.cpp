@@ -25,26 +25,32 @@ struct Cost {
 };
 
 // One GATConv (+ activation, dropout, optional batch norm) with H heads of C channels on inputs
-// of `in` features: what its forward keeps for the backward pass. `act`: bytes of an activation.
+// of `in` features, run by the fused kernel (nn/fused_gat.hpp): what its forward keeps for the
+// backward pass. `act`: bytes of an activation.
 Cost gat_block_saved(double in, double heads, double channels, double act, bool batch_norm) {
   const double hc = heads * channels;
   Cost cost;
   // Node side: the input (kept by the projection), the projection, the two attention halves, the
-  // aggregated output and its bias sum, then norm, ReLU and dropout (output and mask).
-  cost.node = act * (in + 2 * hc + 2 * heads + hc) + act * hc * (batch_norm ? 3 : 2) + hc;
-  // Edge side (self loops included, counted per edge): the gathered attention halves, their sum,
-  // leaky ReLU, softmax exponent and result, the gathered projection and the weighted messages,
-  // and the edge list itself (source and target with the self-loop copy).
-  cost.edge = act * (6 * heads + 2 * hc) + 4 * kIndex;
+  // aggregated output and its bias sum, then norm, ReLU and dropout (output and mask), and the
+  // self loop's attention value (float32).
+  cost.node =
+      act * (in + 2 * hc + 2 * heads + hc) + act * hc * (batch_norm ? 3 : 2) + hc + kFloat * heads;
+  // Edge side: only the attention values (float32, one per head). No per-edge messages exist.
+  cost.edge = kFloat * heads;
   return cost;
 }
 
-// The gradients the backward pass of that block holds at once: of the messages and the gathered
-// projection per edge, of the projection and output per node.
+// The gradients the backward pass of that block holds at once: of the output, the projection
+// and the attention halves per node; of every attention score per edge (float32 scratch).
 Cost gat_block_gradients(double heads, double channels, double act) {
   const double hc = heads * channels;
-  return {act * 3 * hc, act * (2 * hc + 2 * heads)};
+  return {act * (2 * hc + 2 * heads) + kFloat * heads, kFloat * heads};
 }
+
+// The adjacency the fused kernel walks (nn/attention_graph.hpp), built once per forward and
+// shared by every layer: four int64 arrays per edge (two orders, the position map, the target
+// order), the offsets per node.
+constexpr Cost kAttentionGraph{2 * kIndex, 4 * kIndex};
 
 // Parameters, their gradients and Adam's two moments.
 double fixed_bytes(double parameters) { return 4 * kFloat * parameters; }
@@ -75,7 +81,7 @@ Cost gat_stack(const std::vector<LayerShape>& layers, double act, bool checkpoin
     largest_gradients.edge = std::max(largest_gradients.edge, gradients.edge);
   }
   if (checkpointing) saved += Cost{act * layers.front().in, 0} + largest_block;
-  saved += largest_gradients;
+  saved += largest_gradients + kAttentionGraph;
   return saved;
 }
 

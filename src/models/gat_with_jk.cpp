@@ -6,6 +6,7 @@
 #include <string>
 
 #include "headroom/models/id_embedding.hpp"
+#include "headroom/nn/attention_graph.hpp"
 #include "headroom/nn/checkpoint.hpp"
 #include "headroom/nn/segment_ops.hpp"
 
@@ -66,15 +67,17 @@ at::Tensor GATWithJKImpl::forward(const at::Tensor& x, const at::Tensor& edge_in
 
   std::vector<at::Tensor> layer_outputs;
   layer_outputs.reserve(convs_.size());
+  // One adjacency for every attention layer of the pass (the fused kernel's two edge orders).
+  const auto graph = nn::build_attention_graph(edge_index, x.size(0));
   for (auto& conv : convs_) {
-    // Captures the conv handle by value: a checkpointed block runs again during backward.
-    nn::CheckpointBlock block = [conv, dropout,
+    // Captures the conv handle and the graph by value: a checkpointed block runs again during
+    // backward.
+    nn::CheckpointBlock block = [conv, graph, dropout,
                                  training](const std::vector<at::Tensor>& in) mutable {
-      auto out = torch::relu(conv->forward(in[0], in[1]));
+      auto out = torch::relu(conv->forward(in[0], graph));
       return std::vector<at::Tensor>{torch::dropout(out, dropout, training)};
     };
-    h = checkpointed ? nn::checkpoint(block, {h, edge_index}, conv->parameters())[0]
-                     : block({h, edge_index})[0];
+    h = checkpointed ? nn::checkpoint(block, {h}, conv->parameters())[0] : block({h})[0];
     layer_outputs.push_back(h);
   }
   auto jumping_knowledge = torch::cat(layer_outputs, 1);

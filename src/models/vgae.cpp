@@ -9,6 +9,7 @@
 
 #include "headroom/models/id_embedding.hpp"
 #include "headroom/models/vgae_layout.hpp"
+#include "headroom/nn/attention_graph.hpp"
 #include "headroom/nn/checkpoint.hpp"
 
 namespace headroom::models {
@@ -57,12 +58,13 @@ torch::nn::Sequential neighbour_mlp(const VgaeLayerPlan& plan, const VgaeConfig&
 // gradients are the same, and the buffers see each batch exactly once. (Setting momentum to 0
 // would still count the batch in num_batches_tracked.)
 at::Tensor gat_block(nn::GATConv& conv, torch::nn::BatchNorm1d& norm, const at::Tensor& x,
-                     const at::Tensor& edge_index, double dropout, bool training,
+                     const nn::AttentionGraph& graph, double dropout, bool training,
                      bool checkpointed) {
   auto first_pass = std::make_shared<bool>(true);
-  nn::CheckpointBlock block = [conv, norm, dropout, training,
+  // The graph is captured by value (shared tensors): the recomputation walks the same one.
+  nn::CheckpointBlock block = [conv, norm, graph, dropout, training,
                                first_pass](const std::vector<at::Tensor>& in) mutable {
-    auto h = conv->forward(in[0], in[1]);
+    auto h = conv->forward(in[0], graph);
     if (std::exchange(*first_pass, false) || !training) {
       h = norm->forward(h);
     } else {
@@ -73,10 +75,10 @@ at::Tensor gat_block(nn::GATConv& conv, torch::nn::BatchNorm1d& norm, const at::
     }
     return std::vector<at::Tensor>{torch::dropout(torch::relu(h), dropout, training)};
   };
-  if (!checkpointed) return block({x, edge_index})[0];
+  if (!checkpointed) return block({x})[0];
   auto parameters = conv->parameters();
   for (const auto& p : norm->parameters()) parameters.push_back(p);
-  return nn::checkpoint(block, {x, edge_index}, parameters)[0];
+  return nn::checkpoint(block, {x}, parameters)[0];
 }
 
 }  // namespace
@@ -123,9 +125,11 @@ VgaeOutput VGAEImpl::forward(const at::Tensor& x, const at::Tensor& edge_index) 
       config_.gradient_checkpointing && training && torch::GradMode::is_enabled();
   const double dropout = config_.dropout;
 
+  // One adjacency for every attention layer of the pass (the fused kernel's two edge orders).
+  const auto graph = nn::build_attention_graph(edge_index, x.size(0));
   auto h = embed_ids(id_embedding_, x);
   for (std::size_t i = 0; i < encoder_.size(); ++i) {
-    h = gat_block(encoder_[i], encoder_norms_[i], h, edge_index, dropout, training, checkpointed);
+    h = gat_block(encoder_[i], encoder_norms_[i], h, graph, dropout, training, checkpointed);
   }
 
   VgaeOutput out;
@@ -135,9 +139,9 @@ VgaeOutput VGAEImpl::forward(const at::Tensor& x, const at::Tensor& edge_index) 
 
   auto d = out.z;
   for (std::size_t i = 0; i < decoder_norms_.size(); ++i) {
-    d = gat_block(decoder_[i], decoder_norms_[i], d, edge_index, dropout, training, checkpointed);
+    d = gat_block(decoder_[i], decoder_norms_[i], d, graph, dropout, training, checkpointed);
   }
-  out.reconstruction = torch::sigmoid(decoder_.back()->forward(d, edge_index));
+  out.reconstruction = torch::sigmoid(decoder_.back()->forward(d, graph));
   out.id_logits = id_classifier_(out.z);
   out.neighbour_logits = neighbour_decoder_->forward(out.z);
   return out;

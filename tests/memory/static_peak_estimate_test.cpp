@@ -75,13 +75,14 @@ TEST_F(StaticPeakEstimate, BoundsAMeasuredStepFromAboveWithinTwice) {
     }
 }
 
-TEST_F(StaticPeakEstimate, ReducedPrecisionHalvesTheActivationsNotTheParameters) {
+TEST_F(StaticPeakEstimate, ReducedPrecisionShrinksNodeActivationsNotParametersOrAttention) {
   const auto model =
       probe_model_preset(*store_, models::ModelKind::kGat, models::ModelSize::kTeacher);
   const auto full = static_peak_estimate(model, false);
   const auto reduced = static_peak_estimate(model, true);
   EXPECT_DOUBLE_EQ(reduced.fixed_bytes, full.fixed_bytes);
-  EXPECT_LT(reduced.bytes_per_edge, full.bytes_per_edge);
+  // The fused attention keeps its per-edge values in float32 whatever the input precision.
+  EXPECT_DOUBLE_EQ(reduced.bytes_per_edge, full.bytes_per_edge);
   EXPECT_LT(reduced.bytes_per_node, full.bytes_per_node);
 }
 
