@@ -14,8 +14,10 @@
 #include "headroom/loader/collate.hpp"
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/memory/cuda_allocator_defaults.hpp"
+#include "headroom/memory/rank_batches.hpp"
 #include "headroom/memory/system_memory.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/train/collectives.hpp"
 #include "headroom/train/metrics_sink.hpp"
 #include "headroom/train/oom_guard.hpp"
 #include "headroom/train/precision.hpp"
@@ -331,6 +333,7 @@ class EpochLoop {
       run_.clear();
       torch::manual_seed(config_.run.seed);
     }
+    adopt_rank0_state();
   }
 
   // Trains the remaining epochs (early stopping included) and fills `outcome`.
@@ -384,6 +387,36 @@ class EpochLoop {
     return settings;
   }
 
+  // Every rank continues from rank 0's weights, buffers and optimiser state. They agree already
+  // at a fresh start (same seed) and after a resume (same last.pt); this makes it so whatever a
+  // rank read. In one process it does nothing.
+  void adopt_rank0_state() {
+    std::vector<at::Tensor> state;
+    const auto add_module = [&state](const torch::nn::Module& module) {
+      for (const auto& p : module.parameters()) state.push_back(p.detach());
+      for (const auto& b : module.buffers()) state.push_back(b.detach());
+    };
+    add_module(*task_.model);
+    for (const auto& module : task_.auxiliary) add_module(*module);
+    std::vector<torch::optim::AdamParamState*> adam_states;
+    for (const auto& p : parameters_) {
+      const auto found = optimizer_.state().find(p.unsafeGetTensorImpl());
+      if (found == optimizer_.state().end()) continue;
+      auto& adam = static_cast<torch::optim::AdamParamState&>(*found->second);
+      state.push_back(adam.exp_avg());
+      state.push_back(adam.exp_avg_sq());
+      if (adam.max_exp_avg_sq().defined()) state.push_back(adam.max_exp_avg_sq());
+      adam_states.push_back(&adam);
+    }
+    auto steps = torch::empty({static_cast<std::int64_t>(adam_states.size())}, torch::kInt64);
+    for (std::size_t i = 0; i < adam_states.size(); ++i)
+      steps[static_cast<std::int64_t>(i)] = adam_states[i]->step();
+    state.push_back(steps);
+    collectives().broadcast_from_rank0(state);
+    for (std::size_t i = 0; i < adam_states.size(); ++i)
+      adam_states[i]->step(steps[static_cast<std::int64_t>(i)].item<std::int64_t>());
+  }
+
   void emit(const nlohmann::json& line) {
     if (!util::process_role().writes()) return;
     for (auto* sink : sinks_) sink->record(line);
@@ -410,16 +443,20 @@ class EpochLoop {
 EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
   const bool cuda = device_.is_cuda();
   EpochPlan plan = task_.plan_epoch(epoch);
+  // This rank's share of the epoch (the whole epoch in one process).
+  plan.batches = memory::batches_of_rank(std::move(plan.batches), collectives().rank(),
+                                         collectives().world_size());
   EpochStats stats;
   stats.plan_info = std::move(plan.info);
-  for (const auto& b : plan.batches) stats.graphs += b.size();
+  std::uint64_t rank_graphs = 0;
+  for (const auto& b : plan.batches) rank_graphs += b.size();
 
   loader::CollateOptions collate_options;
   collate_options.pin_memory = cuda;
   loader::BatchPrefetcher prefetcher(*task_.store, std::move(plan.batches), collate_options,
                                      static_cast<std::size_t>(config_.run.prefetch_depth));
   util::ProgressBar bar(fmt::format("epoch {}/{}", epoch + 1, config_.optimisation.max_epochs),
-                        stats.graphs, "graphs", config_.run.progress ? -1 : 0);
+                        rank_graphs, "graphs", config_.run.progress ? -1 : 0);
   set_training_mode(task_, true);
   auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
   std::int64_t done_graphs = 0;
@@ -451,8 +488,14 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
   bar.finish();
   stats.train_seconds = seconds_since(train_start);
   stats.wait_seconds = prefetcher.wait_seconds();
+  // The epoch's loss and graphs over every rank.
+  std::vector<at::Tensor> totals = {torch::stack(
+      {loss_sum, torch::full({}, static_cast<double>(rank_graphs), loss_sum.options())})};
+  collectives().all_reduce_sum(totals);
+  const auto summed = totals[0].cpu();
+  stats.graphs = static_cast<std::uint64_t>(summed[1].item<double>());
   stats.train_loss =
-      stats.graphs == 0 ? 0.0 : loss_sum.item<double>() / static_cast<double>(stats.graphs);
+      stats.graphs == 0 ? 0.0 : summed[0].item<double>() / static_cast<double>(stats.graphs);
   return stats;
 }
 
@@ -555,6 +598,7 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
                              const LoopHooks& hooks) {
   const auto device = training_device(config.run);
   if (auto finished = finished_training(config, run)) return *finished;
+  // Every rank resumes, or every rank starts over: rank 0 decides (it writes the run directory).
 
   // Measuring comes before the budget is applied (a probe may need more than a packed batch will)
   // and before the first epoch resets the peak counters.
@@ -564,7 +608,7 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
 
   EpochLoop loop(config, run, task, hooks, budget);
   TrainingOutcome outcome;
-  loop.start(resumable_training(config, run), outcome);
+  loop.start(agree_with_rank0(collectives(), resumable_training(config, run)), outcome);
   record_training_config(config, run);
   loop.run(outcome);
   run.write_result({{"training", outcome}});
