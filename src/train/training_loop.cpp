@@ -391,13 +391,7 @@ class EpochLoop {
   // at a fresh start (same seed) and after a resume (same last.pt); this makes it so whatever a
   // rank read. In one process it does nothing.
   void adopt_rank0_state() {
-    std::vector<at::Tensor> state;
-    const auto add_module = [&state](const torch::nn::Module& module) {
-      for (const auto& p : module.parameters()) state.push_back(p.detach());
-      for (const auto& b : module.buffers()) state.push_back(b.detach());
-    };
-    add_module(*task_.model);
-    for (const auto& module : task_.auxiliary) add_module(*module);
+    std::vector<at::Tensor> state = module_tensors(/*with_parameters=*/true);
     std::vector<torch::optim::AdamParamState*> adam_states;
     for (const auto& p : parameters_) {
       const auto found = optimizer_.state().find(p.unsafeGetTensorImpl());
@@ -415,6 +409,27 @@ class EpochLoop {
     collectives().broadcast_from_rank0(state);
     for (std::size_t i = 0; i < adam_states.size(); ++i)
       adam_states[i]->step(steps[static_cast<std::int64_t>(i)].item<std::int64_t>());
+  }
+
+  // Rank 0's buffers (BatchNorm's running statistics, which each rank updates from its own
+  // batches) on every rank, before validation and the checkpoints: every rank then evaluates the
+  // model rank 0 saves. Training in train mode does not read them.
+  void adopt_rank0_buffers() {
+    auto buffers = module_tensors(/*with_parameters=*/false);
+    collectives().broadcast_from_rank0(buffers);
+  }
+
+  // The model's and the auxiliary modules' buffers (and parameters), detached aliases.
+  std::vector<at::Tensor> module_tensors(bool with_parameters) const {
+    std::vector<at::Tensor> tensors;
+    const auto add_module = [&](const torch::nn::Module& module) {
+      if (with_parameters)
+        for (const auto& p : module.parameters()) tensors.push_back(p.detach());
+      for (const auto& b : module.buffers()) tensors.push_back(b.detach());
+    };
+    add_module(*task_.model);
+    for (const auto& module : task_.auxiliary) add_module(*module);
+    return tensors;
   }
 
   void emit(const nlohmann::json& line) {
@@ -503,6 +518,7 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
                              Clock::time_point epoch_start) {
   const bool cuda = device_.is_cuda();
   set_training_mode(task_, false);
+  adopt_rank0_buffers();
   ValidationResult validation;
   {
     torch::NoGradGuard no_grad;
@@ -612,6 +628,8 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
   record_training_config(config, run);
   loop.run(outcome);
   run.write_result({{"training", outcome}});
+  // The other ranks go on to read what rank 0 wrote (best.pt): they wait until it has.
+  agree_with_rank0(collectives(), true);
   return outcome;
 }
 

@@ -6,6 +6,8 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <csignal>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -79,14 +81,16 @@ TEST_F(DataParallelTest, TwoRanksOfBatchBTrainLikeOneProcessOfBatch2B) {
   const auto single_runs = dir_->path() / "single";
   std::string output;
   ASSERT_EQ(testing::run_command(
-                train_command(*store_, single_runs, 2 * batch, "--pack-batches false"), &output),
+                train_command(*store_, single_runs, 2 * batch, "--pack-batches false --calibration none"),
+                &output),
             0)
       << output;
 
-  // Rank 1 gets a runs directory of its own, which must stay empty: only rank 0 writes.
+  // Rank 1 gets a runs directory of its own, which must stay empty: only rank 0 writes. (Without
+  // calibration, which reads best.pt back, rank 1 reads nothing from its runs directory.)
   const auto ranks_runs = dir_->path() / "two_ranks";
   const auto rank1_runs = dir_->path() / "two_ranks_rank1";
-  testing::LocalJob job(train_command(*store_, "$RUNS", batch, "--pack-batches false"), 2,
+  testing::LocalJob job(train_command(*store_, "$RUNS", batch, "--pack-batches false --calibration none"), 2,
                         dir_->path() / "logs_two_ranks",
                         {"RUNS=" + ranks_runs.string(), "RUNS=" + rank1_runs.string()});
   ASSERT_EQ(job.wait_all(std::chrono::seconds(300)), (std::vector<int>{0, 0})) << logs(job, 2);
@@ -126,6 +130,61 @@ TEST_F(DataParallelTest, ThreeRanksWithBytePackingTrainEveryGraphOncePerEpoch) {
   for (const auto& epoch : epochs) EXPECT_EQ(epoch["graphs"], training_graphs());
   EXPECT_NE(job.log(0).find("rank 0 of 3"), std::string::npos) << job.log(0);
   EXPECT_NE(job.log(2).find("gloo"), std::string::npos) << job.log(2);
+}
+
+TEST_F(DataParallelTest, OutOfMemoryOnOneRankKeepsTheRanksInStepWithTheSameWeights) {
+  // Rank 1's allocator fails 3 large allocations early on: its OOM guard redoes those batches as
+  // micro-batches while rank 0 waits in the gradient all-reduce; the update is the same.
+  const auto plain_runs = dir_->path() / "oom_plain";
+  const auto injected_runs = dir_->path() / "oom_injected";
+  const auto command = [&](const std::filesystem::path& runs) {
+    return train_command(*store_, runs, 16, "--pack-batches false --calibration none");
+  };
+  testing::LocalJob plain(command(plain_runs), 2, dir_->path() / "logs_oom_plain");
+  ASSERT_EQ(plain.wait_all(std::chrono::seconds(300)), (std::vector<int>{0, 0})) << logs(plain, 2);
+  testing::LocalJob injected(command(injected_runs), 2, dir_->path() / "logs_oom_injected",
+                             {"", "HEADROOM_INJECT_OOM=2:3:65536"});
+  ASSERT_EQ(injected.wait_all(std::chrono::seconds(300)), (std::vector<int>{0, 0}))
+      << logs(injected, 2);
+  const auto run = [](const std::filesystem::path& runs) {
+    return runs / store_->filename() / "student_normal";
+  };
+  const auto epochs = testing::read_metrics(run(injected_runs) / "metrics.jsonl");
+  ASSERT_EQ(epochs.size(), 2U);
+  EXPECT_EQ(epochs[0]["oom_events"], 0) << "rank 0 (which writes the metrics) ran out of nothing";
+  EXPECT_NE(injected.log(1).find("out of memory"), std::string::npos)
+      << "rank 1 split its batches:\n" << injected.log(1);
+  for (const auto& epoch : epochs) EXPECT_EQ(epoch["graphs"], training_graphs());
+  expect_same_weights(run(injected_runs) / "best.pt", run(plain_runs) / "best.pt", 1e-4);
+}
+
+TEST_F(DataParallelTest, AKilledRankEndsTheJobNamingItAndTheRerunResumes) {
+  const auto runs = dir_->path() / "killed";
+  const auto command = train_command(*store_, runs, 8, "--max-epochs 4");
+  const auto metrics = runs / store_->filename() / "student_normal" / "metrics.jsonl";
+  {
+    testing::LocalJob job(command, 2, dir_->path() / "logs_killed");
+    for (int i = 0; i < 6000 && testing::read_metrics(metrics).empty(); ++i) {
+      ASSERT_EQ(job.wait(0, std::chrono::seconds(0)), -1) << "rank 0 ended early:\n" << logs(job, 2);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_EQ(testing::read_metrics(metrics).size(), 1U) << logs(job, 2);
+    job.kill(1);
+    const auto killed_at = std::chrono::steady_clock::now();
+    const int status = job.wait(0, std::chrono::seconds(60));
+    const auto waited = std::chrono::steady_clock::now() - killed_at;
+    ASSERT_NE(status, -1) << "rank 0 still runs 60 s after rank 1 was killed:\n" << logs(job, 2);
+    EXPECT_NE(status, 0);
+    EXPECT_LT(waited, std::chrono::seconds(60));
+    EXPECT_NE(job.log(0).find("lost rank 1"), std::string::npos) << job.log(0);
+    EXPECT_EQ(job.wait(1, std::chrono::seconds(5)), 128 + SIGKILL);
+  }
+  testing::LocalJob rerun(command, 2, dir_->path() / "logs_rerun");
+  ASSERT_EQ(rerun.wait_all(std::chrono::seconds(300)), (std::vector<int>{0, 0})) << logs(rerun, 2);
+  EXPECT_NE(rerun.log(0).find("resuming"), std::string::npos) << rerun.log(0);
+  const auto epochs = testing::read_metrics(metrics);
+  ASSERT_EQ(epochs.size(), 4U);
+  for (std::size_t e = 0; e < epochs.size(); ++e) EXPECT_EQ(epochs[e]["epoch"], e);
 }
 
 }  // namespace
