@@ -64,6 +64,9 @@ void on_flat_buffers(std::vector<at::Tensor>& tensors, const c10::Device& device
   std::map<c10::ScalarType, std::vector<std::size_t>> by_dtype;
   for (std::size_t i = 0; i < tensors.size(); ++i) by_dtype[tensors[i].scalar_type()].push_back(i);
   for (const auto& [dtype, indices] : by_dtype) {
+    std::int64_t elements = 0;
+    for (const auto i : indices) elements += tensors[i].numel();
+    if (elements == 0) continue;  // same shapes on every rank: every rank skips it
     const auto& first = tensors[indices.front()];
     if (indices.size() == 1 && first.is_contiguous() && first.device() == device) {
       auto alias = first.view({-1});  // operated on in place: no copies
@@ -171,6 +174,7 @@ at::Tensor ProcessGroup::all_gather_concat(const at::Tensor& local) {
     sizes.push_back(length.item<std::int64_t>());
     longest = std::max(longest, sizes.back());
   }
+  if (longest == 0) return local.reshape({-1}).clone();
   auto padded = torch::zeros({longest}, local.options().device(device));
   padded.slice(0, 0, local.numel()).copy_(local.reshape({-1}));
   const auto parts = gather(padded);

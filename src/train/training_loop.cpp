@@ -503,12 +503,18 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
   bar.finish();
   stats.train_seconds = seconds_since(train_start);
   stats.wait_seconds = prefetcher.wait_seconds();
-  // The epoch's loss and graphs over every rank.
+  // The epoch's loss, graphs and OOM events over every rank (a rank that split its batches
+  // shows in the job's metrics, which rank 0 writes).
+  const auto count = [&](auto value) {
+    return torch::full({}, static_cast<double>(value), loss_sum.options());
+  };
   std::vector<at::Tensor> totals = {torch::stack(
-      {loss_sum, torch::full({}, static_cast<double>(rank_graphs), loss_sum.options())})};
+      {loss_sum, count(rank_graphs), count(stats.oom_events), count(stats.split_steps)})};
   collectives().all_reduce_sum(totals);
   const auto summed = totals[0].cpu();
   stats.graphs = static_cast<std::uint64_t>(summed[1].item<double>());
+  stats.oom_events = static_cast<std::int64_t>(summed[2].item<double>());
+  stats.split_steps = static_cast<std::int64_t>(summed[3].item<double>());
   stats.train_loss =
       stats.graphs == 0 ? 0.0 : summed[0].item<double>() / static_cast<double>(stats.graphs);
   return stats;
