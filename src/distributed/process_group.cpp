@@ -21,12 +21,16 @@ struct ProcessGroup::State {
   c10::intrusive_ptr<c10d::Backend> backend;
   std::optional<detail::RankHeartbeat> heartbeat;
 
-  c10::intrusive_ptr<c10d::Store> connect_store(bool serve) const {
+  // A connection to the job's store. The rendezvous connections (one per rank, rank 0's serving
+  // it) count as the store's workers: rank 0's returns once every rank's has connected. Later
+  // connections (heartbeats) join without being counted.
+  c10::intrusive_ptr<c10d::Store> connect_store(bool serve, bool rendezvous) const {
     c10d::TCPStoreOptions store_options;
     store_options.port = static_cast<std::uint16_t>(env.master_port);
     store_options.isServer = serve;
-    store_options.numWorkers = serve ? std::optional<std::size_t>(env.world_size) : std::nullopt;
-    store_options.waitWorkers = serve;
+    store_options.numWorkers =
+        rendezvous ? std::optional<std::size_t>(env.world_size) : std::nullopt;
+    store_options.waitWorkers = rendezvous;
     store_options.timeout = options.timeout;
     return c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
   }
@@ -96,7 +100,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::connect(const LaunchEnvironment& env
   state->options = options;
   state->device = device.is_cuda() ? device : c10::Device(c10::kCPU);
   try {
-    state->store = state->connect_store(/*serve=*/env.rank == 0);
+    state->store = state->connect_store(/*serve=*/env.rank == 0, /*rendezvous=*/true);
     if (device.is_cuda()) {
       const int index = std::max<int>(0, device.index());
       c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
@@ -113,8 +117,9 @@ std::shared_ptr<ProcessGroup> ProcessGroup::connect(const LaunchEnvironment& env
         to_string(env.launcher), State::first_line(error.what())));
   }
   auto* raw = state.get();
-  state->heartbeat.emplace([raw] { return raw->connect_store(/*serve=*/false); }, env.rank,
-                           env.world_size, options.heartbeat_interval);
+  state->heartbeat.emplace(
+      [raw] { return raw->connect_store(/*serve=*/false, /*rendezvous=*/false); }, env.rank,
+      env.world_size, options.heartbeat_interval);
   return std::shared_ptr<ProcessGroup>(new ProcessGroup(std::move(state)));
 }
 
