@@ -22,9 +22,11 @@ flags=(normal --store "$store" --preset gat,teacher --threads 1 --max-epochs 2 -
        --batch-size "$batch" --pack-batches false --calibration none --progress false)
 
 second_epoch_rate() {  # metrics.jsonl -> graphs/s of epoch 2
-  "$python" -c 'import json,sys
-lines=[json.loads(l) for l in open(sys.argv[1]) if "\"type\": \"epoch\"" in l or "\"type\":\"epoch\"" in l]
-print(f"{lines[1][\"graphs_per_second\"]:.1f}")' "$1"
+  "$python" - "$1" <<'PY'
+import json, sys
+epochs = [line for line in map(json.loads, open(sys.argv[1])) if line.get("type") == "epoch"]
+print("%.1f" % epochs[1]["graphs_per_second"])
+PY
 }
 metrics_of() { echo "$1/$(basename "$store")/teacher_normal/metrics.jsonl"; }
 
@@ -36,7 +38,7 @@ two=$(second_epoch_rate "$(metrics_of "$work/two")")
 echo "store $store, batch $batch per rank, 1 thread per rank"
 echo "1 process: $one graphs/s"
 echo "2 ranks:   $two graphs/s"
-"$python" -c "print(f'scaling efficiency: {float(\"$two\") / (2 * float(\"$one\")):.2f}')"
+"$python" -c "print('scaling efficiency: %.2f' % ($two / (2 * $one)))"
 if [[ "${NCCL:-0}" == 1 ]]; then
   "$torchrun" --nproc-per-node 1 --no-python "$bin" "${flags[@]}" --device cuda \
     --runs-dir "$work/gpu" > "$work/gpu.log" 2>&1 || { cat "$work/gpu.log"; exit 1; }
