@@ -7,8 +7,8 @@
 
 #include <chrono>
 #include <csignal>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "headroom/store/graph_store.hpp"
@@ -36,12 +36,12 @@ class DataParallelTest : public ::testing::Test {
 };
 
 std::string train_command(const std::filesystem::path& store, const std::filesystem::path& runs,
-                          std::size_t batch_size, const std::string& extra = "") {
+                          std::size_t batch_size, const std::string& extra = "", int epochs = 2) {
   return std::string(HEADROOM_TRAIN_BINARY) + " normal --store " + store.string() + " --runs-dir " +
          runs.string() +
          " --preset gat,student --dropout 0 --patience 10 --threads 1 --progress false"
-         " --max-epochs 2 --seed 3 --batch-size " +
-         std::to_string(batch_size) + " " + extra;
+         " --seed 3 --max-epochs " +
+         std::to_string(epochs) + " --batch-size " + std::to_string(batch_size) + " " + extra;
 }
 
 std::string logs(const testing::LocalJob& job, int ranks) {
@@ -80,9 +80,9 @@ TEST_F(DataParallelTest, TwoRanksOfBatchBTrainLikeOneProcessOfBatch2B) {
   ASSERT_GT(batch, 0U) << graphs << " training graphs";
   const auto single_runs = dir_->path() / "single";
   std::string output;
-  ASSERT_EQ(testing::run_command(
-                train_command(*store_, single_runs, 2 * batch, "--pack-batches false --calibration none"),
-                &output),
+  ASSERT_EQ(testing::run_command(train_command(*store_, single_runs, 2 * batch,
+                                               "--pack-batches false --calibration none"),
+                                 &output),
             0)
       << output;
 
@@ -90,9 +90,10 @@ TEST_F(DataParallelTest, TwoRanksOfBatchBTrainLikeOneProcessOfBatch2B) {
   // calibration, which reads best.pt back, rank 1 reads nothing from its runs directory.)
   const auto ranks_runs = dir_->path() / "two_ranks";
   const auto rank1_runs = dir_->path() / "two_ranks_rank1";
-  testing::LocalJob job(train_command(*store_, "$RUNS", batch, "--pack-batches false --calibration none"), 2,
-                        dir_->path() / "logs_two_ranks",
-                        {"RUNS=" + ranks_runs.string(), "RUNS=" + rank1_runs.string()});
+  testing::LocalJob job(
+      train_command(*store_, "$RUNS", batch, "--pack-batches false --calibration none"), 2,
+      dir_->path() / "logs_two_ranks",
+      {"RUNS=" + ranks_runs.string(), "RUNS=" + rank1_runs.string()});
   ASSERT_EQ(job.wait_all(std::chrono::seconds(300)), (std::vector<int>{0, 0})) << logs(job, 2);
   EXPECT_FALSE(std::filesystem::exists(rank1_runs)) << "rank 1 wrote files";
 
@@ -163,12 +164,13 @@ TEST_F(DataParallelTest, OutOfMemoryOnOneRankKeepsTheRanksInStepWithTheSameWeigh
 
 TEST_F(DataParallelTest, AKilledRankEndsTheJobNamingItAndTheRerunResumes) {
   const auto runs = dir_->path() / "killed";
-  const auto command = train_command(*store_, runs, 8, "--max-epochs 4");
+  const auto command = train_command(*store_, runs, 8, "", 4);
   const auto metrics = runs / store_->filename() / "student_normal" / "metrics.jsonl";
   {
     testing::LocalJob job(command, 2, dir_->path() / "logs_killed");
     for (int i = 0; i < 6000 && testing::read_metrics(metrics).empty(); ++i) {
-      ASSERT_EQ(job.wait(0, std::chrono::seconds(0)), -1) << "rank 0 ended early:\n" << logs(job, 2);
+      ASSERT_EQ(job.wait(0, std::chrono::seconds(0)), -1) << "rank 0 ended early:\n"
+                                                          << logs(job, 2);
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     ASSERT_EQ(testing::read_metrics(metrics).size(), 1U) << logs(job, 2);

@@ -155,7 +155,10 @@ TEST_F(TrainingStepTest, OnlyTheWritingProcessTouchesTheFileSystem) {
   hooks.metrics.push_back(&sink);
   StageResult result;
   try {
-    result = run_classifier_stage(small_normal_stage(*store_path_, runs.path()), hooks);
+    auto config = small_normal_stage(*store_path_, runs.path());
+    // Calibration reads back the best.pt rank 0 wrote; alone here, this rank has none.
+    config.evaluation.calibration = "none";
+    result = run_classifier_stage(config, hooks);
   } catch (...) {
     util::set_process_role({});
     throw;
