@@ -21,6 +21,7 @@ debian_packages=(
   build-essential cmake ninja-build ccache pkg-config python3-venv
   libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
+  libgloo-dev
 )
 
 missing=()

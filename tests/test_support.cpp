@@ -6,13 +6,17 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <stdexcept>
 
 #include <chrono>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -111,6 +115,83 @@ bool kill_after_epochs(const std::string& command, const std::filesystem::path& 
   int status = 0;
   waitpid(pid, &status, 0);
   return killed && WIFSIGNALED(status);
+}
+
+int free_tcp_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("free_tcp_port: socket failed");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    close(fd);
+    throw std::runtime_error("free_tcp_port: bind failed");
+  }
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+LocalJob::LocalJob(const std::string& command, int world_size, const std::filesystem::path& log_dir,
+                   const std::vector<std::string>& rank_env)
+    : statuses_(static_cast<std::size_t>(world_size), -1), log_dir_(log_dir) {
+  std::filesystem::create_directories(log_dir);
+  const int port = free_tcp_port();
+  for (int rank = 0; rank < world_size; ++rank) {
+    const std::string env =
+        "export RANK=" + std::to_string(rank) + " WORLD_SIZE=" + std::to_string(world_size) +
+        " LOCAL_RANK=" + std::to_string(rank) + " LOCAL_WORLD_SIZE=" + std::to_string(world_size) +
+        " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " " +
+        (static_cast<std::size_t>(rank) < rank_env.size() ? rank_env[rank] : "");
+    const auto line = env + "; exec " + command + " > " +
+                      (log_dir / ("rank" + std::to_string(rank) + ".log")).string() + " 2>&1";
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execl("/bin/sh", "sh", "-c", line.c_str(), nullptr);
+      _exit(127);
+    }
+    pids_.push_back(pid);
+  }
+}
+
+LocalJob::~LocalJob() {
+  for (std::size_t r = 0; r < pids_.size(); ++r)
+    if (statuses_[r] == -1) {
+      ::kill(pids_[r], SIGKILL);
+      int status = 0;
+      waitpid(pids_[r], &status, 0);
+    }
+}
+
+int LocalJob::wait(int rank, std::chrono::seconds timeout) {
+  const auto r = static_cast<std::size_t>(rank);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (statuses_[r] == -1) {
+    int status = 0;
+    if (waitpid(pids_[r], &status, WNOHANG) == pids_[r]) {
+      statuses_[r] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return statuses_[r];
+}
+
+std::vector<int> LocalJob::wait_all(std::chrono::seconds timeout) {
+  std::vector<int> statuses;
+  for (std::size_t r = 0; r < pids_.size(); ++r)
+    statuses.push_back(wait(static_cast<int>(r), timeout));
+  return statuses;
+}
+
+void LocalJob::kill(int rank) { ::kill(pids_[static_cast<std::size_t>(rank)], SIGKILL); }
+
+std::string LocalJob::log(int rank) const {
+  std::ifstream in(log_dir_ / ("rank" + std::to_string(rank) + ".log"));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace headroom::testing

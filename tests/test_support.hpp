@@ -1,6 +1,7 @@
 // Helpers shared by the tests: temporary directories, fixture files and the shared real data.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -50,6 +51,38 @@ std::vector<nlohmann::json> read_metrics(const std::filesystem::path& file,
 // child finished on its own.
 bool kill_after_epochs(const std::string& command, const std::filesystem::path& metrics,
                        std::size_t epochs);
+
+// A free TCP port on the loopback interface (bound and released: another process may take it
+// before the caller does, which a test then sees as a failed rendezvous).
+int free_tcp_port();
+
+// A data-parallel job of `world_size` processes on this machine, started the way torchrun starts
+// them: each runs `command` (through /bin/sh) with RANK, WORLD_SIZE, LOCAL_RANK,
+// LOCAL_WORLD_SIZE, MASTER_ADDR (127.0.0.1) and MASTER_PORT (a free port) set, plus
+// `rank_env[rank]` when given ("NAME=value ...", exported before `command` is expanded, so the
+// command may refer to them), its output in log_dir/rank<R>.log.
+// The destructor kills and reaps the ranks still running.
+class LocalJob {
+ public:
+  LocalJob(const std::string& command, int world_size, const std::filesystem::path& log_dir,
+           const std::vector<std::string>& rank_env = {});
+  ~LocalJob();
+  LocalJob(const LocalJob&) = delete;
+  LocalJob& operator=(const LocalJob&) = delete;
+
+  // Waits up to `timeout` for `rank` to end: its exit status (128 + signal when killed by one),
+  // or -1 when it still runs.
+  int wait(int rank, std::chrono::seconds timeout);
+  // Waits for every rank (up to `timeout` each) and returns their exit statuses.
+  std::vector<int> wait_all(std::chrono::seconds timeout);
+  void kill(int rank);  // SIGKILL, without warning
+  std::string log(int rank) const;
+
+ private:
+  std::vector<int> pids_;
+  std::vector<int> statuses_;
+  std::filesystem::path log_dir_;
+};
 
 }  // namespace headroom::testing
 

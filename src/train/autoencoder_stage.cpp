@@ -10,6 +10,7 @@
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/train/batch_sizing.hpp"
 #include "headroom/train/losses.hpp"
+#include "headroom/train/sharded_pass.hpp"
 #include "headroom/train/model_checkpoint.hpp"
 #include "headroom/train/offloaded_teacher.hpp"
 #include "headroom/train/prepared_stage_step.hpp"
@@ -171,12 +172,17 @@ class AutoencoderStage {
     ValidationResult result;
     double sum = 0;
     std::int64_t graphs = 0;
-    for_each_batch(store_, validation_normals_, config_.optimisation.eval_batch_size, device_,
-                   [&](const loader::GraphBatch& batch) {
-                     sum += objective(model_, projection_, batch).item<double>() *
-                            static_cast<double>(batch.num_graphs);
-                     graphs += batch.num_graphs;
-                   });
+    // Sharded over the ranks, folded in batch order (train/sharded_pass.hpp).
+    const auto contributions = contributions_across_ranks(
+        store_, validation_normals_, config_.optimisation.eval_batch_size, device_,
+        [&](const loader::GraphBatch& batch) {
+          const auto n = static_cast<double>(batch.num_graphs);
+          return BatchContribution{objective(model_, projection_, batch).item<double>() * n, n};
+        });
+    for (const auto& c : contributions) {
+      sum += c[0];
+      graphs += static_cast<std::int64_t>(c[1]);
+    }
     result.loss = graphs > 0 ? sum / static_cast<double>(graphs) : 0.0;
     result.metrics = {{"loss", result.loss}, {"graphs", graphs}};
     return result;

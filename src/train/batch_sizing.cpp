@@ -11,6 +11,7 @@
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/memory/batch_packer.hpp"
 #include "headroom/memory/peak_fit_cache.hpp"
+#include "headroom/train/collectives.hpp"
 #include "headroom/train/precision.hpp"
 #include "headroom/train/training_loop.hpp"
 #include "headroom/util/byte_size.hpp"
@@ -26,6 +27,24 @@ std::string device_identity(const c10::Device& device) {
   if (!device.is_cuda()) return "cpu";
   const auto* properties = at::cuda::getDeviceProperties(std::max<int>(0, device.index()));
   return fmt::format("cuda {} {} B", properties->name, properties->totalGlobalMem);
+}
+
+// Every rank packs with rank 0's fit and budget, so that every rank plans the same epochs (fits
+// measured, or read from per-node caches, on different devices could differ in the last bits).
+void adopt_rank0_sizing(BatchSizing& sizing) {
+  auto& f = *sizing.fit;
+  std::vector<at::Tensor> values = {torch::tensor(
+      {f.fixed_bytes, f.bytes_per_node, f.bytes_per_edge, f.bytes_per_graph,
+       sizing.packing_budget_bytes},
+      torch::kDouble)};
+  collectives().broadcast_from_rank0(values);
+  const auto agreed = values[0].contiguous();
+  const double* v = agreed.data_ptr<double>();
+  f.fixed_bytes = v[0];
+  f.bytes_per_node = v[1];
+  f.bytes_per_edge = v[2];
+  f.bytes_per_graph = v[3];
+  sizing.packing_budget_bytes = v[4];
 }
 
 }  // namespace
@@ -114,6 +133,7 @@ BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphSt
   sizing.fit = measured.fit;
   sizing.packing_budget_bytes =
       config.memory.target_utilization * static_cast<double>(budget) - reserved_bytes;
+  adopt_rank0_sizing(sizing);
   const auto& f = measured.fit;
   run.log(fmt::format(
       "memory plan: peak = {} + {:.0f} B/node + {:.0f} B/edge + {:.0f} B/graph ({} {} probe "

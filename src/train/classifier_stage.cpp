@@ -18,6 +18,7 @@
 #include "headroom/train/model_family.hpp"
 #include "headroom/train/offloaded_teacher.hpp"
 #include "headroom/train/prepared_stage_step.hpp"
+#include "headroom/train/sharded_pass.hpp"
 #include "headroom/train/teacher_output_cache.hpp"
 #include "headroom/util/process_role.hpp"
 #include "stage_support.hpp"
@@ -145,9 +146,8 @@ class ClassifierStage {
   // The best model's decision threshold, chosen on the validation graphs (which it did not train
   // on) and stored in best.pt. Rewritten only when it changed, so that a finished run rerun leaves
   // best.pt (and the teacher caches keyed on its bytes) as they were.
-  // Only the writing process calibrates: it holds best.pt.
+  // Every rank scores its share of the validation graphs; only the writing process saves.
   void calibrate_decision() {
-    if (!util::process_role().writes()) return;
     const auto best = run_->path() / "best.pt";
     CheckpointInfo info;
     auto model = load_classifier_checkpoint(best, device_, &info);
@@ -174,7 +174,7 @@ class ClassifierStage {
       if (!info.decision) return;
       info.decision.reset();
     }
-    save_model_checkpoint(best, *model, info);
+    if (util::process_role().writes()) save_model_checkpoint(best, *model, info);
   }
 
   // Only when there is training to do (a finished run skips it): the step's inputs, then its
@@ -250,29 +250,40 @@ class ClassifierStage {
     return teacher_->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
   }
 
+  // Sharded over the ranks (train/sharded_pass.hpp); the sums are folded in batch order, as one
+  // process folds them.
   ValidationResult validate() {
-    double loss_sum = 0;
-    double ce_sum = 0;
-    std::vector<std::uint8_t> labels;
-    std::vector<float> scores;
-    for_each_batch(
+    const auto contributions = contributions_across_ranks(
         store_, validation_ids_, config_.optimisation.eval_batch_size, device_,
         [&](const loader::GraphBatch& batch) {
           at::Tensor logits;
           const auto loss = objective(model_, batch, &logits);
           const auto n = static_cast<double>(batch.num_graphs);
           const auto logits32 = logits.to(torch::kFloat);
-          const double batch_loss = loss.item<double>() * n;
-          const double batch_ce = torch::cross_entropy_loss(logits32, batch.y).item<double>() * n;
-          const auto p = attack_probability(logits32).cpu().contiguous();
-          const auto y = batch.y.to(torch::kCPU, torch::kUInt8).contiguous();
-          // Committed only now: an OOM above reruns this batch in halves.
-          loss_sum += batch_loss;
-          ce_sum += batch_ce;
-          scores.insert(scores.end(), p.data_ptr<float>(), p.data_ptr<float>() + p.numel());
-          labels.insert(labels.end(), y.data_ptr<std::uint8_t>(),
-                        y.data_ptr<std::uint8_t>() + y.numel());
+          const auto p = attack_probability(logits32).to(torch::kCPU, torch::kDouble).contiguous();
+          const auto y = batch.y.to(torch::kCPU, torch::kDouble).contiguous();
+          BatchContribution contribution = {
+              loss.item<double>() * n,
+              torch::cross_entropy_loss(logits32, batch.y).item<double>() * n};
+          contribution.insert(contribution.end(), p.data_ptr<double>(),
+                              p.data_ptr<double>() + p.numel());
+          contribution.insert(contribution.end(), y.data_ptr<double>(),
+                              y.data_ptr<double>() + y.numel());
+          return contribution;
         });
+    double loss_sum = 0;
+    double ce_sum = 0;
+    std::vector<std::uint8_t> labels;
+    std::vector<float> scores;
+    for (const auto& c : contributions) {
+      loss_sum += c[0];
+      ce_sum += c[1];
+      const auto graphs = (c.size() - 2) / 2;
+      for (std::size_t i = 0; i < graphs; ++i) {
+        scores.push_back(static_cast<float>(c[2 + i]));
+        labels.push_back(static_cast<std::uint8_t>(c[2 + graphs + i]));
+      }
+    }
     ValidationResult result;
     const auto n = static_cast<double>(std::max<std::size_t>(1, labels.size()));
     result.loss = loss_sum / n;

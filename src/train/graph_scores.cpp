@@ -4,16 +4,11 @@
 
 #include "headroom/train/losses.hpp"
 #include "headroom/train/model_family.hpp"
+#include "headroom/train/sharded_pass.hpp"
 #include "headroom/train/training_loop.hpp"
 
 namespace headroom::train {
 namespace {
-
-void append(std::vector<float>& out, const at::Tensor& values) {
-  const auto host = values.to(torch::kCPU, torch::kFloat).contiguous();
-  const float* data = host.data_ptr<float>();
-  out.insert(out.end(), data, data + host.numel());
-}
 
 // One score per graph, in id order, computed batch by batch without gradients.
 std::vector<float> per_graph_scores(
@@ -21,12 +16,17 @@ std::vector<float> per_graph_scores(
     std::int64_t batch_size, const c10::Device& device, Precision precision,
     const std::function<at::Tensor(const loader::GraphBatch&)>& score) {
   torch::NoGradGuard no_grad;
+  // Sharded over the ranks; the scores come back in id order (train/sharded_pass.hpp).
+  const auto contributions = contributions_across_ranks(
+      store, graph_ids, batch_size, device, [&](const loader::GraphBatch& batch) {
+        AutocastScope autocast(precision, device);
+        const auto host = score(batch).to(torch::kCPU, torch::kFloat).to(torch::kDouble).contiguous();
+        return BatchContribution(host.data_ptr<double>(), host.data_ptr<double>() + host.numel());
+      });
   std::vector<float> out;
   out.reserve(graph_ids.size());
-  for_each_batch(store, graph_ids, batch_size, device, [&](const loader::GraphBatch& batch) {
-    AutocastScope autocast(precision, device);
-    append(out, score(batch));
-  });
+  for (const auto& c : contributions)
+    for (const double value : c) out.push_back(static_cast<float>(value));
   return out;
 }
 

@@ -23,7 +23,7 @@ std::string format_mib(std::int64_t bytes) {
 
 }  // namespace
 
-PipelineResult run_pipeline(const TrainingConfig& base) {
+PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks) {
   const auto start = std::chrono::steady_clock::now();
   PipelineResult result;
   auto stage_config = [&](Stage stage, const std::string& kind, models::ModelSize size,
@@ -65,9 +65,11 @@ PipelineResult run_pipeline(const TrainingConfig& base) {
   for (const auto& step : steps) {
     const auto config = stage_config(step.stage, step.kind, step.size, step.teacher);
     if (step.stage == Stage::kAutoencoder)
-      run_stage(config, [](const TrainingConfig& c) { return run_autoencoder_stage(c); });
+      run_stage(config,
+                [&hooks](const TrainingConfig& c) { return run_autoencoder_stage(c, hooks); });
     else
-      run_stage(config, [](const TrainingConfig& c) { return run_classifier_stage(c); });
+      run_stage(config,
+                [&hooks](const TrainingConfig& c) { return run_classifier_stage(c, hooks); });
   }
   // The students' scores fused, by upstream's DQN and by a logistic regression.
   for (const char* method : {"dqn", "logistic"}) {
@@ -75,7 +77,7 @@ PipelineResult run_pipeline(const TrainingConfig& base) {
     config.stage = Stage::kFusion;
     config.fusion.method = method;
     try {
-      run_stage(config, [](const TrainingConfig& c) { return run_fusion_stage(c); });
+      run_stage(config, [&hooks](const TrainingConfig& c) { return run_fusion_stage(c, hooks); });
     } catch (const FusionUnavailable& e) {
       fmt::print("skipped: {}\n", e.what());
     }

@@ -14,8 +14,10 @@
 #include "headroom/loader/collate.hpp"
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/memory/cuda_allocator_defaults.hpp"
+#include "headroom/memory/rank_batches.hpp"
 #include "headroom/memory/system_memory.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/train/collectives.hpp"
 #include "headroom/train/metrics_sink.hpp"
 #include "headroom/train/oom_guard.hpp"
 #include "headroom/train/precision.hpp"
@@ -331,6 +333,7 @@ class EpochLoop {
       run_.clear();
       torch::manual_seed(config_.run.seed);
     }
+    adopt_rank0_state();
   }
 
   // Trains the remaining epochs (early stopping included) and fills `outcome`.
@@ -384,6 +387,51 @@ class EpochLoop {
     return settings;
   }
 
+  // Every rank continues from rank 0's weights, buffers and optimiser state. They agree already
+  // at a fresh start (same seed) and after a resume (same last.pt); this makes it so whatever a
+  // rank read. In one process it does nothing.
+  void adopt_rank0_state() {
+    std::vector<at::Tensor> state = module_tensors(/*with_parameters=*/true);
+    std::vector<torch::optim::AdamParamState*> adam_states;
+    for (const auto& p : parameters_) {
+      const auto found = optimizer_.state().find(p.unsafeGetTensorImpl());
+      if (found == optimizer_.state().end()) continue;
+      auto& adam = static_cast<torch::optim::AdamParamState&>(*found->second);
+      state.push_back(adam.exp_avg());
+      state.push_back(adam.exp_avg_sq());
+      if (adam.max_exp_avg_sq().defined()) state.push_back(adam.max_exp_avg_sq());
+      adam_states.push_back(&adam);
+    }
+    auto steps = torch::empty({static_cast<std::int64_t>(adam_states.size())}, torch::kInt64);
+    for (std::size_t i = 0; i < adam_states.size(); ++i)
+      steps[static_cast<std::int64_t>(i)] = adam_states[i]->step();
+    state.push_back(steps);
+    collectives().broadcast_from_rank0(state);
+    for (std::size_t i = 0; i < adam_states.size(); ++i)
+      adam_states[i]->step(steps[static_cast<std::int64_t>(i)].item<std::int64_t>());
+  }
+
+  // Rank 0's buffers (BatchNorm's running statistics, which each rank updates from its own
+  // batches) on every rank, before validation and the checkpoints: every rank then evaluates the
+  // model rank 0 saves. Training in train mode does not read them.
+  void adopt_rank0_buffers() {
+    auto buffers = module_tensors(/*with_parameters=*/false);
+    collectives().broadcast_from_rank0(buffers);
+  }
+
+  // The model's and the auxiliary modules' buffers (and parameters), detached aliases.
+  std::vector<at::Tensor> module_tensors(bool with_parameters) const {
+    std::vector<at::Tensor> tensors;
+    const auto add_module = [&](const torch::nn::Module& module) {
+      if (with_parameters)
+        for (const auto& p : module.parameters()) tensors.push_back(p.detach());
+      for (const auto& b : module.buffers()) tensors.push_back(b.detach());
+    };
+    add_module(*task_.model);
+    for (const auto& module : task_.auxiliary) add_module(*module);
+    return tensors;
+  }
+
   void emit(const nlohmann::json& line) {
     if (!util::process_role().writes()) return;
     for (auto* sink : sinks_) sink->record(line);
@@ -410,16 +458,20 @@ class EpochLoop {
 EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
   const bool cuda = device_.is_cuda();
   EpochPlan plan = task_.plan_epoch(epoch);
+  // This rank's share of the epoch (the whole epoch in one process).
+  plan.batches = memory::batches_of_rank(std::move(plan.batches), collectives().rank(),
+                                         collectives().world_size());
   EpochStats stats;
   stats.plan_info = std::move(plan.info);
-  for (const auto& b : plan.batches) stats.graphs += b.size();
+  std::uint64_t rank_graphs = 0;
+  for (const auto& b : plan.batches) rank_graphs += b.size();
 
   loader::CollateOptions collate_options;
   collate_options.pin_memory = cuda;
   loader::BatchPrefetcher prefetcher(*task_.store, std::move(plan.batches), collate_options,
                                      static_cast<std::size_t>(config_.run.prefetch_depth));
   util::ProgressBar bar(fmt::format("epoch {}/{}", epoch + 1, config_.optimisation.max_epochs),
-                        stats.graphs, "graphs", config_.run.progress ? -1 : 0);
+                        rank_graphs, "graphs", config_.run.progress ? -1 : 0);
   set_training_mode(task_, true);
   auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
   std::int64_t done_graphs = 0;
@@ -451,8 +503,20 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
   bar.finish();
   stats.train_seconds = seconds_since(train_start);
   stats.wait_seconds = prefetcher.wait_seconds();
+  // The epoch's loss, graphs and OOM events over every rank (a rank that split its batches
+  // shows in the job's metrics, which rank 0 writes).
+  const auto count = [&](auto value) {
+    return torch::full({}, static_cast<double>(value), loss_sum.options());
+  };
+  std::vector<at::Tensor> totals = {torch::stack(
+      {loss_sum, count(rank_graphs), count(stats.oom_events), count(stats.split_steps)})};
+  collectives().all_reduce_sum(totals);
+  const auto summed = totals[0].cpu();
+  stats.graphs = static_cast<std::uint64_t>(summed[1].item<double>());
+  stats.oom_events = static_cast<std::int64_t>(summed[2].item<double>());
+  stats.split_steps = static_cast<std::int64_t>(summed[3].item<double>());
   stats.train_loss =
-      stats.graphs == 0 ? 0.0 : loss_sum.item<double>() / static_cast<double>(stats.graphs);
+      stats.graphs == 0 ? 0.0 : summed[0].item<double>() / static_cast<double>(stats.graphs);
   return stats;
 }
 
@@ -460,6 +524,7 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
                              Clock::time_point epoch_start) {
   const bool cuda = device_.is_cuda();
   set_training_mode(task_, false);
+  adopt_rank0_buffers();
   ValidationResult validation;
   {
     torch::NoGradGuard no_grad;
@@ -555,6 +620,7 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
                              const LoopHooks& hooks) {
   const auto device = training_device(config.run);
   if (auto finished = finished_training(config, run)) return *finished;
+  // Every rank resumes, or every rank starts over: rank 0 decides (it writes the run directory).
 
   // Measuring comes before the budget is applied (a probe may need more than a packed batch will)
   // and before the first epoch resets the peak counters.
@@ -564,10 +630,12 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
 
   EpochLoop loop(config, run, task, hooks, budget);
   TrainingOutcome outcome;
-  loop.start(resumable_training(config, run), outcome);
+  loop.start(agree_with_rank0(collectives(), resumable_training(config, run)), outcome);
   record_training_config(config, run);
   loop.run(outcome);
   run.write_result({{"training", outcome}});
+  // The other ranks go on to read what rank 0 wrote (best.pt): they wait until it has.
+  agree_with_rank0(collectives(), true);
   return outcome;
 }
 

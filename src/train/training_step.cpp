@@ -33,7 +33,11 @@ StepOutcome TrainingStep::run(const loader::GraphBatch& host_batch) {
     backward(value);
     outcome.loss = value.detach();
   }
-  if (gradient_hook_) gradient_hook_(parameters_);
+  if (gradient_hook_)
+    gradient_hook_(parameters_,
+                   static_cast<double>(settings_.loss_reduction == LossReduction::kPerNode
+                                           ? host_batch.num_nodes
+                                           : host_batch.num_graphs));
   outcome.applied = scaler_.unscale(parameters_);
   if (outcome.applied) {
     if (settings_.gradient_clip > 0)

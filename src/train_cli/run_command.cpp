@@ -6,6 +6,7 @@
 #include "headroom/cli/preprocess_flags.hpp"
 #include "headroom/synthetic/synthetic_traffic.hpp"
 #include "headroom/train/pipeline.hpp"
+#include "headroom/train_cli/data_parallel.hpp"
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_flags.hpp"
 #include "headroom/util/output_path.hpp"
@@ -76,11 +77,14 @@ void add_run_command(CLI::App& app) {
     const auto runs = config.run.runs_dir / train::dataset_name(config);
     util::require_disjoint(runs, "the run directories (--runs-dir)", dataset, "the dataset");
     util::require_disjoint(runs, "the run directories (--runs-dir)", store, "the store");
-    preprocess_and_summarize(dataset, store, options);
+    // Every rank trains on the one store rank 0 builds.
+    const auto job = join_data_parallel_job(state->training, config);
+    job->run_on_rank0("preprocess the store",
+                      [&] { preprocess_and_summarize(dataset, store, options); });
 
     config.run.seed = options.seed;
     config.run.threads = static_cast<int>(options.threads);
-    const auto result = train::run_pipeline(config);
+    const auto result = train::run_pipeline(config, job->hooks());
     fmt::print("\n{}", train::render_pipeline_summary(result));
   });
 }

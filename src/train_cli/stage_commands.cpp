@@ -7,6 +7,7 @@
 #include "headroom/train/classifier_stage.hpp"
 #include "headroom/train/evaluation_stage.hpp"
 #include "headroom/train/fusion_stage.hpp"
+#include "headroom/train_cli/data_parallel.hpp"
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_flags.hpp"
 
@@ -30,9 +31,11 @@ void add_training_stage(CLI::App& app, const char* name, train::Stage stage,
   flags->add_to(*command);
   command->footer(example);
   command->callback([flags, stage] {
-    const auto config = flags->resolve(stage);
-    print_outcome(stage == train::Stage::kAutoencoder ? train::run_autoencoder_stage(config)
-                                                      : train::run_classifier_stage(config));
+    auto config = flags->resolve(stage);
+    const auto job = join_data_parallel_job(*flags, config);
+    print_outcome(stage == train::Stage::kAutoencoder
+                      ? train::run_autoencoder_stage(config, job->hooks())
+                      : train::run_classifier_stage(config, job->hooks()));
   });
 }
 
@@ -59,7 +62,9 @@ void add_training_commands(CLI::App& app) {
       "         headroom fusion --store stores/hcrl_sa --fusion-method logistic "
       "--fusion-classifier runs/hcrl_sa/teacher_curriculum");
   fusion->callback([fusion_flags] {
-    print_outcome(train::run_fusion_stage(fusion_flags->resolve(train::Stage::kFusion)));
+    auto config = fusion_flags->resolve(train::Stage::kFusion);
+    const auto job = join_data_parallel_job(*fusion_flags, config);
+    print_outcome(train::run_fusion_stage(config, job->hooks()));
   });
 
   auto* command =
@@ -71,7 +76,9 @@ void add_training_commands(CLI::App& app) {
       "         headroom evaluation --store stores/hcrl_sa --models "
       "runs/hcrl_sa/student_curriculum_kd");
   command->callback([flags] {
-    const auto result = train::run_evaluation_stage(flags->resolve(train::Stage::kEvaluation));
+    auto config = flags->resolve(train::Stage::kEvaluation);
+    const auto job = join_data_parallel_job(*flags, config);
+    const auto result = train::run_evaluation_stage(config);
     fmt::print("evaluation written to {}\n", result.run_dir.string());
   });
 }

@@ -158,6 +158,18 @@ void TrainingFlags::add_run_flags(CLI::App& command, bool shares_preprocess_flag
                   "Continue an interrupted run in its run directory (false: start over)")
       ->capture_default_str()
       ->group(system);
+  command
+      .add_option("--distributed", distributed,
+                  "auto: data-parallel when launched by torchrun or srun; off: one process")
+      ->check(CLI::IsMember({"auto", "off"}))
+      ->capture_default_str()
+      ->group(system);
+  command
+      .add_option("--distributed-timeout", distributed_timeout_seconds,
+                  "Seconds a rank waits for the others in a collective before the job ends")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(system);
 }
 
 void TrainingFlags::add_memory_flags(CLI::App& command) {

@@ -35,8 +35,10 @@ class TrainingStepTest : public ::testing::Test {
 // How far one step moves each parameter of a fresh student GAT (same seed every call) on the
 // first 32 training graphs: plain SGD without clipping, so an update is proportional to the
 // gradient the step applies.
-std::vector<at::Tensor> update_of_one_step(const store::GraphStore& store, const GradientHook& hook,
-                                           int* hook_calls) {
+// The hook receives the parameters only (its batch weight is checked here: 32 graphs).
+std::vector<at::Tensor> update_of_one_step(
+    const store::GraphStore& store, const std::function<void(const std::vector<at::Tensor>&)>& hook,
+    int* hook_calls) {
   torch::manual_seed(5);
   const auto num_ids = static_cast<std::int64_t>(store.metadata().vocabulary.size()) + 1;
   models::GATWithJK model(models::gat_preset(models::ModelSize::kStudent, num_ids));
@@ -54,8 +56,9 @@ std::vector<at::Tensor> update_of_one_step(const store::GraphStore& store, const
       },
       settings);
   if (hook)
-    step.set_gradient_hook([&](const std::vector<at::Tensor>& parameters) {
+    step.set_gradient_hook([&](const std::vector<at::Tensor>& parameters, double batch_weight) {
       ++*hook_calls;
+      EXPECT_EQ(batch_weight, 32.0) << "a per-graph loss weighs a batch by its graphs";
       hook(parameters);
     });
   const auto ids = store.train_ids().first(32);
@@ -152,7 +155,10 @@ TEST_F(TrainingStepTest, OnlyTheWritingProcessTouchesTheFileSystem) {
   hooks.metrics.push_back(&sink);
   StageResult result;
   try {
-    result = run_classifier_stage(small_normal_stage(*store_path_, runs.path()), hooks);
+    auto config = small_normal_stage(*store_path_, runs.path());
+    // Calibration reads back the best.pt rank 0 wrote; alone here, this rank has none.
+    config.evaluation.calibration = "none";
+    result = run_classifier_stage(config, hooks);
   } catch (...) {
     util::set_process_role({});
     throw;

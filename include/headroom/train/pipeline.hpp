@@ -9,6 +9,7 @@
 #include "headroom/train/evaluation_stage.hpp"
 #include "headroom/train/stage_result.hpp"
 #include "headroom/train/training_config.hpp"
+#include "headroom/train/training_loop.hpp"
 
 namespace headroom::train {
 
@@ -26,8 +27,8 @@ struct PipelineResult {
 };
 
 // `base` supplies the store, run root, device, precision, epochs and so on; stage, model, size
-// and distillation are set per stage.
-PipelineResult run_pipeline(const TrainingConfig& base);
+// and distillation are set per stage. Every stage trains with `hooks` (a data-parallel job's).
+PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks = {});
 
 // F1 per model and test condition (validation and each test directory), then per stage wall time
 // and peak tensor memory.

@@ -26,9 +26,12 @@ namespace headroom::train {
 using BatchLoss = std::function<at::Tensor(const loader::GraphBatch&)>;
 
 // Called once per step after backward and before unscaling and clipping, with every trained
-// parameter: where data-parallel training averages gradients across processes. In one process
-// there is none (the default), and the step is exactly the single-process step.
-using GradientHook = std::function<void(const std::vector<at::Tensor>& parameters)>;
+// parameter and the batch's weight in the loss's average (its graphs for a per-graph loss, its
+// nodes for a per-node one): where data-parallel training averages gradients across processes,
+// weighting each process's batch so that the result is the gradient of the union of the batches.
+// In one process there is none (the default), and the step is exactly the single-process step.
+using GradientHook =
+    std::function<void(const std::vector<at::Tensor>& parameters, double batch_weight)>;
 
 struct StepSettings {
   c10::Device device = c10::Device(c10::kCPU);

@@ -26,6 +26,10 @@ struct TrainingFlags {
   std::vector<std::string> models;
   std::string memory_budget;  // "1GB", "512MiB", ...; empty: default
   std::string host_memory_budget;
+  // Data-parallel launch (not part of the configuration: how a run executes, not what it
+  // computes): "auto" joins a torchrun or srun job when launched by one, "off" never does.
+  std::string distributed = "auto";
+  double distributed_timeout_seconds = 300;
   // Model overrides: applied only when given (on the command line or in --config).
   std::int64_t hidden = 0, layers = 0, heads = 0, embedding_dim = 0, fc_layers = 0, latent = 0;
   double dropout = 0;

@@ -1,0 +1,66 @@
+#include "headroom/distributed/data_parallel_job.hpp"
+
+#include <fmt/format.h>
+#include <stdexcept>
+
+#include "headroom/distributed/gradient_averaging.hpp"
+#include "headroom/util/process_role.hpp"
+
+namespace headroom::distributed {
+
+DistributedMode parse_distributed_mode(std::string_view text) {
+  if (text == "auto") return DistributedMode::kAuto;
+  if (text == "off") return DistributedMode::kOff;
+  throw std::invalid_argument(fmt::format("--distributed must be auto or off, not '{}'", text));
+}
+
+std::string rank_device(const std::string& device, const LaunchEnvironment& env) {
+  if (device == "cuda" && env.launched()) return fmt::format("cuda:{}", env.local_rank);
+  return device;
+}
+
+std::shared_ptr<DataParallelJob> DataParallelJob::join(DistributedMode mode,
+                                                       const std::string& device,
+                                                       const ProcessGroupOptions& options) {
+  std::shared_ptr<DataParallelJob> job(new DataParallelJob());
+  job->device_ = device;
+  if (mode == DistributedMode::kOff) return job;
+  job->env_ = detect_launch_from_environment();
+  if (!job->env_.launched()) return job;
+  job->device_ = rank_device(device, job->env_);
+  job->group_ = ProcessGroup::connect(job->env_, c10::Device(job->device_), options);
+  util::set_process_role({job->env_.rank, job->env_.world_size});
+  train::set_collectives(job->group_);
+  job->hooks_.after_backward = weighted_gradient_average(*job->group_);
+  fmt::print(stderr, "headroom: rank {} of {} ({}, {} on {}; rendezvous {}:{})\n", job->env_.rank,
+             job->env_.world_size, to_string(job->env_.launcher), job->group_->backend_name(),
+             job->device_, job->env_.master_addr, job->env_.master_port);
+  return job;
+}
+
+DataParallelJob::~DataParallelJob() {
+  if (group_) train::set_collectives(nullptr);
+}
+
+void DataParallelJob::run_on_rank0(const std::string& step, const std::function<void()>& work) {
+  if (!group_) {
+    work();
+    return;
+  }
+  const auto key = "headroom/done/" + step;
+  if (env_.rank == 0) {
+    try {
+      work();
+    } catch (const std::exception& error) {
+      group_->publish(key, std::string("failed: ") + error.what());
+      throw;
+    }
+    group_->publish(key, "ok");
+    return;
+  }
+  const auto outcome = group_->await(key, std::chrono::hours(24));
+  if (outcome != "ok")
+    throw std::runtime_error(fmt::format("rank 0 could not {}: {}", step, outcome));
+}
+
+}  // namespace headroom::distributed

@@ -1,0 +1,94 @@
+// Reading a data-parallel launch from torchrun's or SLURM's variables.
+#include "headroom/distributed/launch_environment.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "headroom/distributed/data_parallel_job.hpp"
+
+namespace headroom::distributed {
+namespace {
+
+EnvironmentLookup variables(std::map<std::string, std::string> values) {
+  return [values = std::move(values)](const char* name) -> std::optional<std::string> {
+    const auto found = values.find(name);
+    if (found == values.end()) return std::nullopt;
+    return found->second;
+  };
+}
+
+TEST(LaunchEnvironment, WithoutLauncherVariablesTheProcessRunsAlone) {
+  const auto env = detect_launch(variables({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}}));
+  EXPECT_FALSE(env.launched()) << "a batch script is not a job step: no srun, no job";
+  EXPECT_EQ(env.world_size, 1);
+}
+
+TEST(LaunchEnvironment, TorchrunVariables) {
+  const auto env = detect_launch(variables({{"RANK", "3"},
+                                            {"WORLD_SIZE", "8"},
+                                            {"LOCAL_RANK", "1"},
+                                            {"MASTER_ADDR", "node7"},
+                                            {"MASTER_PORT", "29400"}}));
+  EXPECT_EQ(env.launcher, Launcher::kTorchrun);
+  EXPECT_EQ(env.rank, 3);
+  EXPECT_EQ(env.world_size, 8);
+  EXPECT_EQ(env.local_rank, 1);
+  EXPECT_EQ(env.master_addr, "node7");
+  EXPECT_EQ(env.master_port, 29400);
+  EXPECT_EQ(rank_device("cuda", env), "cuda:1");
+  EXPECT_EQ(rank_device("cpu", env), "cpu");
+  EXPECT_EQ(rank_device("cuda:0", env), "cuda:0");
+}
+
+TEST(LaunchEnvironment, SlurmStepDerivesAddressAndPortUnlessSet) {
+  const std::map<std::string, std::string> step = {{"SLURM_PROCID", "5"},
+                                                   {"SLURM_STEP_ID", "0"},
+                                                   {"SLURM_NTASKS", "8"},
+                                                   {"SLURM_LOCALID", "1"},
+                                                   {"SLURM_JOB_NODELIST", "gpu[03-05,09],cpu1"},
+                                                   {"SLURM_JOB_ID", "123456"}};
+  auto env = detect_launch(variables(step));
+  EXPECT_EQ(env.launcher, Launcher::kSlurm);
+  EXPECT_EQ(env.rank, 5);
+  EXPECT_EQ(env.world_size, 8);
+  EXPECT_EQ(env.local_rank, 1);
+  EXPECT_EQ(env.master_addr, "gpu03");
+  EXPECT_EQ(env.master_port, 20000 + 123456 % 20000);
+
+  auto given = step;
+  given["MASTER_ADDR"] = "10.0.0.2";
+  given["MASTER_PORT"] = "29500";
+  env = detect_launch(variables(given));
+  EXPECT_EQ(env.master_addr, "10.0.0.2");
+  EXPECT_EQ(env.master_port, 29500);
+}
+
+TEST(LaunchEnvironment, FirstHostOfSlurmNodeLists) {
+  EXPECT_EQ(first_slurm_host("node17"), "node17");
+  EXPECT_EQ(first_slurm_host("a1,b2"), "a1");
+  EXPECT_EQ(first_slurm_host("gpu[003-007]"), "gpu003");
+  EXPECT_EQ(first_slurm_host("rack[1,4]-n,x"), "rack1-n");
+  EXPECT_THROW(first_slurm_host(""), std::invalid_argument);
+  EXPECT_THROW(first_slurm_host("gpu[03"), std::invalid_argument);
+}
+
+TEST(LaunchEnvironment, BadValuesAreNamed) {
+  try {
+    detect_launch(variables({{"RANK", "x"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}}));
+    FAIL() << "a rank that is not a number was accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("RANK='x'"), std::string::npos) << error.what();
+  }
+  EXPECT_THROW(detect_launch(variables({{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}})),
+               std::invalid_argument);
+  EXPECT_THROW(detect_launch(variables({{"RANK", "0"}, {"WORLD_SIZE", "2"}})),
+               std::invalid_argument)
+      << "torchrun always sets MASTER_PORT";
+  EXPECT_THROW(parse_distributed_mode("on"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace headroom::distributed
