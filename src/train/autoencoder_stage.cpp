@@ -10,10 +10,10 @@
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/train/batch_sizing.hpp"
 #include "headroom/train/losses.hpp"
-#include "headroom/train/sharded_pass.hpp"
 #include "headroom/train/model_checkpoint.hpp"
 #include "headroom/train/offloaded_teacher.hpp"
 #include "headroom/train/prepared_stage_step.hpp"
+#include "headroom/train/sharded_pass.hpp"
 #include "headroom/train/teacher_output_cache.hpp"
 #include "stage_support.hpp"
 

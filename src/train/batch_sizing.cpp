@@ -33,10 +33,10 @@ std::string device_identity(const c10::Device& device) {
 // measured, or read from per-node caches, on different devices could differ in the last bits).
 void adopt_rank0_sizing(BatchSizing& sizing) {
   auto& f = *sizing.fit;
-  std::vector<at::Tensor> values = {torch::tensor(
-      {f.fixed_bytes, f.bytes_per_node, f.bytes_per_edge, f.bytes_per_graph,
-       sizing.packing_budget_bytes},
-      torch::kDouble)};
+  std::vector<at::Tensor> values = {
+      torch::tensor({f.fixed_bytes, f.bytes_per_node, f.bytes_per_edge, f.bytes_per_graph,
+                     sizing.packing_budget_bytes},
+                    torch::kDouble)};
   collectives().broadcast_from_rank0(values);
   const auto agreed = values[0].contiguous();
   const double* v = agreed.data_ptr<double>();

@@ -20,7 +20,8 @@ std::vector<float> per_graph_scores(
   const auto contributions = contributions_across_ranks(
       store, graph_ids, batch_size, device, [&](const loader::GraphBatch& batch) {
         AutocastScope autocast(precision, device);
-        const auto host = score(batch).to(torch::kCPU, torch::kFloat).to(torch::kDouble).contiguous();
+        const auto host =
+            score(batch).to(torch::kCPU, torch::kFloat).to(torch::kDouble).contiguous();
         return BatchContribution(host.data_ptr<double>(), host.data_ptr<double>() + host.numel());
       });
   std::vector<float> out;

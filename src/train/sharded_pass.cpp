@@ -80,13 +80,13 @@ std::vector<BatchContribution> contributions_across_ranks(
     auto contribution = contribute(batch);
     contributions[current].push_back(std::move(contribution));
     graphs_left -= static_cast<std::size_t>(batch.num_graphs);
-    if (graphs_left == 0 && current + 1 < mine.size()) graphs_left = batches[mine[++current]].size();
+    if (graphs_left == 0 && current + 1 < mine.size())
+      graphs_left = batches[mine[++current]].size();
   });
   const auto flat = encode(mine, contributions);
-  const auto local =
-      torch::from_blob(const_cast<double*>(flat.data()), {static_cast<std::int64_t>(flat.size())},
-                       torch::kDouble)
-          .clone();
+  const auto local = torch::from_blob(const_cast<double*>(flat.data()),
+                                      {static_cast<std::int64_t>(flat.size())}, torch::kDouble)
+                         .clone();
   return decode_in_batch_order(ranks.all_gather_concat(local), batches.size());
 }
 
