@@ -237,27 +237,20 @@ void backward_cpu(const GatBackwardArgs& args) {
   });
 }
 
-template <template <typename, typename> class Fn, typename Args>
-void dispatch_cpu(GatDtype dtype, const Args& args) {
+// Calls run(T{}, Acc{}) with the element and accumulation types of `dtype`.
+template <typename Run>
+void dispatch_cpu(GatDtype dtype, const Run& run) {
   switch (dtype) {
     case GatDtype::kFloat:
-      return Fn<float, float>::run(args);
+      return run(float{}, float{});
     case GatDtype::kDouble:
-      return Fn<double, double>::run(args);
+      return run(double{}, double{});
     case GatDtype::kHalf:
-      return Fn<c10::Half, float>::run(args);
+      return run(c10::Half{}, float{});
     case GatDtype::kBFloat16:
-      return Fn<c10::BFloat16, float>::run(args);
+      return run(c10::BFloat16{}, float{});
   }
 }
-template <typename T, typename Acc>
-struct ForwardCpu {
-  static void run(const GatForwardArgs& args) { forward_cpu<T, Acc>(args); }
-};
-template <typename T, typename Acc>
-struct BackwardCpu {
-  static void run(const GatBackwardArgs& args) { backward_cpu<T, Acc>(args); }
-};
 
 #ifdef HEADROOM_CUDA_KERNELS
 void* current_stream(const at::Tensor& on) {
@@ -265,24 +258,23 @@ void* current_stream(const at::Tensor& on) {
 }
 #endif
 
+// check_inputs has refused CUDA tensors in a build without the CUDA kernels.
 void run_forward(const GatForwardArgs& args, const at::Tensor& on) {
-  if (on.is_cuda()) {
 #ifdef HEADROOM_CUDA_KERNELS
-    kernels::gat_forward_cuda(args, current_stream(on));
-    return;
+  if (on.is_cuda()) return kernels::gat_forward_cuda(args, current_stream(on));
 #endif
-  }
-  dispatch_cpu<ForwardCpu>(args.dtype, args);
+  (void)on;
+  dispatch_cpu(args.dtype,
+               [&](auto t, auto acc) { forward_cpu<decltype(t), decltype(acc)>(args); });
 }
 
 void run_backward(const GatBackwardArgs& args, const at::Tensor& on) {
-  if (on.is_cuda()) {
 #ifdef HEADROOM_CUDA_KERNELS
-    kernels::gat_backward_cuda(args, current_stream(on));
-    return;
+  if (on.is_cuda()) return kernels::gat_backward_cuda(args, current_stream(on));
 #endif
-  }
-  dispatch_cpu<BackwardCpu>(args.forward.dtype, args);
+  (void)on;
+  dispatch_cpu(args.forward.dtype,
+               [&](auto t, auto acc) { backward_cpu<decltype(t), decltype(acc)>(args); });
 }
 
 // --- autograd -----------------------------------------------------------------------------

@@ -70,17 +70,32 @@ struct Kernel {
   }
 };
 
+// The (node, head) pair a warp works on, and the calling thread's lane within the warp; every
+// kernel here launches num_nodes * heads warps (grid_for).
+struct WarpTask {
+  std::int64_t node;
+  std::int64_t head;
+  int lane;
+  bool valid;  // false for the padding threads of the last block
+};
+
+__device__ WarpTask warp_task(std::int64_t num_nodes, std::int64_t heads) {
+  const std::int64_t warp =
+      (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  return {warp / heads, warp % heads, lane, warp < num_nodes * heads};
+}
+
 // out[i, k, :] = sum over i's incoming edges and its self loop of softmax(score) * h[source, k, :].
 template <typename T, typename Acc>
 __global__ void forward_kernel(Kernel<T, Acc> kernel, T* out, Acc* attention) {
-  const std::int64_t warp =
-      (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
-  const int lane = threadIdx.x % kWarp;
+  const auto task = warp_task(kernel.graph.num_nodes, kernel.heads);
+  if (!task.valid) return;
   const auto& graph = kernel.graph;
   const std::int64_t heads = kernel.heads;
-  if (warp >= graph.num_nodes * heads) return;
-  const std::int64_t node = warp / heads;
-  const std::int64_t head = warp % heads;
+  const std::int64_t node = task.node;
+  const std::int64_t head = task.head;
+  const int lane = task.lane;
   const std::int64_t begin = graph.target_offsets[node];
   const std::int64_t end = graph.target_offsets[node + 1];
   const Acc dst = load<T, Acc>(kernel.alpha_dst, node * heads + head);
@@ -129,14 +144,13 @@ __global__ void forward_kernel(Kernel<T, Acc> kernel, T* out, Acc* attention) {
 template <typename T, typename Acc>
 __global__ void score_backward_kernel(Kernel<T, Acc> kernel, const Acc* attention,
                                       const T* grad_out, Acc* score_grad, T* grad_alpha_dst) {
-  const std::int64_t warp =
-      (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
-  const int lane = threadIdx.x % kWarp;
+  const auto task = warp_task(kernel.graph.num_nodes, kernel.heads);
+  if (!task.valid) return;
   const auto& graph = kernel.graph;
   const std::int64_t heads = kernel.heads;
-  if (warp >= graph.num_nodes * heads) return;
-  const std::int64_t node = warp / heads;
-  const std::int64_t head = warp % heads;
+  const std::int64_t node = task.node;
+  const std::int64_t head = task.head;
+  const int lane = task.lane;
   const std::int64_t begin = graph.target_offsets[node];
   const std::int64_t end = graph.target_offsets[node + 1];
   const std::int64_t channels = kernel.channels;
@@ -191,14 +205,13 @@ template <typename T, typename Acc>
 __global__ void source_backward_kernel(Kernel<T, Acc> kernel, const Acc* attention,
                                        const T* grad_out, const Acc* score_grad, T* grad_h,
                                        T* grad_alpha_src) {
-  const std::int64_t warp =
-      (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
-  const int lane = threadIdx.x % kWarp;
+  const auto task = warp_task(kernel.graph.num_nodes, kernel.heads);
+  if (!task.valid) return;
   const auto& graph = kernel.graph;
   const std::int64_t heads = kernel.heads;
-  if (warp >= graph.num_nodes * heads) return;
-  const std::int64_t node = warp / heads;
-  const std::int64_t head = warp % heads;
+  const std::int64_t node = task.node;
+  const std::int64_t head = task.head;
+  const int lane = task.lane;
   const std::int64_t begin = graph.source_offsets[node];
   const std::int64_t end = graph.source_offsets[node + 1];
   const std::int64_t channels = kernel.channels;
