@@ -6,6 +6,8 @@
 //
 // Usage: build/bin/training_bench [--store DIR] [--batch-sizes 256,1024,4096] [--batches 12]
 //        [--threads 2] [--device cpu] [--checkpointing true] [--precision 32]
+//        [--attention fused,reference] [--keep-freed true]
+// With both attention variants, each batch size runs them back to back (an A/B in one run).
 // Default store: stores/hcrl_sa when present, else the synthetic default (built under
 // build/bench-data). One JSON line per case goes to stdout after the table.
 #include <sys/wait.h>
@@ -25,6 +27,7 @@
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/models/vgae.hpp"
+#include "headroom/nn/gat_conv.hpp"
 #include "headroom/train/losses.hpp"
 #include "headroom/train/precision.hpp"
 #include "headroom/train/training_step.hpp"
@@ -38,6 +41,7 @@ struct Case {
   headroom::models::ModelKind kind;
   headroom::models::ModelSize size;
   std::int64_t batch_size;
+  bool fused = true;  // GATConv's fused kernel, or the reference formulation (A/B)
 };
 
 struct Settings {
@@ -47,6 +51,7 @@ struct Settings {
   std::string device = "cpu";
   bool checkpointing = true;
   std::string precision = "32";
+  bool keep_freed = true;  // memory::keep_freed_host_memory(), as headroom-train runs
 };
 
 nlohmann::json run_case(const Settings& settings, const Case& c) {
@@ -89,6 +94,9 @@ nlohmann::json run_case(const Settings& settings, const Case& c) {
           .total;
     };
   }
+  for (const auto& child : module->modules()) {
+    if (auto* conv = dynamic_cast<nn::GATConvImpl*>(child.get())) conv->use_fused_kernel(c.fused);
+  }
   module->to(device);
   module->train();
   torch::optim::Adam optimizer(module->parameters(),
@@ -130,6 +138,7 @@ nlohmann::json run_case(const Settings& settings, const Case& c) {
   const double epoch_graphs = static_cast<double>(ids.size());
   const double wait = prefetcher.wait_seconds() - wait_after_warmup;
   return {{"model", models::to_string(c.kind)},
+          {"attention", c.fused ? "fused" : "reference"},
           {"size", models::to_string(c.size)},
           {"batch_size", c.batch_size},
           {"steps_timed", steps - 1},
@@ -155,6 +164,7 @@ nlohmann::json run_isolated(const Settings& settings, const Case& c) {
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
+    if (settings.keep_freed) headroom::memory::keep_freed_host_memory();
     headroom::memory::install_counting_cpu_allocator();
     std::string text;
     try {
@@ -194,40 +204,52 @@ int main(int argc, char** argv) {
   app.add_option("--device", settings.device);
   app.add_option("--checkpointing", settings.checkpointing);
   app.add_option("--precision", settings.precision);
+  app.add_option("--keep-freed", settings.keep_freed,
+                 "Cache freed host blocks (as headroom-train)");
+  std::vector<std::string> attentions = {"fused"};
+  app.add_option("--attention", attentions, "fused and/or reference GATConv")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"fused", "reference"}));
   CLI11_PARSE(app, argc, argv);
   settings.store = store.empty() ? headroom::bench::default_store() : fs::path(store);
 
   fmt::print("store {}, {} threads, device {}, precision {}, checkpointing {}\n",
              settings.store.string(), settings.threads, settings.device, settings.precision,
              settings.checkpointing);
-  fmt::print("{:<6} {:<8} {:>6} {:>6} {:>12} {:>16} {:>14} {:>16}\n", "model", "size", "batch",
-             "steps", "graphs/s", "peak tensor MiB", "peak RSS MiB", "wait s/epoch");
+  fmt::print("{:<6} {:<8} {:<9} {:>6} {:>6} {:>12} {:>16} {:>14} {:>16}\n", "model", "size",
+             "attention", "batch", "steps", "graphs/s", "peak tensor MiB", "peak RSS MiB",
+             "wait s/epoch");
   std::vector<nlohmann::json> results;
   for (const auto& preset : models) {
     const auto comma = preset.find(',');
     const Case base{headroom::models::parse_model_kind(preset.substr(0, comma)),
                     headroom::models::parse_model_size(preset.substr(comma + 1)), 0};
     for (const auto batch : batch_sizes) {
-      Case c = base;
-      c.batch_size = batch;
-      auto result = run_isolated(settings, c);
-      result["threads"] = settings.threads;
-      result["device"] = settings.device;
-      result["precision"] = settings.precision;
-      result["checkpointing"] = settings.checkpointing;
-      if (result.contains("error")) {
-        fmt::print("{:<14} {:>6}  error: {}\n", preset, batch, result["error"].get<std::string>());
-      } else {
-        fmt::print("{:<6} {:<8} {:>6} {:>6} {:>12.0f} {:>16.1f} {:>14.1f} {:>16.4f}\n",
-                   result["model"].get<std::string>(), result["size"].get<std::string>(), batch,
-                   result["steps_timed"].get<std::int64_t>(),
-                   result["graphs_per_second"].get<double>(),
-                   result["peak_tensor_bytes"].get<double>() / (1 << 20),
-                   result["peak_rss_bytes"].get<double>() / (1 << 20),
-                   result["batch_wait_seconds_per_epoch"].get<double>());
+      for (const auto& attention : attentions) {
+        Case c = base;
+        c.batch_size = batch;
+        c.fused = attention == "fused";
+        auto result = run_isolated(settings, c);
+        result["threads"] = settings.threads;
+        result["device"] = settings.device;
+        result["precision"] = settings.precision;
+        result["checkpointing"] = settings.checkpointing;
+        result["keep_freed"] = settings.keep_freed;
+        if (result.contains("error")) {
+          fmt::print("{:<14} {:>6}  error: {}\n", preset, batch,
+                     result["error"].get<std::string>());
+        } else {
+          fmt::print("{:<6} {:<8} {:<9} {:>6} {:>6} {:>12.0f} {:>16.1f} {:>14.1f} {:>16.4f}\n",
+                     result["model"].get<std::string>(), result["size"].get<std::string>(),
+                     attention, batch, result["steps_timed"].get<std::int64_t>(),
+                     result["graphs_per_second"].get<double>(),
+                     result["peak_tensor_bytes"].get<double>() / (1 << 20),
+                     result["peak_rss_bytes"].get<double>() / (1 << 20),
+                     result["batch_wait_seconds_per_epoch"].get<double>());
+        }
+        std::fflush(stdout);
+        results.push_back(result);
       }
-      std::fflush(stdout);
-      results.push_back(result);
     }
   }
   for (const auto& r : results) fmt::print("{}\n", r.dump());

@@ -9,12 +9,15 @@
 // both. kHeaderBytes is c10's CPU alignment, so the data keeps the alignment LibTorch expects.
 #include "counting_cpu_allocator.hpp"
 
+#include "host_block_cache.hpp"
+
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/alignment.h>
 #include <c10/util/Exception.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +49,7 @@ struct Counters {
   // current and peak are written on every allocation from any thread: separate cache lines.
   alignas(c10::hardware_destructive_interference_size) std::atomic<std::int64_t> current{0};
   alignas(c10::hardware_destructive_interference_size) std::atomic<std::int64_t> peak{0};
+  std::atomic<std::int64_t> high_water{0};  // like peak, never reset: bounds the block cache
   std::atomic<std::int64_t> allocations{0};
   std::atomic<std::int64_t> refusals{0};
   std::atomic<std::int64_t> budget{0};
@@ -62,12 +66,37 @@ struct Counters {
 constinit Counters g_counters;
 constinit std::atomic<c10::DeleterFnPtr> g_inner_deleter{nullptr};
 
-void raise_peak(std::int64_t value) {
-  std::int64_t peak = g_counters.peak.load(std::memory_order_relaxed);
-  while (peak < value &&
-         !g_counters.peak.compare_exchange_weak(peak, value, std::memory_order_relaxed)) {
+void raise(std::atomic<std::int64_t>& counter, std::int64_t value) {
+  std::int64_t seen = counter.load(std::memory_order_relaxed);
+  while (seen < value && !counter.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
   }
 }
+
+void raise_peak(std::int64_t value) {
+  raise(g_counters.peak, value);
+  raise(g_counters.high_water, value);
+}
+
+// Never destroyed: blocks are freed through it during static destruction too.
+detail::HostBlockCache& block_cache() {
+  static auto* cache = new detail::HostBlockCache();
+  return *cache;
+}
+
+// Without a budget the cache may hold up to this many times the live high-water mark (minus
+// what is live): a batch of another size misses some classes, and evicting on every miss would
+// thrash.
+constexpr std::int64_t kCacheSlackFactor = 2;
+
+// What cached + live tensor bytes may reach: the budget, or a multiple of the high-water mark
+// (`live` included: an allocation in flight has not raised it yet).
+std::int64_t cache_limit(std::int64_t live) {
+  const std::int64_t budget = g_counters.budget.load(std::memory_order_relaxed);
+  if (budget > 0) return budget;
+  return kCacheSlackFactor * std::max(live, g_counters.high_water.load(std::memory_order_relaxed));
+}
+
+void free_block(void* base) { g_inner_deleter.load(std::memory_order_acquire)(base); }
 
 // Adds `bytes` to current_bytes unless that would exceed the budget; returns the new value.
 // A compare-exchange loop rather than load-check-add, so that concurrent allocations cannot
@@ -109,8 +138,11 @@ void release_counted(void* data) {
   std::byte* base = static_cast<std::byte*>(data) - kHeaderBytes;
   std::size_t bytes = 0;
   std::memcpy(&bytes, base, sizeof(bytes));
-  g_counters.current.fetch_sub(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
-  g_inner_deleter.load(std::memory_order_acquire)(base);
+  const auto live =
+      g_counters.current.fetch_sub(static_cast<std::int64_t>(bytes), std::memory_order_relaxed) -
+      static_cast<std::int64_t>(bytes);
+  const auto block = detail::HostBlockCache::block_bytes(bytes + kHeaderBytes);
+  if (!block_cache().offer(base, block, cache_limit(live), live)) free_block(base);
 }
 
 class CountingCpuAllocator final : public c10::Allocator {
@@ -130,7 +162,7 @@ class CountingCpuAllocator final : public c10::Allocator {
     const std::int64_t reserved = reserve(bytes);
     void* base = nullptr;
     try {
-      base = inner_->raw_allocate(n + kHeaderBytes);
+      base = acquire_block(detail::HostBlockCache::block_bytes(n + kHeaderBytes), reserved);
     } catch (...) {
       g_counters.current.fetch_sub(bytes, std::memory_order_relaxed);
       throw;
@@ -149,6 +181,20 @@ class CountingCpuAllocator final : public c10::Allocator {
   }
 
  private:
+  // A cached block of the class, or a fresh one after making room for it under the cache's
+  // bound; a failed fresh allocation is retried once with the cache emptied.
+  void* acquire_block(std::size_t block, std::int64_t live) {
+    auto& cache = block_cache();
+    if (void* reused = cache.take(block)) return reused;
+    cache.shrink_to(cache_limit(live), live, 0, &free_block);
+    try {
+      return inner_->raw_allocate(block);
+    } catch (const c10::Error&) {
+      if (cache.clear(&free_block) == 0) throw;
+      return inner_->raw_allocate(block);
+    }
+  }
+
   c10::Allocator* inner_;
 };
 
@@ -221,8 +267,13 @@ CpuTensorMemory cpu_tensor_memory() {
   memory.peak_bytes = g_counters.peak.load(std::memory_order_relaxed);
   memory.allocations = g_counters.allocations.load(std::memory_order_relaxed);
   memory.refusals = g_counters.refusals.load(std::memory_order_relaxed);
+  memory.cached_bytes = block_cache().cached_bytes();
   return memory;
 }
+
+void keep_freed_host_memory() { block_cache().enable(); }
+
+std::int64_t release_cached_host_memory() { return block_cache().clear(&free_block); }
 
 namespace detail {
 

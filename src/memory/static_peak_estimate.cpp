@@ -31,10 +31,10 @@ Cost gat_block_saved(double in, double heads, double channels, double act, bool 
   const double hc = heads * channels;
   Cost cost;
   // Node side: the input (kept by the projection), the projection, the two attention halves, the
-  // aggregated output and its bias sum, then norm, ReLU and dropout (output and mask), and the
-  // self loop's attention value (float32).
+  // aggregated output and its bias sum, then norm and the fused ReLU-dropout's output (no mask:
+  // nn/relu_dropout.hpp), and the self loop's attention value (float32).
   cost.node =
-      act * (in + 2 * hc + 2 * heads + hc) + act * hc * (batch_norm ? 3 : 2) + hc + kFloat * heads;
+      act * (in + 2 * hc + 2 * heads + hc) + act * hc * (batch_norm ? 2 : 1) + kFloat * heads;
   // Edge side: only the attention values (float32, one per head). No per-edge messages exist.
   cost.edge = kFloat * heads;
   return cost;

@@ -2,8 +2,6 @@
 // The CPU tensor counters live in counting_cpu_allocator.cpp.
 #include "headroom/memory/tensor_memory_meter.hpp"
 
-#include <malloc.h>
-
 #include <limits>
 
 #include <c10/core/CachingDeviceAllocator.h>
@@ -23,12 +21,6 @@
 #include "counting_cpu_allocator.hpp"
 
 namespace headroom::memory {
-
-void keep_freed_host_memory() {
-  mallopt(M_MMAP_MAX, 0);  // large blocks from the heap too, so they are reused
-  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
-  mallopt(M_TOP_PAD, 64 << 20);
-}
 
 namespace {
 
@@ -135,7 +127,8 @@ void to_json(nlohmann::json& json, const MemorySnapshot& snapshot) {
        {{"current_bytes", cpu.current_bytes},
         {"peak_bytes", cpu.peak_bytes},
         {"allocations", cpu.allocations},
-        {"refusals", cpu.refusals}}},
+        {"refusals", cpu.refusals},
+        {"cached_bytes", cpu.cached_bytes}}},
       {"cuda",
        {{"available", cuda.available},
         {"allocated_bytes", cuda.allocated_bytes},

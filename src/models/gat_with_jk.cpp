@@ -8,6 +8,7 @@
 #include "headroom/models/id_embedding.hpp"
 #include "headroom/nn/attention_graph.hpp"
 #include "headroom/nn/checkpoint.hpp"
+#include "headroom/nn/relu_dropout.hpp"
 #include "headroom/nn/segment_ops.hpp"
 
 namespace headroom::models {
@@ -74,8 +75,8 @@ at::Tensor GATWithJKImpl::forward(const at::Tensor& x, const at::Tensor& edge_in
     // backward.
     nn::CheckpointBlock block = [conv, graph, dropout,
                                  training](const std::vector<at::Tensor>& in) mutable {
-      auto out = torch::relu(conv->forward(in[0], graph));
-      return std::vector<at::Tensor>{torch::dropout(out, dropout, training)};
+      return std::vector<at::Tensor>{
+          nn::relu_dropout(conv->forward(in[0], graph), dropout, training)};
     };
     h = checkpointed ? nn::checkpoint(block, {h}, conv->parameters())[0] : block({h})[0];
     layer_outputs.push_back(h);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "headroom/models/id_embedding.hpp"
+#include "headroom/nn/relu_dropout.hpp"
 #include "headroom/nn/segment_ops.hpp"
 
 namespace headroom::models {
@@ -73,7 +74,7 @@ at::Tensor GcnClassifierImpl::forward(const at::Tensor& x, const at::Tensor& edg
               config_.in_features, "], got ", x.sizes());
   auto h = embed_ids(id_embedding_, x);
   for (auto& conv : convs_)
-    h = torch::dropout(torch::relu(conv->forward(h, edge_index)), config_.dropout, is_training());
+    h = nn::relu_dropout(conv->forward(h, edge_index), config_.dropout, is_training());
   return head_->forward(nn::global_mean_pool(h, batch, num_graphs));
 }
 

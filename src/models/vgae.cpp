@@ -11,6 +11,7 @@
 #include "headroom/models/vgae_layout.hpp"
 #include "headroom/nn/attention_graph.hpp"
 #include "headroom/nn/checkpoint.hpp"
+#include "headroom/nn/relu_dropout.hpp"
 
 namespace headroom::models {
 namespace {
@@ -73,7 +74,7 @@ at::Tensor gat_block(nn::GATConv& conv, torch::nn::BatchNorm1d& norm, const at::
                             /*training=*/true, /*momentum=*/0.0, options.eps(),
                             at::globalContext().userEnabledCuDNN());
     }
-    return std::vector<at::Tensor>{torch::dropout(torch::relu(h), dropout, training)};
+    return std::vector<at::Tensor>{nn::relu_dropout(h, dropout, training)};
   };
   if (!checkpointed) return block({x})[0];
   auto parameters = conv->parameters();

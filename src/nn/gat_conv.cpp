@@ -94,14 +94,22 @@ void GATConvImpl::check_input(const at::Tensor& x) const {
 }
 
 GATConvImpl::Projection GATConvImpl::project(const at::Tensor& x) const {
+  const auto heads = options_.heads;
+  const auto channels = options_.out_channels;
   // Under autocast the projection may come out in reduced precision; everything after follows
   // h's dtype so that the attention operations see matching types.
-  auto h = torch::nn::functional::linear(x, weight).view(
-      {x.size(0), options_.heads, options_.out_channels});
+  auto h = torch::nn::functional::linear(x, weight).view({x.size(0), heads, channels});
   const auto dtype = h.scalar_type();
-  auto alpha_src = (h * att_src.to(dtype)).sum(-1).to(dtype);  // [N, H]
-  auto alpha_dst = (h * att_dst.to(dtype)).sum(-1).to(dtype);
-  return {h, alpha_src, alpha_dst};
+  // alpha_src[n, k] = (x_n W_k^T) . a_k = x_n . (a_k W_k): the attention vectors are folded into
+  // the weight first ([2H, in], tiny), so one thin GEMM gives both scores instead of an
+  // elementwise product over [N, H, C] per score (an N x H x C temporary each, and its gradient).
+  const auto per_head = weight.view({heads, channels, options_.in_channels});
+  const auto folded = torch::cat({torch::bmm(att_src.view({heads, 1, channels}), per_head),
+                                  torch::bmm(att_dst.view({heads, 1, channels}), per_head)},
+                                 0)
+                          .view({2 * heads, options_.in_channels});
+  const auto scores = torch::nn::functional::linear(x, folded).to(dtype);  // [N, 2H]
+  return {h, scores.slice(1, 0, heads).contiguous(), scores.slice(1, heads).contiguous()};
 }
 
 at::Tensor GATConvImpl::finish(const at::Tensor& per_head) const {

@@ -179,7 +179,8 @@ std::map<std::string, at::Tensor> gradients(const torch::nn::Module& module) {
   return grads;
 }
 
-void expect_same_gradients(const torch::nn::Module& a, const torch::nn::Module& b) {
+void expect_same_gradients(const torch::nn::Module& a, const torch::nn::Module& b,
+                           double tolerance = 1e-5) {
   auto ga = gradients(a);
   auto gb = gradients(b);
   ASSERT_EQ(ga.size(), gb.size());
@@ -187,7 +188,7 @@ void expect_same_gradients(const torch::nn::Module& a, const torch::nn::Module& 
   for (const auto& [name, grad] : ga) {
     ASSERT_TRUE(grad.defined()) << name;
     ASSERT_TRUE(gb.at(name).defined()) << name;
-    EXPECT_TRUE(torch::allclose(grad, gb.at(name), 1e-5, 1e-5))
+    EXPECT_TRUE(torch::allclose(grad, gb.at(name), tolerance, tolerance))
         << name << ": max difference " << (grad - gb.at(name)).abs().max().item<double>();
     if (grad.abs().sum().item<double>() > 0) ++nonzero;
   }
@@ -329,8 +330,12 @@ TEST(CheckpointTest, ModelGradientsEqualUnderBFloat16Autocast) {
   };
   step(gat_plain, vgae_plain);
   step(gat_checkpointed, vgae_checkpointed);
-  expect_same_gradients(*gat_plain, *gat_checkpointed);
-  expect_same_gradients(*vgae_plain, *vgae_checkpointed);
+  // A GATConv input has three consumers in the plain graph (the projection, the folded attention
+  // scores, the jumping-knowledge concatenation) and its bfloat16 gradients are summed in another
+  // order than across the checkpoint boundary: rounding differences of ~1e-4. A different
+  // dropout mask would differ by O(1).
+  expect_same_gradients(*gat_plain, *gat_checkpointed, 1e-3);
+  expect_same_gradients(*vgae_plain, *vgae_checkpointed, 1e-3);
 }
 
 // --- memory ----------------------------------------------------------------------------------
@@ -350,8 +355,8 @@ TEST(CheckpointTest, CheckpointingLowersThePeakTensorMemory) {
   auto graphs = make_graphs(std::vector<std::int64_t>(50, 100), 30);  // 5000 nodes
   auto config = small_gat();
   config.num_ids = 30;
-  config.hidden = 32;
-  config.heads = 4;
+  config.hidden = 48;  // the teacher's width: 8 heads of 48
+  config.heads = 8;
   torch::manual_seed(5);
   models::GATWithJK model(config);
 
@@ -362,8 +367,11 @@ TEST(CheckpointTest, CheckpointingLowersThePeakTensorMemory) {
   ASSERT_GT(plain, 0);
   std::cout << "peak tensor bytes of a training step: plain " << plain << ", checkpointed "
             << checkpointed << "\n";
-  // Three layers' activations (attention messages [E', H, C] and friends) are no longer kept.
-  EXPECT_LT(checkpointed, plain * 3 / 4)
+  // The fused attention kernel and the fused ReLU-dropout already keep little per layer (the
+  // projection and the block output, which is also the next block's input), so checkpointing
+  // saves the projections only: ~24% of the GAT teacher's step peak at batch 1024
+  // (docs/benchmarks.md). Here at least a tenth.
+  EXPECT_LT(checkpointed, plain * 9 / 10)
       << "plain " << plain << " B, checkpointed " << checkpointed << " B";
 }
 

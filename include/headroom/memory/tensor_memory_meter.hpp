@@ -14,6 +14,7 @@ struct CpuTensorMemory {
   std::int64_t peak_bytes = 0;     // highest current_bytes since the last reset_peak
   std::int64_t allocations = 0;    // allocations since install
   std::int64_t refusals = 0;       // allocations refused by the budget since install
+  std::int64_t cached_bytes = 0;   // freed blocks kept for reuse (keep_freed_host_memory)
 };
 
 struct CudaTensorMemory {
@@ -39,11 +40,16 @@ struct MemorySnapshot {
 void install_counting_cpu_allocator();
 bool counting_cpu_allocator_installed();
 
-// Makes glibc keep freed heap memory for reuse instead of returning it to the kernel: training
-// frees and reallocates the same large activation buffers every step, and by default each one is
-// a fresh mmap whose pages fault in zeroed again (measured: over half the step time on CPU).
-// Peak RSS then stays at the tensor peak plus the allocator's reuse slack. Call once at start-up.
+// Makes the counting allocator keep freed CPU tensor blocks of 1 MiB and more for reuse, by size
+// class (a block is at most 12.5% larger than its request): training frees and reallocates the
+// same large activation buffers every step, and from glibc each is a fresh mmap whose pages fault
+// in zeroed again (measured: 13-25% of a GAT-teacher step on CPU; an epoch ran 2.2x slower).
+// Bound: cached + live tensor bytes stay within the CPU tensor budget when one is set, else
+// within twice the highest live tensor bytes seen; a fresh allocation that fails is retried with
+// the cache emptied. Takes effect with install_counting_cpu_allocator(); call once at start-up.
 void keep_freed_host_memory();
+// Frees every cached block (e.g. between stages); returns the bytes released.
+std::int64_t release_cached_host_memory();
 
 // A CPU tensor allocation that would take current_bytes past `bytes` fails with
 // c10::OutOfMemoryError, exactly like a device OOM. 0 removes the limit.

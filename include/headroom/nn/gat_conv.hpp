@@ -50,6 +50,8 @@ class GATConvImpl : public torch::nn::Module {
   std::int64_t output_channels() const;
 
   const GATConvOptions& options() const { return options_; }
+  // Switches between the fused kernel and the reference formulation (benchmarks' A/B).
+  void use_fused_kernel(bool fused) { options_.fused = fused; }
   at::Tensor weight;   // [heads*out_channels, in_channels] (no bias in the projection)
   at::Tensor att_src;  // [1, heads, out_channels]
   at::Tensor att_dst;  // [1, heads, out_channels]
