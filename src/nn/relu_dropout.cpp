@@ -6,6 +6,8 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <mutex>
 
@@ -58,15 +60,25 @@ DropoutDraw draw(double p) {
 }
 
 // The float loop, compiled for AVX2 and for baseline x86-64 and picked at load time: the hash's
-// 32-bit multiplies vectorise with AVX2 only.
+// 32-bit multiplies vectorise with AVX2 only. Branch-free on the float's bits, because GCC does
+// not if-convert float comparisons (they may trap) and would leave the loop scalar: a negative
+// number becomes +0, a NaN passes whatever the mask says (torch's dropout multiplies NaN by 0,
+// which stays NaN), a dropped element becomes +0.
 #if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("avx2", "default")))
 #endif
 void relu_dropout_float(const float* in, float* out, std::int64_t count, std::uint32_t first_low,
                         std::uint32_t block_key, std::uint32_t threshold, float scale) {
+  constexpr std::uint32_t kMagnitude = 0x7fffffffU;
+  constexpr std::uint32_t kInfinity = 0x7f800000U;
   for (std::int64_t i = 0; i < count; ++i) {
-    const float value = in[i] < 0.0f ? 0.0f : in[i] * scale;
-    out[i] = kept(first_low + static_cast<std::uint32_t>(i), block_key, threshold) ? value : 0.0f;
+    const auto bits = std::bit_cast<std::uint32_t>(in[i]);
+    const std::uint32_t nan = 0U - static_cast<std::uint32_t>((bits & kMagnitude) > kInfinity);
+    const std::uint32_t sign = static_cast<std::uint32_t>(static_cast<std::int32_t>(bits) >> 31);
+    const std::uint32_t keep =
+        0U - static_cast<std::uint32_t>(
+                 kept(first_low + static_cast<std::uint32_t>(i), block_key, threshold));
+    out[i] = std::bit_cast<float>(bits & ~(sign & ~nan) & (keep | nan)) * scale;
   }
 }
 
@@ -76,10 +88,12 @@ void relu_dropout_generic(const T* in, T* out, std::int64_t count, std::uint32_t
   using Acc = at::opmath_type<T>;
   for (std::int64_t i = 0; i < count; ++i) {
     const Acc x = static_cast<Acc>(in[i]);
-    const Acc value = x < Acc(0) ? Acc(0) : x * static_cast<Acc>(scale);
-    out[i] = kept(first_low + static_cast<std::uint32_t>(i), block_key, threshold)
-                 ? static_cast<T>(value)
-                 : T(0);
+    if (std::isnan(x)) {
+      out[i] = in[i];  // as relu then dropout: NaN stays NaN, kept or not
+      continue;
+    }
+    const bool keep = kept(first_low + static_cast<std::uint32_t>(i), block_key, threshold);
+    out[i] = keep && x > Acc(0) ? static_cast<T>(x * static_cast<Acc>(scale)) : T(0);
   }
 }
 

@@ -9,9 +9,10 @@
 // (checkpoint.hpp) reproduce the same mask. Backward needs only the output: out > 0 exactly
 // where x > 0 and the element was kept, so no mask is stored.
 //
-// NaN inputs stay NaN where kept (as torch::relu keeps them); their gradient is zero, as in
-// torch's ReLU backward. On devices other than the CPU this is torch::dropout(torch::relu(x)).
-// Thread-safety: as torch operators (the generator draw holds the generator's mutex).
+// A NaN input stays NaN, kept or dropped, as with torch's relu then dropout (NaN x 0 is NaN):
+// garbage is never silently zeroed. Its gradient is zero, as in torch's ReLU backward. On devices
+// other than the CPU this is torch::dropout(torch::relu(x)). Thread-safety: as torch operators (the
+// generator draw holds the generator's mutex).
 #pragma once
 
 #include <ATen/core/Tensor.h>
