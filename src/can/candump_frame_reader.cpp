@@ -39,24 +39,33 @@ bool CandumpFrameReader::fail(std::string_view column, std::string reason) {
 bool CandumpFrameReader::parse_line(std::string_view line, CanFrame& frame) {
   frame = CanFrame{};
   line = trim(line);
-  if (line.front() != '(') {
+  std::string_view rest = line;
+  const bool timestamped = line.front() == '(';
+  if (timestamped) {
+    const std::size_t close = line.find(')');
+    if (close == std::string_view::npos) {
+      return fail("timestamp", "missing ')' after the timestamp");
+    }
+    const std::string_view stamp = trim(line.substr(1, close - 1));
+    const auto [ptr, ec] =
+        std::from_chars(stamp.data(), stamp.data() + stamp.size(), frame.timestamp_s);
+    if (stamp.empty() || ec != std::errc() || ptr != stamp.data() + stamp.size() ||
+        !std::isfinite(frame.timestamp_s)) {
+      return fail("timestamp", fmt::format("timestamp '{}' is not a number", stamp));
+    }
+    rest = line.substr(close + 1);
+  } else if (line.find('#') != std::string_view::npos) {
+    // The log layout (ID#DATA) always has a timestamp; only the screen layout may omit it.
     return fail("timestamp", "expected '(seconds)' at the start of a candump line");
   }
-  const std::size_t close = line.find(')');
-  if (close == std::string_view::npos) return fail("timestamp", "missing ')' after the timestamp");
-  const std::string_view stamp = trim(line.substr(1, close - 1));
-  const auto [ptr, ec] =
-      std::from_chars(stamp.data(), stamp.data() + stamp.size(), frame.timestamp_s);
-  if (stamp.empty() || ec != std::errc() || ptr != stamp.data() + stamp.size() ||
-      !std::isfinite(frame.timestamp_s)) {
-    return fail("timestamp", fmt::format("timestamp '{}' is not a number", stamp));
-  }
 
-  std::string_view rest = line.substr(close + 1);
   const std::string_view interface = next_token(rest);
   if (interface.empty()) return fail("interface", "missing interface name after the timestamp");
   const std::string_view frame_text = next_token(rest);
   if (frame_text.empty()) return fail("frame", "missing frame after the interface name");
+  if (frame_text.find('#') == std::string_view::npos) {
+    return parse_screen_frame(frame_text, rest, frame);
+  }
   const std::string_view extra = next_token(rest);
   // Recent candump versions may log the direction (T = sent, R = received) after the frame.
   if (!(extra.empty() || ((extra == "T" || extra == "R") && next_token(rest).empty()))) {
@@ -65,12 +74,7 @@ bool CandumpFrameReader::parse_line(std::string_view line, CanFrame& frame) {
   return parse_frame(frame_text, frame);
 }
 
-bool CandumpFrameReader::parse_frame(std::string_view text, CanFrame& frame) {
-  const std::size_t hash = text.find('#');
-  if (hash == std::string_view::npos) {
-    return fail("frame", fmt::format("frame '{}' has no '#' between ID and data", text));
-  }
-  const std::string_view id_text = text.substr(0, hash);
+bool CandumpFrameReader::parse_id(std::string_view id_text, CanFrame& frame) {
   std::uint32_t id = 0;
   if (id_text.empty()) return fail("id", "ID is empty");
   bool hex = true;
@@ -80,6 +84,58 @@ bool CandumpFrameReader::parse_frame(std::string_view text, CanFrame& frame) {
     return fail("id", fmt::format("ID '{}' exceeds 29 bits", id_text));
   }
   frame.id = id;
+  return true;
+}
+
+bool CandumpFrameReader::parse_screen_frame(std::string_view id_text, std::string_view rest,
+                                            CanFrame& frame) {
+  const std::string_view length = next_token(rest);
+  if (length.size() < 3 || length.front() != '[' || length.back() != ']') {
+    return fail("frame", fmt::format("frame '{}' has neither ID#DATA (log layout) nor a '[length]' "
+                                     "after the ID (screen layout)",
+                                     id_text));
+  }
+  if (!parse_id(id_text, frame)) return false;
+  const std::string_view digits = length.substr(1, length.size() - 2);
+  // candump prints a CAN FD length with two digits ("[08]", "[64]"), a classic one with one.
+  if (digits.size() == 2) return fail("data", "CAN FD frames are not supported");
+  if (digits.size() != 1 || digits[0] < '0' || digits[0] > '8') {
+    return fail("data", fmt::format("length '{}' is not a digit 0..8", length));
+  }
+  const auto bytes = static_cast<std::uint8_t>(digits[0] - '0');
+  std::string_view token = next_token(rest);
+  if (token == "remote") {
+    // "remote request": the frame carries no data whatever length it requests.
+    if (next_token(rest) != "request" || !next_token(rest).empty()) {
+      return fail("data", "expected 'remote request' after the length");
+    }
+    return true;
+  }
+  for (std::uint8_t i = 0; i < bytes; ++i, token = next_token(rest)) {
+    if (token.empty()) {
+      return fail("data", fmt::format("length [{}] but only {} data bytes", bytes, i));
+    }
+    const int high = token.size() == 2 ? hex_digit_value(token[0]) : -1;
+    const int low = token.size() == 2 ? hex_digit_value(token[1]) : -1;
+    if (high < 0 || low < 0) {
+      return fail("data", fmt::format("data byte '{}' is not two hex digits", token));
+    }
+    frame.data[i] = static_cast<std::uint8_t>(high * 16 + low);
+  }
+  // candump -a appends the payload as ASCII in quotes; anything else is not a frame.
+  if (!token.empty() && token.front() != '\'') {
+    return fail("data", fmt::format("unexpected text '{}' after {} data bytes", token, bytes));
+  }
+  frame.dlc = bytes;
+  return true;
+}
+
+bool CandumpFrameReader::parse_frame(std::string_view text, CanFrame& frame) {
+  const std::size_t hash = text.find('#');
+  if (hash == std::string_view::npos) {
+    return fail("frame", fmt::format("frame '{}' has no '#' between ID and data", text));
+  }
+  if (!parse_id(text.substr(0, hash), frame)) return false;
 
   std::string_view data = text.substr(hash + 1);
   if (!data.empty() && data.front() == '#') return fail("data", "CAN FD frames are not supported");

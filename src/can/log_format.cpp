@@ -1,6 +1,7 @@
 // Format names, format detection and the reader factory.
 #include "headroom/can/log_format.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <string>
 #include <vector>
@@ -98,6 +99,25 @@ std::string excerpt(std::string_view line) {
   return out;
 }
 
+// candump's screen layout without a timestamp: "can0  123   [2]  DE AD".
+bool is_candump_screen_line(std::string_view text) {
+  std::vector<std::string_view> tokens;
+  std::size_t i = 0;
+  while (tokens.size() < 3 && i < text.size()) {
+    while (i < text.size() && is_space(text[i])) ++i;
+    const std::size_t start = i;
+    while (i < text.size() && !is_space(text[i])) ++i;
+    if (i > start) tokens.push_back(text.substr(start, i - start));
+  }
+  if (tokens.size() < 3) return false;
+  const auto id = tokens[1];
+  const auto length = tokens[2];
+  const bool hex_id =
+      !id.empty() && id.size() <= 8 &&
+      std::all_of(id.begin(), id.end(), [](char c) { return hex_digit_value(c) >= 0; });
+  return hex_id && length.size() >= 3 && length.front() == '[' && length.back() == ']';
+}
+
 }  // namespace
 
 std::optional<LogFormat> parse_log_format(std::string_view name) {
@@ -128,7 +148,7 @@ LogFormat detect_format(const std::filesystem::path& file) {
     return LogFormat::kParquet;
   }
   const FirstLine first = first_content_line(file);
-  if (first.text.front() == '(') return LogFormat::kCandump;
+  if (first.text.front() == '(' || is_candump_screen_line(first.text)) return LogFormat::kCandump;
   const auto fields = split_commas(first.text);
   if (is_can_train_test_header(fields)) return LogFormat::kCanTrainTest;
   if (is_hcrl_header(fields) || is_hcrl_row(fields)) return LogFormat::kHcrlCarHacking;

@@ -88,12 +88,14 @@ detail::HostBlockCache& block_cache() {
 // thrash.
 constexpr std::int64_t kCacheSlackFactor = 2;
 
-// What cached + live tensor bytes may reach: the budget, or a multiple of the high-water mark
-// (`live` included: an allocation in flight has not raised it yet).
+// What cached + live tensor bytes may reach: a multiple of the high-water mark (`live`
+// included: an allocation in flight has not raised it yet), and never more than the budget. A
+// default budget is the host's memory: without the first bound the cache could grow into it.
 std::int64_t cache_limit(std::int64_t live) {
   const std::int64_t budget = g_counters.budget.load(std::memory_order_relaxed);
-  if (budget > 0) return budget;
-  return kCacheSlackFactor * std::max(live, g_counters.high_water.load(std::memory_order_relaxed));
+  const std::int64_t slack =
+      kCacheSlackFactor * std::max(live, g_counters.high_water.load(std::memory_order_relaxed));
+  return budget > 0 ? std::min(budget, slack) : slack;
 }
 
 void free_block(void* base) { g_inner_deleter.load(std::memory_order_acquire)(base); }

@@ -9,9 +9,10 @@
 //
 // Size classes: 8 per power of two (a block is at most 12.5% larger than its request). Only
 // blocks of at least kMinBytes are cached; smaller ones glibc's arenas recycle well.
-// Bound: cached bytes + live tensor bytes never exceed the CPU tensor budget when one is set,
-// else the highest live tensor bytes seen since start-up — so resident tensor memory stays
-// within the budget, or within ~2x the peak, and normally near the peak.
+// Bound (set by the caller, counting_cpu_allocator.cpp): cached bytes + live tensor bytes never
+// exceed twice the highest live tensor bytes seen since start-up, nor the CPU tensor budget when
+// one is set — so resident tensor memory stays within ~2x the peak and the budget, and normally
+// near the peak.
 // Thread-safety: all members may be called from any thread (one mutex).
 #pragma once
 

@@ -78,7 +78,16 @@ TEST(CandumpReaderTest, MalformedLinesGiveReasons) {
       {"(1.0) can0 123#000102030405060708", "data", "payload has 9 bytes (max 8)"},
       {"(abc) can0 123#00", "timestamp", "timestamp 'abc' is not a number"},
       {"1.0 can0 123#00", "timestamp", "expected '(seconds)' at the start of a candump line"},
-      {"(1.0) can0 12300", "frame", "frame '12300' has no '#' between ID and data"},
+      {"(1.0) can0 12300", "frame",
+       "frame '12300' has neither ID#DATA (log layout) nor a '[length]' after the ID (screen "
+       "layout)"},
+      {"(1.0) can0 123 [3] 01 02", "data", "length [3] but only 2 data bytes"},
+      {"can0 123 [2] 01 0G", "data", "data byte '0G' is not two hex digits"},
+      {"can0 123 [2] 01 02 03", "data", "unexpected text '03' after 2 data bytes"},
+      {"can0 123 [9] 01", "data", "length '[9]' is not a digit 0..8"},
+      {"can0 123 [08] 01 02 03 04 05 06 07 08", "data", "CAN FD frames are not supported"},
+      {"can0 12G [1] 01", "id", "ID '12G' is not hexadecimal"},
+      {"can0 123 [1] remote", "data", "expected 'remote request' after the length"},
       {"(1.0) can0", "frame", "missing frame after the interface name"},
       {"(1.0) can0 123#00 junk", "frame", "unexpected text 'junk' after the frame"},
   };
@@ -86,6 +95,26 @@ TEST(CandumpReaderTest, MalformedLinesGiveReasons) {
     CandumpFrameReader reader(file, BadRowPolicy::kError);
     read_all(reader);
   });
+}
+
+TEST(CandumpReaderTest, ScreenLayoutWithAndWithoutTimestampsReadsExactFrames) {
+  // candump's default output (what a terminal shows), with -ta, without timestamps, with -a.
+  const std::vector<CanFrame> expected = {
+      frame(1436509052.249713, 0x1F334455, {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88}),
+      frame(0.0, 0x123, {0xDE, 0xAD}),
+      frame(0.0, 0x7FF, {}),  // remote request: no data
+      frame(0.0, 0x100, {}),
+      frame(2.5, 0x0AB, {0x41, 0x42}),
+  };
+  std::uint64_t skipped = 99;
+  EXPECT_EQ(read_candump_text("(1436509052.249713)  can0  1F334455   [8]  11 22 33 44 55 66 77 88\n"
+                              "  can0  123   [2]  DE AD\n"
+                              "  vcan1  7FF   [1]  remote request\n"
+                              "  can0  100   [0] \n"
+                              "(2.500000)  can0  0AB   [2]  41 42   'AB'\n",
+                              BadRowPolicy::kError, skipped),
+            expected);
+  EXPECT_EQ(skipped, 0u);
 }
 
 TEST(CandumpReaderTest, SkipPolicyCountsBadLines) {

@@ -59,6 +59,10 @@ TEST(LogFormatTest, DetectsEachFormatFromContent) {
             LogFormat::kHcrlCarHacking);
   EXPECT_EQ(detect_text("e.txt", "1478198376.389636,0316,2,05,21,R\n"), LogFormat::kHcrlCarHacking);
   EXPECT_EQ(detect_text("f.log", "\n(1436509052.249713) can0 123#DEADBEEF\n"), LogFormat::kCandump);
+  EXPECT_EQ(detect_text("f.log", "  can0  1F334455   [8]  11 22 33 44 55 66 77 88\n"),
+            LogFormat::kCandump);
+  EXPECT_EQ(detect_text("f.txt", "(1436509052.249713)  can0  123   [2]  DE AD\n"),
+            LogFormat::kCandump);
   // Parquet is decided by the extension alone.
   EXPECT_EQ(detect_text("g.parquet", "anything"), LogFormat::kParquet);
 }

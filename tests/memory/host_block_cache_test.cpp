@@ -76,6 +76,17 @@ TEST_F(HostBlockCache, AFreeThatWouldPassTheBudgetIsNotCached) {
   EXPECT_EQ(cpu_tensor_memory().cached_bytes, 18 * kMiB);
 }
 
+TEST_F(HostBlockCache, AGenerousBudgetStillBoundsTheCacheByTwiceThePeak) {
+  // The default budget is the host's memory: the cache must not grow into it. Blocks of six
+  // different classes, one live at a time, would cache ~50 MiB with no other bound.
+  set_cpu_tensor_budget(std::int64_t{1} << 30);
+  for (const std::int64_t mib : {3, 5, 7, 9, 11, 13}) bytes(mib * kMiB);
+  const auto memory = cpu_tensor_memory();
+  EXPECT_GT(memory.cached_bytes, 0);
+  EXPECT_LE(memory.cached_bytes + memory.current_bytes, 2 * memory.peak_bytes);
+  EXPECT_LT(memory.cached_bytes, 40 * kMiB);
+}
+
 TEST_F(HostBlockCache, ReleaseEmptiesTheCacheAndReportsTheBytes) {
   auto a = bytes(4 * kMiB);
   auto b = bytes(6 * kMiB);

@@ -44,9 +44,9 @@ bool counting_cpu_allocator_installed();
 // class (a block is at most 12.5% larger than its request): training frees and reallocates the
 // same large activation buffers every step, and from glibc each is a fresh mmap whose pages fault
 // in zeroed again (measured: 13-25% of a GAT-teacher step on CPU; an epoch ran 2.2x slower).
-// Bound: cached + live tensor bytes stay within the CPU tensor budget when one is set, else
-// within twice the highest live tensor bytes seen; a fresh allocation that fails is retried with
-// the cache emptied. Takes effect with install_counting_cpu_allocator(); call once at start-up.
+// Bound: cached + live tensor bytes stay within twice the highest live tensor bytes seen, and
+// within the CPU tensor budget when one is set; a fresh allocation that fails is retried with the
+// cache emptied. Takes effect with install_counting_cpu_allocator(); call once at start-up.
 void keep_freed_host_memory();
 // Frees every cached block (e.g. between stages); returns the bytes released.
 std::int64_t release_cached_host_memory();
