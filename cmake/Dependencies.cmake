@@ -57,3 +57,62 @@ target_link_libraries(headroom_parquet INTERFACE "${HEADROOM_PARQUET_LIB}" "${HE
 
 # Binaries find the wheels' shared libraries through their RUNPATH.
 set(CMAKE_BUILD_RPATH "${HEADROOM_ARROW_LIBDIR};${HEADROOM_TORCH_PREFIX}/../../lib")
+
+# --- Experiment tracking ----------------------------------------------------------------------
+# libcurl (Debian libcurl4-openssl-dev) talks to MLflow's REST API. TensorBoard events are
+# protobuf messages (Debian libprotobuf-dev, protobuf-compiler) of the schema that the
+# `tensorboard` PyPI package defines: its wheel ships the schema compiled into Python modules
+# (tensorboard/compat/proto/*_pb2.py), not as .proto text, so cmake/tensorboard_schema.py exports
+# those descriptors at configure time and protoc generates the C++ from them. Boost.CRC (Debian
+# libboost-dev, header-only) checksums the event records. tensorboard lives in its own venv
+# (scripts/setup.sh): mlflow, installed beside it for the tests, pins versions that the
+# torch/pyarrow venv cannot share.
+find_package(CURL REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(Boost REQUIRED)
+if(DEFINED ENV{HEADROOM_DEPS_DIR})
+  set(headroom_tracking_python_default "$ENV{HEADROOM_DEPS_DIR}/tracking-venv/bin/python")
+else()
+  set(headroom_tracking_python_default "$ENV{HOME}/.cache/headroom/tracking-venv/bin/python")
+endif()
+set(HEADROOM_TRACKING_PYTHON "${headroom_tracking_python_default}"
+    CACHE FILEPATH "Python with the tensorboard and mlflow packages (scripts/setup.sh)")
+
+set(HEADROOM_TENSORBOARD_GENERATED "${CMAKE_BINARY_DIR}/tensorboard_proto")
+set(tensorboard_schema "${HEADROOM_TENSORBOARD_GENERATED}/tensorboard_event.desc")
+file(MAKE_DIRECTORY "${HEADROOM_TENSORBOARD_GENERATED}")
+execute_process(
+  COMMAND "${HEADROOM_TRACKING_PYTHON}" "${PROJECT_SOURCE_DIR}/cmake/tensorboard_schema.py"
+          "${tensorboard_schema}"
+  OUTPUT_VARIABLE tensorboard_proto_files
+  OUTPUT_STRIP_TRAILING_WHITESPACE
+  RESULT_VARIABLE tensorboard_rc)
+if(NOT tensorboard_rc EQUAL 0)
+  message(FATAL_ERROR "${HEADROOM_TRACKING_PYTHON} cannot export the TensorBoard event schema "
+                      "from the tensorboard package. Run scripts/setup.sh.")
+endif()
+set(tensorboard_sources)
+set(tensorboard_headers)
+foreach(proto IN LISTS tensorboard_proto_files)
+  string(REGEX REPLACE "\\.proto$" "" stem "${proto}")
+  list(APPEND tensorboard_sources "${HEADROOM_TENSORBOARD_GENERATED}/${stem}.pb.cc")
+  list(APPEND tensorboard_headers "${HEADROOM_TENSORBOARD_GENERATED}/${stem}.pb.h")
+endforeach()
+add_custom_command(
+  OUTPUT ${tensorboard_sources} ${tensorboard_headers}
+  COMMAND protobuf::protoc --descriptor_set_in=${tensorboard_schema}
+          --cpp_out=${HEADROOM_TENSORBOARD_GENERATED} ${tensorboard_proto_files}
+  DEPENDS "${tensorboard_schema}" protobuf::protoc
+  COMMENT "Generating C++ for the TensorBoard event schema (protoc)")
+add_library(headroom_tensorboard_proto STATIC ${tensorboard_sources})
+target_include_directories(headroom_tensorboard_proto SYSTEM
+                           PUBLIC "${HEADROOM_TENSORBOARD_GENERATED}")
+target_link_libraries(headroom_tensorboard_proto PUBLIC protobuf::libprotobuf)
+message(STATUS "TensorBoard event schema: ${tensorboard_proto_files}")
+
+# Chart.js (Debian libjs-chart.js) is inlined into `headroom report` pages.
+find_file(HEADROOM_CHART_JS chart.min.js PATHS /usr/share/javascript/chart.js NO_DEFAULT_PATH)
+if(NOT HEADROOM_CHART_JS)
+  message(FATAL_ERROR "Chart.js not found in /usr/share/javascript/chart.js: install the Debian "
+                      "package libjs-chart.js (scripts/setup.sh does)")
+endif()

@@ -6,14 +6,23 @@
 #  - A Python virtual environment with the PyPI packages torch (LibTorch) and pyarrow
 #    (Arrow/Parquet C++), outside the repository so every clone shares it:
 #    ${HEADROOM_DEPS_DIR:-$HOME/.cache/headroom}/venv
+#  - Experiment tracking: Debian libcurl (MLflow's REST API), protobuf and Boost.CRC (TensorBoard
+#    event files), Chart.js (`headroom report` pages), Chromium (the report's browser test); and
+#    a second venv, ${HEADROOM_DEPS_DIR:-$HOME/.cache/headroom}/tracking-venv, with the PyPI
+#    packages tensorboard (its event schema is compiled at build time; the tests read event files
+#    with it) and mlflow (the tests run a tracking server). mlflow pins numpy/pyarrow versions of
+#    its own, hence the separate venv.
 #
 # Prints the venv's python path on the last line of stdout so callers can use it.
 set -euo pipefail
 
 TORCH_VERSION="2.11.0"
 PYARROW_VERSION="22.0.0"
+MLFLOW_VERSION="3.18.0"
+TENSORBOARD_VERSION="2.21.0"
 DEPS_DIR="${HEADROOM_DEPS_DIR:-$HOME/.cache/headroom}"
 VENV="$DEPS_DIR/venv"
+TRACKING_VENV="$DEPS_DIR/tracking-venv"
 
 log() { echo "[setup] $*" >&2; }
 
@@ -22,6 +31,7 @@ debian_packages=(
   libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
   libgloo-dev
+  libcurl4-openssl-dev libprotobuf-dev protobuf-compiler libboost-dev libjs-chart.js chromium
 )
 
 missing=()
@@ -55,6 +65,22 @@ if ! python_ok; then
   "$VENV/bin/pip" install -q --disable-pip-version-check \
     "torch==$TORCH_VERSION" "pyarrow==$PYARROW_VERSION" numpy >&2
   python_ok || { log "error: torch/pyarrow installation in $VENV failed"; exit 1; }
+fi
+
+tracking_ok() {
+  [[ -x "$TRACKING_VENV/bin/python" ]] && "$TRACKING_VENV/bin/python" - "$MLFLOW_VERSION" "$TENSORBOARD_VERSION" <<'EOF' 2>/dev/null
+import sys, importlib.metadata as md
+sys.exit(0 if (md.version("mlflow"), md.version("tensorboard")) == (sys.argv[1], sys.argv[2]) else 1)
+EOF
+}
+
+if ! tracking_ok; then
+  log "installing mlflow==$MLFLOW_VERSION and tensorboard==$TENSORBOARD_VERSION into $TRACKING_VENV (one time)"
+  mkdir -p "$DEPS_DIR"
+  [[ -x "$TRACKING_VENV/bin/python" ]] || python3 -m venv "$TRACKING_VENV"
+  "$TRACKING_VENV/bin/pip" install -q --disable-pip-version-check \
+    "mlflow==$MLFLOW_VERSION" "tensorboard==$TENSORBOARD_VERSION" >&2
+  tracking_ok || { log "error: mlflow/tensorboard installation in $TRACKING_VENV failed"; exit 1; }
 fi
 
 # pyarrow ships versioned shared objects only; the unversioned links are what the linker wants.

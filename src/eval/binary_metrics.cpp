@@ -96,6 +96,41 @@ double average_precision(std::span<const std::uint8_t> labels, std::span<const f
   return area;
 }
 
+RocCurve roc_curve(std::span<const std::uint8_t> labels, std::span<const float> scores,
+                   std::size_t max_points) {
+  check_sizes(labels, scores, "roc_curve");
+  const auto positives = static_cast<double>(
+      std::count_if(labels.begin(), labels.end(), [](std::uint8_t l) { return l != 0; }));
+  const auto negatives = static_cast<double>(labels.size()) - positives;
+  RocCurve full;
+  if (positives == 0 || negatives == 0) return full;
+  std::vector<std::size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+  full.false_positive_rate.push_back(0);
+  full.true_positive_rate.push_back(0);
+  double true_positives = 0, false_positives = 0;
+  for (std::size_t first = 0; first < order.size();) {
+    std::size_t last = first;
+    // Tied scores are decided together: one point for all of them.
+    for (; last < order.size() && scores[order[last]] == scores[order[first]]; ++last)
+      (labels[order[last]] != 0 ? true_positives : false_positives) += 1;
+    full.false_positive_rate.push_back(false_positives / negatives);
+    full.true_positive_rate.push_back(true_positives / positives);
+    first = last;
+  }
+  const std::size_t n = full.false_positive_rate.size();
+  if (n <= max_points || max_points < 2) return full;
+  RocCurve kept;
+  for (std::size_t k = 0; k < max_points; ++k) {
+    const std::size_t i = k * (n - 1) / (max_points - 1);
+    kept.false_positive_rate.push_back(full.false_positive_rate[i]);
+    kept.true_positive_rate.push_back(full.true_positive_rate[i]);
+  }
+  return kept;
+}
+
 double roc_auc(std::span<const std::uint8_t> labels, std::span<const float> scores) {
   check_sizes(labels, scores, "roc_auc");
   // NaN breaks the ordering the ranks need; scikit-learn refuses it too.

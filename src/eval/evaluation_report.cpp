@@ -171,9 +171,12 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
     std::sort(vehicle_decisions.calibration_ids.begin(), vehicle_decisions.calibration_ids.end());
   }
   const auto group = [&](std::size_t split, std::string attack, const GroupData& data) {
-    EvaluationGroup g{split_name(split), std::move(attack),
-                      binary_metrics(data.labels, data.scores, decision_threshold), std::nullopt,
-                      std::nullopt};
+    EvaluationGroup g{split_name(split),
+                      std::move(attack),
+                      binary_metrics(data.labels, data.scores, decision_threshold),
+                      std::nullopt,
+                      std::nullopt,
+                      roc_curve(data.labels, data.scores)};
     if (calibrated_threshold)
       g.calibrated = binary_metrics(data.labels, data.scores, *calibrated_threshold);
     if (split != 0 && !vehicle_decisions.threshold_by_file.empty())
@@ -205,6 +208,9 @@ void to_json(nlohmann::json& json, const ModelEvaluation& evaluation) {
         {"split", group.split}, {"attack_type", group.attack_type}, {"metrics", group.metrics}};
     if (group.calibrated) g["calibrated_metrics"] = *group.calibrated;
     if (group.vehicle) g["vehicle_calibrated_metrics"] = *group.vehicle;
+    if (!group.roc.false_positive_rate.empty())
+      g["roc"] = {{"false_positive_rate", group.roc.false_positive_rate},
+                  {"true_positive_rate", group.roc.true_positive_rate}};
     groups.push_back(std::move(g));
   }
   json = nlohmann::json{{"model", evaluation.model},

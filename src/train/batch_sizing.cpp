@@ -15,6 +15,8 @@
 #include "headroom/train/precision.hpp"
 #include "headroom/train/training_loop.hpp"
 #include "headroom/util/byte_size.hpp"
+#include "headroom/util/file_writer.hpp"
+#include "headroom/util/process_role.hpp"
 
 namespace headroom::train {
 namespace {
@@ -122,6 +124,40 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
   return measured;
 }
 
+namespace {
+
+// memory_plan.json in the run directory: what `headroom report` draws as the plan's breakdown.
+void record_memory_plan(const RunDirectory& run, const MeasuredPeak& measured, double budget,
+                        double target_utilization, double reserved_bytes,
+                        double packing_budget_bytes) {
+  if (!util::process_role().writes()) return;
+  const auto& f = measured.fit;
+  nlohmann::json samples = nlohmann::json::array();
+  for (const auto& s : measured.samples)
+    samples.push_back({{"nodes", s.nodes},
+                       {"edges", s.edges},
+                       {"graphs", s.graphs},
+                       {"peak_bytes", s.peak_bytes},
+                       {"fixed_bytes", f.fixed_bytes},
+                       {"node_bytes", f.bytes_per_node * static_cast<double>(s.nodes)},
+                       {"edge_bytes", f.bytes_per_edge * static_cast<double>(s.edges)},
+                       {"graph_bytes", f.bytes_per_graph * static_cast<double>(s.graphs)}});
+  const nlohmann::json plan = {{"fixed_bytes", f.fixed_bytes},
+                               {"bytes_per_node", f.bytes_per_node},
+                               {"bytes_per_edge", f.bytes_per_edge},
+                               {"bytes_per_graph", f.bytes_per_graph},
+                               {"max_relative_error", f.max_relative_error},
+                               {"from_cache", measured.from_cache},
+                               {"memory_budget", budget},
+                               {"target_utilization", target_utilization},
+                               {"reserved_bytes", reserved_bytes},
+                               {"packing_budget_bytes", packing_budget_bytes},
+                               {"probe_batches", samples}};
+  util::write_file_atomically(run.path() / "memory_plan.json", plan.dump(2) + "\n");
+}
+
+}  // namespace
+
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphStore& store,
                               const ModelSpec& model, const StageStep& step, RunDirectory& run,
                               double reserved_bytes) {
@@ -146,6 +182,8 @@ BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphSt
       reserved_bytes > 0 ? " less " + util::format_byte_size(reserved_bytes) + " for the teacher"
                          : "",
       config.optimisation.batch_size));
+  record_memory_plan(run, measured, static_cast<double>(budget), config.memory.target_utilization,
+                     reserved_bytes, sizing.packing_budget_bytes);
   return sizing;
 }
 

@@ -9,6 +9,7 @@
 #include "headroom/train/autoencoder_stage.hpp"
 #include "headroom/train/classifier_stage.hpp"
 #include "headroom/train/fusion_stage.hpp"
+#include "headroom/train/stage_observer.hpp"
 
 namespace headroom::train {
 namespace {
@@ -23,7 +24,8 @@ std::string format_mib(std::int64_t bytes) {
 
 }  // namespace
 
-PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks) {
+PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks,
+                            const StageObservers& observers) {
   const auto start = std::chrono::steady_clock::now();
   PipelineResult result;
   auto stage_config = [&](Stage stage, const std::string& kind, models::ModelSize size,
@@ -52,24 +54,26 @@ PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks) 
       {Stage::kCurriculum, "gat", ModelSize::kStudent, "teacher_curriculum"},
   };
   // Runs one stage under its run-directory name, timed, into result.stages.
-  const auto run_stage = [&](const TrainingConfig& config,
-                             const std::function<StageResult(const TrainingConfig&)>& stage) {
-    const auto stage_start = std::chrono::steady_clock::now();
-    PipelineStage done;
-    done.name = run_directory(config).filename().string();
-    fmt::print("\n== {} ==\n", done.name);
-    done.result = stage(config);
-    done.wall_seconds = seconds_since(stage_start);
-    result.stages.push_back(std::move(done));
-  };
+  const auto run_stage =
+      [&](const TrainingConfig& config,
+          const std::function<StageResult(const TrainingConfig&, const LoopHooks&)>& stage) {
+        const auto stage_start = std::chrono::steady_clock::now();
+        PipelineStage done;
+        const auto run_dir = run_directory(config);
+        done.name = run_dir.filename().string();
+        fmt::print("\n== {} ==\n", done.name);
+        // The job's hooks, plus the observers' sinks.
+        done.result = observed_stage(observers, done.name, config, run_dir, hooks,
+                                     [&](const LoopHooks& all) { return stage(config, all); });
+        done.wall_seconds = seconds_since(stage_start);
+        result.stages.push_back(std::move(done));
+      };
   for (const auto& step : steps) {
     const auto config = stage_config(step.stage, step.kind, step.size, step.teacher);
     if (step.stage == Stage::kAutoencoder)
-      run_stage(config,
-                [&hooks](const TrainingConfig& c) { return run_autoencoder_stage(c, hooks); });
+      run_stage(config, run_autoencoder_stage);
     else
-      run_stage(config,
-                [&hooks](const TrainingConfig& c) { return run_classifier_stage(c, hooks); });
+      run_stage(config, run_classifier_stage);
   }
   // The students' scores fused, by upstream's DQN and by a logistic regression.
   for (const char* method : {"dqn", "logistic"}) {
@@ -77,7 +81,7 @@ PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks) 
     config.stage = Stage::kFusion;
     config.fusion.method = method;
     try {
-      run_stage(config, [&hooks](const TrainingConfig& c) { return run_fusion_stage(c, hooks); });
+      run_stage(config, run_fusion_stage);
     } catch (const FusionUnavailable& e) {
       fmt::print("skipped: {}\n", e.what());
     }
@@ -89,7 +93,10 @@ PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks) 
   // The classifiers, the autoencoders as anomaly detectors, and the fusions.
   for (const auto& stage : result.stages)
     eval_config.evaluation.models.push_back(stage.result.run_dir);
-  result.evaluation = run_evaluation_stage(eval_config);
+  const auto eval_dir = run_directory(eval_config);
+  result.evaluation =
+      observed_stage(observers, eval_dir.filename().string(), eval_config, eval_dir, {},
+                     [&](const LoopHooks&) { return run_evaluation_stage(eval_config); });
   result.wall_seconds = seconds_since(start);
   result.peak_rss_bytes = memory::process_peak_rss_bytes();
   return result;

@@ -1,15 +1,19 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <iostream>
 #include <memory>
 
 #include "headroom/cli/commands.hpp"
 #include "headroom/cli/preprocess_flags.hpp"
+#include "headroom/report/html_report.hpp"
 #include "headroom/synthetic/synthetic_traffic.hpp"
 #include "headroom/train/pipeline.hpp"
 #include "headroom/train_cli/data_parallel.hpp"
+#include "headroom/train_cli/tracking_flags.hpp"
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_flags.hpp"
 #include "headroom/util/output_path.hpp"
+#include "headroom/util/process_role.hpp"
 
 namespace headroom::cli {
 
@@ -25,6 +29,7 @@ void add_run_command(CLI::App& app) {
     bool regenerate = false;
     PreprocessFlags flags;
     TrainingFlags training;
+    TrackingFlags tracking;
   };
   auto state = std::make_shared<State>();
   command->add_option("DATASET", state->dataset,
@@ -44,6 +49,7 @@ void add_run_command(CLI::App& app) {
   state->flags.add_to(*command);
   state->training.add_to(*command, /*with_store=*/false, /*with_preset=*/false,
                          /*shares_preprocess_flags=*/true);
+  state->tracking.add_to(*command);
   command->footer(
       "Example: headroom run            (synthetic default)\n"
       "         headroom run ../shared/data/can/hcrl_sa --threads 2");
@@ -84,8 +90,15 @@ void add_run_command(CLI::App& app) {
 
     config.run.seed = options.seed;
     config.run.threads = static_cast<int>(options.threads);
-    const auto result = train::run_pipeline(config, job->hooks());
+    const auto trackers = state->tracking.open(std::cerr);
+    trackers->start_parent("headroom run " + train::dataset_name(config), config);
+    const auto result = train::run_pipeline(config, job->hooks(), trackers->observers());
     fmt::print("\n{}", train::render_pipeline_summary(result));
+    if (!util::process_role().writes()) return;  // the report is rank 0's, like the run files
+    const auto report = report::write_html_report(runs);
+    fmt::print("\nreport: {}\n", report.string());
+    trackers->log_parent_artifact(report);
+    trackers->end_parent(tracking::RunStatus::kFinished);
   });
 }
 

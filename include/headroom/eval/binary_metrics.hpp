@@ -1,8 +1,10 @@
 // Binary classification metrics (attack = positive class), computed from labels and attack scores.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -35,6 +37,16 @@ BinaryMetrics binary_metrics(std::span<const std::uint8_t> labels, std::span<con
 
 // Area under the ROC curve by the rank statistic, ties counted half. NaN with a single class.
 double roc_auc(std::span<const std::uint8_t> labels, std::span<const float> scores);
+
+// The ROC curve: (false-positive rate, true-positive rate) after each distinct score, highest
+// first, from (0, 0) to (1, 1). Longer curves keep `max_points` evenly spaced points (the ends
+// included), enough to draw. Empty with a single class.
+struct RocCurve {
+  std::vector<double> false_positive_rate;
+  std::vector<double> true_positive_rate;
+};
+RocCurve roc_curve(std::span<const std::uint8_t> labels, std::span<const float> scores,
+                   std::size_t max_points = 201);
 
 // Average precision, as scikit-learn's average_precision_score: the sum over distinct score
 // thresholds, highest first, of (recall gained) x (precision there). NaN without positives.

@@ -23,6 +23,7 @@ struct EvaluationGroup {
   // A test split's graphs other than the vehicle-calibration windows, each decided at its file's
   // own threshold (VehicleCalibration); unset for validation and without vehicle calibration.
   std::optional<BinaryMetrics> vehicle;
+  RocCurve roc;  // of the scores, whatever the threshold (empty with a single class)
 };
 
 // Calibration on the vehicle under test: in each test file (one recording of one vehicle), the

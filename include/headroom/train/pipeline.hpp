@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "headroom/train/evaluation_stage.hpp"
+#include "headroom/train/stage_observer.hpp"
 #include "headroom/train/stage_result.hpp"
 #include "headroom/train/training_config.hpp"
 #include "headroom/train/training_loop.hpp"
@@ -27,8 +28,11 @@ struct PipelineResult {
 };
 
 // `base` supplies the store, run root, device, precision, epochs and so on; stage, model, size
-// and distillation are set per stage. Every stage trains with `hooks` (a data-parallel job's).
-PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks = {});
+// and distillation are set per stage. Every stage trains with `hooks` (a data-parallel job's);
+// each stage, the evaluation included, runs between stage_started and stage_ended of every
+// observer (stage_observer.hpp).
+PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks = {},
+                            const StageObservers& observers = {});
 
 // F1 per model and test condition (validation and each test directory), then per stage wall time
 // and peak tensor memory.

@@ -1,0 +1,36 @@
+// `headroom report`: one self-contained HTML page (no network needed to view it) about a run
+// root (runs/{dataset}/, every stage directory in it and its evaluation) or one stage directory.
+// Per stage: loss and validation curves, throughput, memory over steps against the budget and
+// the packing target with OOM events and micro-batch splits marked, the memory plan's breakdown;
+// from the evaluation: F1, precision, recall and ROC AUC per test condition and attack type,
+// confusion matrices, ROC curves and the F1-by-condition table.
+//
+// The charts are drawn in the browser by Chart.js (Debian's libjs-chart.js), whose source the
+// page carries inline beside the data; tables are plain HTML, readable without scripts.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace headroom::report {
+
+// Everything the page shows, read from `path` (a run root or one stage directory): {"title",
+// "stages": [{"name", "dir", "epochs", "steps", "config", "plan", "result"}], "evaluation":
+// {model: evaluation}}. Throws std::runtime_error naming the file for unreadable JSON, and when
+// `path` holds no stage (no metrics.jsonl) and no evaluation.
+nlohmann::json collect_report_data(const std::filesystem::path& path);
+
+// The page for `data` (collect_report_data), with `chart_js` (Chart.js's source) inline.
+std::string render_html_report(const nlohmann::json& data, const std::string& chart_js);
+
+// Collects, renders and writes (atomically) the report of `path` to `out`, by default
+// `path`/report.html; returns where it went. Chart.js is read from the Debian package's file
+// (`chart_js`, default: the one found at build time); throws std::runtime_error when it is missing.
+std::filesystem::path write_html_report(
+    const std::filesystem::path& path, std::optional<std::filesystem::path> out = std::nullopt,
+    std::optional<std::filesystem::path> chart_js = std::nullopt);
+
+}  // namespace headroom::report

@@ -1,0 +1,51 @@
+// A small blocking HTTP client over libcurl for the tracking servers' REST APIs. One instance
+// per thread (a curl handle is not thread-safe); requests never raise signals (CURLOPT_NOSIGNAL),
+// so a client may live on a background thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace headroom::tracking {
+
+struct HttpResponse {
+  long status = 0;  // HTTP status code
+  std::string body;
+};
+
+// The request never reached an answer: refused, unreachable, timed out.
+class HttpTransportError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct HttpTimeouts {
+  std::chrono::milliseconds connect{2000};
+  std::chrono::milliseconds total{10000};  // the whole request, answer included
+};
+
+class HttpClient {
+ public:
+  explicit HttpClient(HttpTimeouts timeouts = {});
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // `method` is GET, POST or PUT; `body` is sent with `content_type` unless empty (GET).
+  // Throws HttpTransportError when no answer came; any HTTP status is an answer.
+  HttpResponse request(std::string_view method, const std::string& url, std::string_view body = {},
+                       std::string_view content_type = "application/json");
+
+  // `text` percent-encoded for a URL query or path segment.
+  std::string escape(std::string_view text);
+
+ private:
+  struct Handle;
+  std::unique_ptr<Handle> handle_;
+  HttpTimeouts timeouts_;
+};
+
+}  // namespace headroom::tracking

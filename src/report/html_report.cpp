@@ -1,0 +1,344 @@
+#include "headroom/report/html_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "headroom/util/file_writer.hpp"
+#include "report_page.hpp"
+
+#ifndef HEADROOM_CHART_JS
+#define HEADROOM_CHART_JS "/usr/share/javascript/chart.js/chart.min.js"
+#endif
+
+namespace headroom::report {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path.string() + ": cannot read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+json read_json_or_null(const fs::path& path) {
+  if (!fs::exists(path)) return nullptr;
+  try {
+    return json::parse(read_text(path));
+  } catch (const json::parse_error& e) {
+    throw std::runtime_error(fmt::format("{}: not JSON ({})", path.string(), e.what()));
+  }
+}
+
+// metrics.jsonl: epoch lines, and step lines with "global_step" (steps counted across epochs).
+// A torn last line (the run was killed mid-write) is skipped; a bad line elsewhere is an error.
+void read_metrics(const fs::path& path, json& epochs, json& steps) {
+  std::ifstream in(path);
+  std::string line;
+  std::int64_t steps_before_epoch = 0;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    if (line.empty()) continue;
+    json parsed;
+    try {
+      parsed = json::parse(line);
+    } catch (const json::parse_error& e) {
+      if (in.peek() == EOF) break;
+      throw std::runtime_error(
+          fmt::format("{}:{}: not JSON ({})", path.string(), number, e.what()));
+    }
+    const auto type = parsed.value("type", std::string());
+    if (type == "epoch") {
+      steps_before_epoch += parsed.value("steps", std::int64_t{0});
+      epochs.push_back(std::move(parsed));
+    } else if (type == "step") {
+      parsed["global_step"] = steps_before_epoch + parsed.value("step", std::int64_t{0});
+      steps.push_back(std::move(parsed));
+    }
+  }
+}
+
+json collect_stage(const fs::path& dir) {
+  json stage = {{"name", dir.filename().string()},
+                {"dir", dir.string()},
+                {"epochs", json::array()},
+                {"steps", json::array()}};
+  read_metrics(dir / "metrics.jsonl", stage["epochs"], stage["steps"]);
+  const auto config = read_json_or_null(dir / "config.json");
+  stage["config"] = config.is_object() ? config.value("config", json::object()) : json::object();
+  stage["plan"] = read_json_or_null(dir / "memory_plan.json");
+  const auto result = read_json_or_null(dir / "result.json");
+  stage["result"] = result.is_object() ? result.value("training", json::object()) : json::object();
+  return stage;
+}
+
+// The stage directories of a run root in the order they ran (config.json is written when a
+// stage starts), name order among equals.
+std::vector<fs::path> stage_directories(const fs::path& root) {
+  std::vector<std::pair<fs::file_time_type, fs::path>> found;
+  for (const auto& entry : fs::directory_iterator(root))
+    if (entry.is_directory() && fs::exists(entry.path() / "metrics.jsonl")) {
+      const auto config = entry.path() / "config.json";
+      found.emplace_back(fs::exists(config) ? fs::last_write_time(config) : fs::file_time_type{},
+                         entry.path());
+    }
+  std::sort(found.begin(), found.end());
+  std::vector<fs::path> dirs;
+  for (auto& [time, dir] : found) dirs.push_back(std::move(dir));
+  return dirs;
+}
+
+json collect_evaluation(const fs::path& dir) {
+  const auto combined = read_json_or_null(dir / "evaluation.json");
+  if (combined.is_object()) return combined;
+  json models = json::object();
+  if (!fs::is_directory(dir)) return models;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".json") {
+      const auto model = read_json_or_null(entry.path());
+      if (model.is_object() && model.contains("groups"))
+        models[model.value("model", entry.path().stem().string())] = model;
+    }
+  return models;
+}
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// JSON inside <script>: "</" would end the element early.
+std::string script_safe(std::string text) {
+  for (auto at = text.find("</"); at != std::string::npos; at = text.find("</", at + 3))
+    text.replace(at, 2, "<\\/");
+  return text;
+}
+
+std::string format_metric(const json& value) {
+  if (!value.is_number()) return "n/a";
+  const double number = value.get<double>();
+  return std::isfinite(number) ? fmt::format("{:.4f}", number) : "n/a";
+}
+
+// A 2x2 confusion matrix, each cell shaded by its share of the row (the true class).
+std::string confusion_matrix_html(std::int64_t tn, std::int64_t fp, std::int64_t fn,
+                                  std::int64_t tp) {
+  const auto cell = [](std::int64_t count, std::int64_t row_total, bool correct) {
+    const double share = row_total > 0 ? static_cast<double>(count) / row_total : 0.0;
+    return fmt::format("<td style=\"background: rgba({}, {:.2f})\">{}</td>",
+                       correct ? "44, 160, 44" : "214, 39, 40", 0.15 + 0.6 * share, count);
+  };
+  return "<table class=\"confusion\"><tr><th></th><th>pred normal</th><th>pred attack</th></tr>"
+         "<tr><th>normal</th>" +
+         cell(tn, tn + fp, true) + cell(fp, tn + fp, false) + "</tr><tr><th>attack</th>" +
+         cell(fn, fn + tp, false) + cell(tp, fn + tp, true) + "</tr></table>";
+}
+
+// Each stage's outcome in one row (result.json), as `headroom run` prints it.
+std::string stage_summary_table(const json& stages) {
+  if (stages.empty()) return {};
+  std::string html =
+      "<h2>Stages</h2><table><tr><th>stage</th><th>epochs</th><th>best epoch</th>"
+      "<th>training s</th><th>graphs/s</th><th>peak tensor MiB</th><th>OOM events</th>"
+      "<th>split steps</th></tr>";
+  for (const auto& stage : stages) {
+    const auto& r = stage["result"];
+    std::int64_t ooms = 0, splits = 0;
+    for (const auto& line : stage["epochs"]) {
+      ooms += line.value("oom_events", std::int64_t{0});
+      splits += line.value("split_steps", std::int64_t{0});
+    }
+    html += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.0f}</td><td>{:.1f}</td>"
+        "<td>{}</td><td>{}</td></tr>",
+        html_escape(stage.value("name", "")), stage["epochs"].size(),
+        r.value("best_epoch", std::int64_t{-1}) + 1, r.value("seconds", 0.0),
+        r.value("graphs_per_second", 0.0),
+        static_cast<double>(r.value("peak_tensor_bytes", std::int64_t{0})) / (1 << 20), ooms,
+        splits);
+  }
+  return html + "</table>";
+}
+
+// `page` with every @NAME@ slot replaced by its value, in one pass: inserted values are never
+// searched for slots.
+std::string fill_slots(std::string_view page, const std::map<std::string, std::string>& slots) {
+  std::string out;
+  std::size_t done = 0;
+  for (auto at = page.find('@'); at != std::string_view::npos; at = page.find('@', at + 1)) {
+    const auto close = page.find('@', at + 1);
+    if (close == std::string_view::npos) break;
+    const auto slot = slots.find(std::string(page.substr(at + 1, close - at - 1)));
+    if (slot == slots.end()) continue;
+    out.append(page.substr(done, at - done)).append(slot->second);
+    done = close + 1;
+    at = close;
+  }
+  return out.append(page.substr(done));
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S UTC", &utc);
+  return text;
+}
+
+// The whole-split rows' F1 per model, as `headroom run` prints it: at 0.5 / at the calibrated
+// threshold / at the vehicle threshold.
+std::string f1_by_condition_table(const json& evaluation) {
+  std::vector<std::string> splits;
+  for (const auto& [model, report] : evaluation.items())
+    for (const auto& group : report.value("groups", json::array()))
+      if (group.value("attack_type", "").empty()) {
+        const auto split = group.value("split", "");
+        if (std::find(splits.begin(), splits.end(), split) == splits.end()) splits.push_back(split);
+      }
+  std::string html = "<table class=\"f1\"><tr><th>condition</th>";
+  for (const auto& [model, report] : evaluation.items())
+    html += "<th>" + html_escape(model) + "</th>";
+  html += "</tr>";
+  for (const auto& split : splits) {
+    html += "<tr><td>" + html_escape(split) + "</td>";
+    for (const auto& [model, report] : evaluation.items()) {
+      std::string cell = "-";
+      for (const auto& group : report.value("groups", json::array()))
+        if (group.value("split", "") == split && group.value("attack_type", "").empty()) {
+          cell = format_metric(group["metrics"]["f1"]);
+          if (group.contains("calibrated_metrics"))
+            cell += " / " + format_metric(group["calibrated_metrics"]["f1"]);
+          if (group.contains("vehicle_calibrated_metrics"))
+            cell += " / " + format_metric(group["vehicle_calibrated_metrics"]["f1"]);
+        }
+      html += "<td>" + cell + "</td>";
+    }
+    html += "</tr>";
+  }
+  return html + "</table>";
+}
+
+// One model's rows: split, attack type, n, F1, precision, recall, ROC AUC (at 0.5, and the F1 at
+// the calibrated threshold), and the confusion matrix at 0.5.
+std::string model_metrics_table(const std::string& model, const json& report) {
+  std::string html = fmt::format(
+      "<h3>{}</h3><p class=\"note\">score: {}; decision at {}{}</p><table class=\"metrics\">"
+      "<tr><th>condition</th><th>attack type</th><th>n</th><th>F1</th><th>precision</th>"
+      "<th>recall</th><th>ROC AUC</th><th>F1 (calibrated)</th><th>confusion (at the decision)"
+      "</th></tr>",
+      html_escape(model), html_escape(report.value("score", "")),
+      format_metric(report.value("decision_threshold", json())),
+      report.contains("calibrated_threshold")
+          ? "; calibrated threshold " + format_metric(report["calibrated_threshold"])
+          : "");
+  for (const auto& group : report.value("groups", json::array())) {
+    const auto& m = group["metrics"];
+    const auto& c = m["confusion"];
+    const auto attack = group.value("attack_type", "");
+    html += fmt::format(
+        "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td></tr>",
+        attack.empty() ? " class=\"split\"" : "", html_escape(group.value("split", "")),
+        attack.empty() ? "all" : html_escape(attack), m.value("count", 0), format_metric(m["f1"]),
+        format_metric(m["precision"]), format_metric(m["recall"]), format_metric(m["roc_auc"]),
+        group.contains("calibrated_metrics") ? format_metric(group["calibrated_metrics"]["f1"])
+                                             : "-",
+        confusion_matrix_html(c.value("true_negatives", 0), c.value("false_positives", 0),
+                              c.value("false_negatives", 0), c.value("true_positives", 0)));
+  }
+  return html + "</table>";
+}
+
+}  // namespace
+
+nlohmann::json collect_report_data(const std::filesystem::path& path) {
+  if (!fs::is_directory(path))
+    throw std::runtime_error(path.string() +
+                             ": not a directory (give a run directory or a run "
+                             "root such as runs/<dataset>)");
+  json data = {{"title", fs::absolute(path).lexically_normal().filename().string()},
+               {"stages", json::array()},
+               {"evaluation", json::object()}};
+  if (fs::exists(path / "metrics.jsonl")) {
+    data["stages"].push_back(collect_stage(path));
+  } else {
+    for (const auto& dir : stage_directories(path)) data["stages"].push_back(collect_stage(dir));
+    data["evaluation"] = collect_evaluation(path / "evaluation");
+  }
+  if (fs::exists(path / "evaluation.json") || path.filename() == "evaluation")
+    data["evaluation"] = collect_evaluation(path);
+  if (data["stages"].empty() && data["evaluation"].empty())
+    throw std::runtime_error(
+        path.string() +
+        ": holds no stage (no metrics.jsonl) and no "
+        "evaluation; give a run directory or a run root such as runs/<dataset>");
+  return data;
+}
+
+std::string render_html_report(const nlohmann::json& data, const std::string& chart_js) {
+  std::string tables;
+  const auto& evaluation = data["evaluation"];
+  if (!evaluation.empty()) {
+    tables +=
+        "<h2>F1 by model and test condition</h2><p class=\"note\">decision at 0.5 / at the "
+        "model's calibrated threshold [/ at the test split's vehicle threshold]</p>";
+    tables += f1_by_condition_table(evaluation);
+    tables += "<h2>Per test condition and attack type</h2>";
+    for (const auto& [model, report] : evaluation.items())
+      tables += model_metrics_table(model, report);
+  }
+  return fill_slots(kPageTemplate, {{"TITLE", html_escape(data.value("title", ""))},
+                                    {"GENERATED", utc_now()},
+                                    {"STYLE", kPageStyle},
+                                    {"STAGES", stage_summary_table(data["stages"])},
+                                    {"TABLES", tables},
+                                    {"SCRIPT", kPageScript},
+                                    {"DATA", script_safe(data.dump())},
+                                    {"CHART_JS", chart_js}});
+}
+
+std::filesystem::path write_html_report(const std::filesystem::path& path,
+                                        std::optional<std::filesystem::path> out,
+                                        std::optional<std::filesystem::path> chart_js) {
+  const fs::path library = chart_js.value_or(HEADROOM_CHART_JS);
+  if (!fs::exists(library))
+    throw std::runtime_error(library.string() +
+                             ": Chart.js is missing (install the Debian package libjs-chart.js; "
+                             "scripts/setup.sh does)");
+  const auto data = collect_report_data(path);
+  const fs::path target = out.value_or(path / "report.html");
+  util::write_file_atomically(target, render_html_report(data, read_text(library)));
+  return target;
+}
+
+}  // namespace headroom::report

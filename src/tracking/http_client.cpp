@@ -1,0 +1,78 @@
+#include "headroom/tracking/http_client.hpp"
+
+#include <curl/curl.h>
+
+#include <mutex>
+
+namespace headroom::tracking {
+namespace {
+
+// curl_global_init is not thread-safe and must run once before any handle exists.
+void initialise_curl_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+std::size_t append_to_string(char* data, std::size_t size, std::size_t count, void* target) {
+  static_cast<std::string*>(target)->append(data, size * count);
+  return size * count;
+}
+
+}  // namespace
+
+struct HttpClient::Handle {
+  CURL* curl = nullptr;
+  ~Handle() {
+    if (curl != nullptr) curl_easy_cleanup(curl);
+  }
+};
+
+HttpClient::HttpClient(HttpTimeouts timeouts)
+    : handle_(std::make_unique<Handle>()), timeouts_(timeouts) {
+  initialise_curl_once();
+  handle_->curl = curl_easy_init();
+  if (handle_->curl == nullptr) throw std::runtime_error("libcurl: cannot create a handle");
+}
+
+HttpClient::~HttpClient() = default;
+
+HttpResponse HttpClient::request(std::string_view method, const std::string& url,
+                                 std::string_view body, std::string_view content_type) {
+  CURL* curl = handle_->curl;
+  curl_easy_reset(curl);
+  HttpResponse response;
+  char error[CURL_ERROR_SIZE] = {};
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeouts_.connect.count()));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeouts_.total.count()));
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_to_string);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  const std::string verb(method);
+  curl_slist* headers = nullptr;
+  if (verb != "GET") {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, verb.c_str());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    headers = curl_slist_append(headers, ("Content-Type: " + std::string(content_type)).c_str());
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  }
+  const CURLcode code = curl_easy_perform(curl);
+  curl_slist_free_all(headers);
+  if (code != CURLE_OK)
+    throw HttpTransportError(verb + " " + url + ": " +
+                             (error[0] != '\0' ? error : curl_easy_strerror(code)));
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  return response;
+}
+
+std::string HttpClient::escape(std::string_view text) {
+  char* escaped = curl_easy_escape(handle_->curl, text.data(), static_cast<int>(text.size()));
+  if (escaped == nullptr) throw std::runtime_error("libcurl: cannot escape a URL component");
+  std::string out(escaped);
+  curl_free(escaped);
+  return out;
+}
+
+}  // namespace headroom::tracking
