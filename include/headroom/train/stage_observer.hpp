@@ -12,6 +12,7 @@
 
 #include "headroom/train/metrics_sink.hpp"
 #include "headroom/train/training_config.hpp"
+#include "headroom/train/training_loop.hpp"
 
 namespace headroom::train {
 
