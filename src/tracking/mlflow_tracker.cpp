@@ -9,6 +9,7 @@
 #include <deque>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <thread>
