@@ -100,14 +100,16 @@ foreach(proto IN LISTS tensorboard_proto_files)
 endforeach()
 add_custom_command(
   OUTPUT ${tensorboard_sources} ${tensorboard_headers}
-  COMMAND protobuf::protoc --descriptor_set_in=${tensorboard_schema}
+  COMMAND "${Protobuf_PROTOC_EXECUTABLE}" --descriptor_set_in=${tensorboard_schema}
           --cpp_out=${HEADROOM_TENSORBOARD_GENERATED} ${tensorboard_proto_files}
-  DEPENDS "${tensorboard_schema}" protobuf::protoc
+  DEPENDS "${tensorboard_schema}" "${Protobuf_PROTOC_EXECUTABLE}"
   COMMENT "Generating C++ for the TensorBoard event schema (protoc)")
 add_library(headroom_tensorboard_proto STATIC ${tensorboard_sources})
 target_include_directories(headroom_tensorboard_proto SYSTEM
                            PUBLIC "${HEADROOM_TENSORBOARD_GENERATED}")
-target_link_libraries(headroom_tensorboard_proto PUBLIC protobuf::libprotobuf)
+# By path, not protobuf::libprotobuf: LibTorch's CMake config defines an empty target of that name
+# before FindProtobuf runs, and linking it links nothing.
+target_link_libraries(headroom_tensorboard_proto PUBLIC "${Protobuf_LIBRARY_RELEASE}")
 message(STATUS "TensorBoard event schema: ${tensorboard_proto_files}")
 
 # Chart.js (Debian libjs-chart.js) is inlined into `headroom report` pages.
