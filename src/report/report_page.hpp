@@ -57,13 +57,6 @@ inline constexpr const char* kPageScript = R"js(
     if (errors.length) document.body.dataset.errorMessages = errors.join(' | ');
   }
   window.addEventListener('error', function (e) { errors.push(String(e.message)); mark(); });
-  try {
-    draw(JSON.parse(document.getElementById('report-data').textContent));
-  } catch (e) {
-    errors.push(String(e && e.stack || e));
-  }
-  mark();
-  document.body.dataset.status = errors.length ? 'error' : 'ready';
 
   function draw(data) {
     Chart.defaults.animation = false;
@@ -130,7 +123,13 @@ inline constexpr const char* kPageScript = R"js(
     chart(grid, 'loss-' + slug, 'Loss per epoch', xyChart([
       series('train loss', epochPoints(epochs, l => l.train_loss), 0),
       series('validation loss', epochPoints(epochs, l => l.validation_loss), 1)], 'epoch', 'loss'));
-    const keys = ['f1', 'roc_auc', 'pr_auc', 'precision', 'recall', 'accuracy'];
+    // Every number a validation reports (classifiers: F1, AUCs, ...; the VGAE: its loss), less
+    // the counts.
+    const keys = [];
+    for (const line of epochs)
+      for (const key of Object.keys(line.validation || {}))
+        if (typeof line.validation[key] === 'number' && keys.indexOf(key) < 0 &&
+            ['count', 'positives', 'graphs', 'cross_entropy'].indexOf(key) < 0) keys.push(key);
     const validation = [];
     keys.forEach(function (key, i) {
       const points = epochPoints(epochs, l => l.validation && l.validation[key]);
@@ -172,6 +171,7 @@ inline constexpr const char* kPageScript = R"js(
     const reserved = pts(reservedOf);
     if (reserved.length) datasets.push(series('reserved (CUDA)', reserved, 4));
     datasets.push(series('RSS', pts(rssOf), 5));
+    const usage = datasets.flatMap(d => d.data.map(p => p.y)).filter(v => v > 0);
     const xs = lines.map(x);
     const span = xs.length ? [Math.min.apply(null, xs), Math.max.apply(null, xs)] : [0, 1];
     const budget = (lines.length ? lines[lines.length - 1].memory_budget : 0) || 0;
@@ -201,9 +201,8 @@ inline constexpr const char* kPageScript = R"js(
     }
     datasets.push(series('micro-batch splits', splits, 6, {showLine: false, pointRadius: 6,
                                                           pointStyle: 'triangle'}));
-    const used = datasets.slice(0, 4).flatMap(d => d.data.map(p => p.y)).filter(v => v > 0);
     const top = Math.max(budget, target) / MiB;
-    const logScale = used.length && top / Math.max.apply(null, used) > 20;
+    const logScale = usage.length && top / Math.max.apply(null, usage) > 20;
     chart(grid, 'memory-' + slug,
           'Memory over ' + (bySteps ? 'steps' : 'epochs') + ' (MiB' + (logScale ? ', log scale' : '') +
           ') vs budget ' + (budget / MiB).toFixed(0) + ' MiB and packing target ' +
@@ -260,6 +259,15 @@ inline constexpr const char* kPageScript = R"js(
       chart(grid, 'roc-' + split.replace(/[^A-Za-z0-9_-]/g, '_'), 'ROC: ' + split, config);
     });
   }
+
+  // Last: the constants and functions above must exist before drawing starts.
+  try {
+    draw(JSON.parse(document.getElementById('report-data').textContent));
+  } catch (e) {
+    errors.push(String(e && e.stack || e));
+  }
+  mark();
+  document.body.dataset.status = errors.length ? 'error' : 'ready';
 })();
 )js";
 
