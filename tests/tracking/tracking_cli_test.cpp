@@ -3,6 +3,8 @@
 // REST API; the TensorBoard event files read by the tensorboard package; the HTML report loaded
 // in headless Chromium. And a server that stops mid-run: training finishes regardless.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -50,43 +52,81 @@ int free_loopback_port() {
   }
 }
 
-// `mlflow server` on 127.0.0.1 in its own process group, stopped on destruction.
+// Polls `done` every 250 ms for up to `limit`; its last answer.
+bool wait_for(const std::function<bool()>& done,
+              std::chrono::milliseconds limit = std::chrono::minutes(5)) {
+  for (auto end = std::chrono::steady_clock::now() + limit;
+       !done() && std::chrono::steady_clock::now() < end;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  return done();
+}
+
+// `mlflow server` on 127.0.0.1 in a session of its own (setsid). The server starts a uvicorn
+// worker and a job runner with its own consumer processes, all in that session: stopping the
+// session, not just the first process, leaves nothing behind.
 class MlflowServer {
  public:
   explicit MlflowServer(const fs::path& dir) : port_(free_loopback_port()), dir_(dir) {
+    // `$$` is read inside the new session, where it is the session's id; the outer shell's `$!`
+    // could name a process outside it.
     const auto command = "cd " + dir.string() +
-                         " && setsid " HEADROOM_TRACKING_PYTHON
+                         " && setsid sh -c 'echo $$ > server.pid && exec " HEADROOM_TRACKING_PYTHON
                          " -m mlflow server --host 127.0.0.1 --port " +
                          std::to_string(port_) + " --workers 1 --backend-store-uri sqlite:///" +
                          (dir / "mlflow.db").string() + " --artifacts-destination " +
-                         (dir / "artifacts").string() + " > server.log 2>&1 & echo $! > server.pid";
+                         (dir / "artifacts").string() + "' < /dev/null > server.log 2>&1 &";
     EXPECT_EQ(testing::run_command(command), 0);
-    tracking::HttpClient client;
-    for (int i = 0; i < 240 && !up_; ++i) {
-      try {
-        up_ = client.request("GET", uri() + "/health").status == 200;
-      } catch (const tracking::HttpTransportError&) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      }
+    const auto pid_file = dir / "server.pid";
+    if (!wait_for([&] { return slurp(pid_file).ends_with('\n'); }, std::chrono::seconds(30))) {
+      ADD_FAILURE() << "no " << pid_file << " after 30 s:\n" << log();
+      return;
     }
+    session_ = std::stoi(slurp(pid_file));
+    tracking::HttpClient client;
+    up_ = wait_for(
+        [&] {
+          try {
+            return client.request("GET", uri() + "/health").status == 200;
+          } catch (const tracking::HttpTransportError&) {
+            return false;
+          }
+        },
+        std::chrono::minutes(2));
   }
-  ~MlflowServer() { stop(); }
+  ~MlflowServer() {
+    if (!stop()) ADD_FAILURE() << "mlflow server processes outlived the test:\n" << processes();
+  }
+  MlflowServer(const MlflowServer&) = delete;
+  MlflowServer& operator=(const MlflowServer&) = delete;
+
   bool up() const { return up_; }
   std::string uri() const { return "http://127.0.0.1:" + std::to_string(port_); }
   std::string log() const { return slurp(dir_ / "server.log"); }
-  void stop() {
-    if (stopped_) return;
-    stopped_ = true;
-    testing::run_command("kill -TERM -- -$(cat " + (dir_ / "server.pid").string() +
-                         ") 2>/dev/null; sleep 1; kill -KILL -- -$(cat " +
-                         (dir_ / "server.pid").string() + ") 2>/dev/null; true");
+  // The processes left in the server's session (`ps` lines), empty when none.
+  std::string processes() const {
+    std::string out;
+    if (session_ > 0) testing::run_command("ps -o pid=,args= -s " + sid(), &out);
+    return out;
+  }
+  // Sends `signal` ("TERM", or "KILL" for a server that dies at once) to every process in the
+  // server's session, then KILL to what is left after 20 s. True when no process is left.
+  bool stop(const std::string& signal = "TERM") {
+    if (session_ <= 0) return true;
+    const auto gone = [&] { return processes().empty(); };
+    testing::run_command("pkill -" + signal + " -s " + sid());
+    if (!wait_for(gone, std::chrono::seconds(20))) testing::run_command("pkill -KILL -s " + sid());
+    const bool stopped = wait_for(gone, std::chrono::seconds(10));
+    if (stopped) session_ = 0;
+    return stopped;
   }
 
  private:
+  std::string sid() const { return std::to_string(session_); }
+
   int port_;
   fs::path dir_;
+  int session_ = 0;  // the server's session id (its first process's pid); 0: not started
   bool up_ = false;
-  bool stopped_ = false;
 };
 
 json get(tracking::HttpClient& client, const std::string& url) {
@@ -287,32 +327,91 @@ TEST_F(TrackedRun, ReportLoadsInChromiumWithEveryPlot) {
   EXPECT_GT(fs::file_size(png), 50000U);
 }
 
+// The shell command of `headroom normal` on `store` for exactly `epochs` epochs (no early stop),
+// reporting to `server`, its output in train.log (of the directory it runs in).
+std::string normal_stage(const fs::path& store, const MlflowServer& server, int epochs) {
+  return HEADROOM_BINARY " normal --store " + store.string() +
+         " --preset gat,student --max-epochs " + std::to_string(epochs) + " --patience " +
+         std::to_string(epochs) +
+         " --batch-size 32 --threads 2 --step-metrics-every 1 --progress false --mlflow-uri " +
+         server.uri() + " > train.log 2>&1";
+}
+
 TEST(MlflowTracking, ServerStoppedMidRunNeitherStopsTrainingNorRepeatsTheWarning) {
   testing::TempDir dir;
   MlflowServer server(dir.path());
   ASSERT_TRUE(server.up()) << server.log();
-  const auto store = testing::build_synthetic_store(dir.path(), 20000);
   const auto metrics = dir / "runs" / "store" / "student_normal" / "metrics.jsonl";
-  const auto command = "cd " + dir.path().string() + " && (" HEADROOM_BINARY " normal --store " +
-                       store.string() +
-                       " --preset gat,student --max-epochs 4 --batch-size 32 --threads 2"
-                       " --step-metrics-every 1 --progress false --mlflow-uri " +
-                       server.uri() + " > train.log 2>&1; echo $? > train.rc) &";
+  const auto store = testing::build_synthetic_store(dir.path(), 20000);
+  // Epochs after the first take well under a second here: enough of them that training
+  // goes on for a while without the server. The background job's output is redirected so that
+  // run_command (popen, which reads to EOF) returns at once instead of when training ends.
+  constexpr std::size_t kEpochs = 30;
+  const auto command = "cd " + dir.path().string() + " && (" +
+                       normal_stage(store, server, kEpochs) +
+                       "; echo $? > train.rc) < /dev/null > /dev/null 2>&1 &";
   ASSERT_EQ(testing::run_command(command), 0);
-  const auto wait_for = [](const std::function<bool()>& done) {
-    for (int i = 0; i < 1200 && !done(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    return done();
-  };
   ASSERT_TRUE(wait_for([&] { return testing::read_metrics(metrics).size() >= 1; }))
       << slurp(dir / "train.log");
-  server.stop();
-  ASSERT_TRUE(
-      wait_for([&] { return fs::exists(dir / "train.rc") && !slurp(dir / "train.rc").empty(); }));
+  // Killed, not asked to stop: the server vanishes between two requests.
+  ASSERT_TRUE(server.stop("KILL")) << server.processes();
+  ASSERT_LT(testing::read_metrics(metrics).size(), kEpochs - 2)
+      << "training ended before the server was gone: nothing was tested";
+  ASSERT_TRUE(wait_for([&] { return slurp(dir / "train.rc").ends_with('\n'); }));
   const auto log = slurp(dir / "train.log");
   EXPECT_EQ(std::stoi(slurp(dir / "train.rc")), 0) << log;
   EXPECT_EQ(count_of(log, "warning"), 1U) << log;
-  EXPECT_EQ(testing::read_metrics(metrics).size(), 4U) << log;
+  EXPECT_EQ(testing::read_metrics(metrics).size(), kEpochs) << log;
+}
+
+TEST(MlflowTracking, SigtermEndsTheOpenRunKilledAndTheProcessDiesOfIt) {
+  testing::TempDir dir;
+  MlflowServer server(dir.path());
+  ASSERT_TRUE(server.up()) << server.log();
+  const auto metrics = dir / "runs" / "store" / "student_normal" / "metrics.jsonl";
+  // Built before the fork: the child only execs.
+  const auto command = "cd " + dir.path().string() + " && exec " +
+                       normal_stage(testing::build_synthetic_store(dir.path(), 20000), server, 200);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
+    _exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  bool died = false;
+  const auto ended = [&] { return died = died || waitpid(pid, &status, WNOHANG) == pid; };
+  const bool trained =
+      wait_for([&] { return ended() || !testing::read_metrics(metrics).empty(); }) && !died;
+  if (!died) kill(pid, SIGTERM);
+  // The tracker gets 2 s to end its runs; far more than that means the signal was swallowed.
+  wait_for(ended, std::chrono::seconds(30));
+  if (!died) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  ASSERT_TRUE(trained) << "ended before its first epoch:\n" << slurp(dir / "train.log");
+  ASSERT_TRUE(died) << "still running 30 s after SIGTERM:\n" << slurp(dir / "train.log");
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+
+  tracking::HttpClient client;
+  const auto api = [&](const std::string& endpoint) {
+    return server.uri() + "/api/2.0/mlflow/" + endpoint;
+  };
+  const auto experiment = get(client, api("experiments/get-by-name?experiment_name=headroom"));
+  const auto id = experiment["experiment"]["experiment_id"].get<std::string>();
+  const auto found = post(client, api("runs/search"), {{"experiment_ids", {id}}});
+  ASSERT_EQ(found.value("runs", json::array()).size(), 1U) << found.dump();
+  const auto& info = found["runs"][0]["info"];
+  EXPECT_EQ(info["run_name"], "student_normal");
+  EXPECT_EQ(info["status"], "KILLED");
+  EXPECT_GE(info.value("end_time", std::int64_t{0}), info.value("start_time", std::int64_t{1}));
+  // What was logged before the signal reached the server.
+  const auto history =
+      get(client, api("metrics/get-history?run_id=" + info["run_id"].get<std::string>() +
+                      "&metric_key=train_loss"));
+  EXPECT_GE(history.value("metrics", json::array()).size(), 1U) << history.dump();
 }
 
 }  // namespace
