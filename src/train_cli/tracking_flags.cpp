@@ -27,7 +27,8 @@ std::unique_ptr<tracking::Trackers> TrackingFlags::open(std::ostream& warnings) 
   tracking::TrackingOptions options;
   // In a data-parallel job only the rank that writes the run directories tracks: one MLflow run
   // and one set of event files per stage, not one per rank.
-  if (!util::process_role().writes()) return std::make_unique<tracking::Trackers>(options, warnings);
+  if (!util::process_role().writes())
+    return std::make_unique<tracking::Trackers>(options, warnings);
   if (!mlflow_uri.empty()) {
     if (!mlflow_uri.starts_with("http://") && !mlflow_uri.starts_with("https://"))
       throw std::invalid_argument(

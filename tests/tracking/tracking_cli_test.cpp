@@ -40,18 +40,6 @@ std::size_t count_of(const std::string& text, const std::string& word) {
   return n;
 }
 
-// A port nobody listens on now (bound, then released).
-int free_loopback_port() {
-  for (int port = 20000 + static_cast<int>(::getpid() % 20000);; ++port) {
-    tracking::HttpClient probe({std::chrono::milliseconds(200), std::chrono::milliseconds(500)});
-    try {
-      probe.request("GET", "http://127.0.0.1:" + std::to_string(port) + "/");
-    } catch (const tracking::HttpTransportError&) {
-      return port;  // refused: free
-    }
-  }
-}
-
 // Polls `done` every 250 ms for up to `limit`; its last answer.
 bool wait_for(const std::function<bool()>& done,
               std::chrono::milliseconds limit = std::chrono::minutes(5)) {
@@ -66,7 +54,7 @@ bool wait_for(const std::function<bool()>& done,
 // session, not just the first process, leaves nothing behind.
 class MlflowServer {
  public:
-  explicit MlflowServer(const fs::path& dir) : port_(free_loopback_port()), dir_(dir) {
+  explicit MlflowServer(const fs::path& dir) : port_(testing::free_tcp_port()), dir_(dir) {
     // `$$` is read inside the new session, where it is the session's id; the outer shell's `$!`
     // could name a process outside it.
     const auto command = "cd " + dir.string() +

@@ -1,0 +1,99 @@
+// `headroom report` without a browser: what it reads from a run directory, the errors that name
+// the file (and line) at fault, and data that cannot end the page's script early.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "headroom/report/html_report.hpp"
+#include "test_support.hpp"
+
+namespace headroom::report {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string message_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+TEST(HtmlReport, StepLinesAreNumberedAcrossEpochsAndATornLastLineIsSkipped) {
+  testing::TempDir dir;
+  testing::write_text_file(dir / "metrics.jsonl",
+                           R"({"type":"step","epoch":0,"step":2,"rss_bytes":5})"
+                           "\n"
+                           R"({"type":"epoch","epoch":0,"steps":4,"train_loss":0.5})"
+                           "\n"
+                           R"({"type":"step","epoch":1,"step":1,"rss_bytes":6})"
+                           "\n"
+                           R"({"type":"epoch","epo)");
+  const auto data = collect_report_data(dir.path());
+  ASSERT_EQ(data["stages"].size(), 1U);
+  const auto& stage = data["stages"][0];
+  EXPECT_EQ(stage["epochs"].size(), 1U);
+  ASSERT_EQ(stage["steps"].size(), 2U);
+  EXPECT_EQ(stage["steps"][0]["global_step"], 2);
+  EXPECT_EQ(stage["steps"][1]["global_step"], 5);  // after the first epoch's 4 steps
+  EXPECT_TRUE(stage["plan"].is_null());            // no memory_plan.json
+}
+
+TEST(HtmlReport, ABadLineBeforeTheLastNamesFileAndLine) {
+  testing::TempDir dir;
+  testing::write_text_file(dir / "metrics.jsonl",
+                           "{\"type\":\"epoch\",\"epoch\":0}\nnot json\n{\"type\":\"epoch\"}\n");
+  const auto message = message_of([&] { collect_report_data(dir.path()); });
+  EXPECT_NE(message.find((dir / "metrics.jsonl").string() + ":2: not JSON"), std::string::npos)
+      << message;
+}
+
+TEST(HtmlReport, ADirectoryWithoutStagesOrEvaluationIsRefusedByName) {
+  testing::TempDir dir;
+  const auto message = message_of([&] { collect_report_data(dir.path()); });
+  EXPECT_NE(message.find(dir.path().string() + ": holds no stage"), std::string::npos) << message;
+  const auto missing = dir / "absent";
+  EXPECT_NE(message_of([&] { collect_report_data(missing); }).find(missing.string()),
+            std::string::npos);
+  testing::write_text_file(dir / "stage" / "metrics.jsonl", "{\"type\":\"epoch\",\"epoch\":0}\n");
+  EXPECT_NE(message_of([&] {
+              write_html_report(dir / "stage", std::nullopt, dir / "no.js");
+            }).find((dir / "no.js").string() + ": Chart.js is missing"),
+            std::string::npos);
+}
+
+// A page for one stage named `name` and a run titled `title`.
+std::string page_for(const std::string& title, const std::string& name) {
+  const json stage = {
+      {"name", name}, {"dir", "d"},      {"epochs", json::array()}, {"steps", json::array()},
+      {"config", {}}, {"plan", nullptr}, {"result", json::object()}};
+  const json data = {
+      {"title", title}, {"stages", json::array({stage})}, {"evaluation", json::object()}};
+  return render_html_report(data, "/* chart */");
+}
+
+std::size_t count_of(const std::string& text, const std::string& word) {
+  std::size_t n = 0;
+  for (auto at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+TEST(HtmlReport, NamesInTheDataCannotCloseThePageScriptOrAddMarkup) {
+  const auto plain = page_for("t", "stage");
+  const auto hostile = page_for("<b>t</b>", "</script><script>alert(1)</script>");
+  // The embedded JSON data must not end its <script> element early.
+  EXPECT_EQ(count_of(hostile, "</script>"), count_of(plain, "</script>"));
+  EXPECT_EQ(hostile.find("<b>t</b>"), std::string::npos);  // the title is escaped
+  EXPECT_NE(hostile.find("&lt;b&gt;t&lt;/b&gt;"), std::string::npos);
+  EXPECT_NE(plain.find("/* chart */"), std::string::npos);  // Chart.js is inline
+}
+
+}  // namespace
+}  // namespace headroom::report
