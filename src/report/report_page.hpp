@@ -94,9 +94,14 @@ inline constexpr const char* kPageScript = R"js(
                           borderWidth: 1.5}, extra || {});
   }
 
+  // Epochs and training steps are counts: whole-number ticks, not 1.10, 1.20, ...
+  const countAxes = ['epoch', 'training step'];
+
   function xyChart(datasets, xTitle, yTitle, yType) {
+    const ticks = countAxes.includes(xTitle) ? {precision: 0} : {};
     return {type: 'scatter', data: {datasets: datasets},
-            options: {scales: {x: {type: 'linear', title: {display: true, text: xTitle}},
+            options: {scales: {x: {type: 'linear', title: {display: true, text: xTitle},
+                                   ticks: ticks},
                                y: {type: yType || 'linear', title: {display: true, text: yTitle}}},
                       plugins: {legend: {labels: {boxWidth: 12}}}}};
   }
@@ -138,8 +143,11 @@ inline constexpr const char* kPageScript = R"js(
     if (validation.length)
       chart(grid, 'validation-' + slug, 'Validation metrics per epoch',
             xyChart(validation, 'epoch', 'value'));
-    chart(grid, 'throughput-' + slug, 'Throughput per epoch', xyChart([
-      series('graphs/s', epochPoints(epochs, l => l.graphs_per_second), 2)], 'epoch', 'graphs/s'));
+    // Stages that train no graphs (fusion) have no throughput and no memory to draw.
+    const throughput = epochPoints(epochs, l => l.graphs_per_second);
+    if (throughput.length)
+      chart(grid, 'throughput-' + slug, 'Throughput per epoch',
+            xyChart([series('graphs/s', throughput, 2)], 'epoch', 'graphs/s'));
     drawMemory(grid, slug, stage);
     if (stage.plan) drawPlan(grid, slug, stage.plan);
   }
@@ -172,6 +180,7 @@ inline constexpr const char* kPageScript = R"js(
     if (reserved.length) datasets.push(series('reserved (CUDA)', reserved, 4));
     datasets.push(series('RSS', pts(rssOf), 5));
     const usage = datasets.flatMap(d => d.data.map(p => p.y)).filter(v => v > 0);
+    if (!usage.length) return;
     const xs = lines.map(x);
     const span = xs.length ? [Math.min.apply(null, xs), Math.max.apply(null, xs)] : [0, 1];
     const budget = (lines.length ? lines[lines.length - 1].memory_budget : 0) || 0;
@@ -203,10 +212,12 @@ inline constexpr const char* kPageScript = R"js(
                                                           pointStyle: 'triangle'}));
     const top = Math.max(budget, target) / MiB;
     const logScale = usage.length && top / Math.max.apply(null, usage) > 20;
+    const limits = [budget ? 'budget ' + (budget / MiB).toFixed(0) + ' MiB' : '',
+                    target ? 'packing target ' + (target / MiB).toFixed(0) + ' MiB' : '']
+                       .filter(text => text).join(' and ');
     chart(grid, 'memory-' + slug,
           'Memory over ' + (bySteps ? 'steps' : 'epochs') + ' (MiB' + (logScale ? ', log scale' : '') +
-          ') vs budget ' + (budget / MiB).toFixed(0) + ' MiB and packing target ' +
-          (target / MiB).toFixed(0) + ' MiB',
+          ')' + (limits ? ' vs ' + limits : ''),
           xyChart(datasets, bySteps ? 'training step' : 'epoch', 'MiB',
                   logScale ? 'logarithmic' : 'linear'));
   }
