@@ -188,7 +188,7 @@ class CountingCpuAllocator final : public c10::Allocator {
   void* acquire_block(std::size_t block, std::int64_t live) {
     auto& cache = block_cache();
     if (void* reused = cache.take(block)) return reused;
-    cache.shrink_to(cache_limit(live), live, 0, &free_block);
+    cache.shrink_to(cache_limit(live), live, &free_block);
     try {
       return inner_->raw_allocate(block);
     } catch (const c10::Error&) {

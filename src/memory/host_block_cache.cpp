@@ -32,14 +32,12 @@ bool HostBlockCache::offer(void* base, std::size_t block, std::int64_t limit, st
   return true;
 }
 
-void HostBlockCache::shrink_to(std::int64_t limit, std::int64_t live, std::size_t incoming,
-                               void (*release)(void*)) {
+void HostBlockCache::shrink_to(std::int64_t limit, std::int64_t live, void (*release)(void*)) {
   if (cached_bytes() == 0) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  const auto needed = live + static_cast<std::int64_t>(incoming);
   // Largest blocks first: the fewest frees that make room.
   while (cached_.load(std::memory_order_relaxed) > 0 &&
-         cached_.load(std::memory_order_relaxed) + needed > limit) {
+         cached_.load(std::memory_order_relaxed) + live > limit) {
     auto largest = free_blocks_.end();
     for (auto it = free_blocks_.begin(); it != free_blocks_.end(); ++it) {
       if (!it->second.empty() && (largest == free_blocks_.end() || it->first > largest->first))

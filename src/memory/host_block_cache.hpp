@@ -40,9 +40,8 @@ class HostBlockCache {
   // Keeps `base` (a block of `block` bytes) if the bound allows: `limit` is the budget or peak,
   // `live` the live tensor bytes now. Returns false when the caller must free it.
   bool offer(void* base, std::size_t block, std::int64_t limit, std::int64_t live);
-  // Frees cached blocks through `release` until cached + live + incoming <= limit.
-  void shrink_to(std::int64_t limit, std::int64_t live, std::size_t incoming,
-                 void (*release)(void*));
+  // Frees cached blocks through `release` until cached + live <= limit.
+  void shrink_to(std::int64_t limit, std::int64_t live, void (*release)(void*));
   // Frees every cached block through `release`; returns the bytes released.
   std::int64_t clear(void (*release)(void*));
   std::int64_t cached_bytes() const { return cached_.load(std::memory_order_relaxed); }
