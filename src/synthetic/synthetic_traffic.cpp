@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "headroom/synthetic/synthetic_vehicle.hpp"
+#include "headroom/util/staged_directory.hpp"
 #include "synthetic_attacks.hpp"
 #include "synthetic_bus.hpp"
 #include "synthetic_csv_writer.hpp"
@@ -131,7 +132,7 @@ SyntheticDatasetSummary generate_synthetic_dataset(const std::filesystem::path& 
                                 std::to_string(kMinSyntheticFrames) + " (got " +
                                 std::to_string(options.total_frames) + ")");
   }
-  detail::StagedDirectory staged(root, overwrite, kSyntheticManifestName);
+  util::StagedDirectory staged(root, overwrite, kSyntheticManifestName, "synthetic dataset");
   const SyntheticVehicle vehicle = make_synthetic_vehicle(options.seed);
 
   SyntheticDatasetSummary summary;
