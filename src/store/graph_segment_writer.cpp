@@ -38,13 +38,12 @@ void GraphSegmentWriter::append(const graph::WindowGraph& graph, std::uint32_t w
   summary_.edges += graph.num_edges();
 }
 
-SegmentSummary GraphSegmentWriter::finish() {
-  // Segments are scratch files inside the temporary store: durability comes from the final arrays.
-  node_keys_.close(false);
-  node_features_.close(false);
-  edge_index_.close(false);
-  edge_features_.close(false);
-  graph_records_.close(false);
+SegmentSummary GraphSegmentWriter::finish(bool durable) {
+  node_keys_.close(durable);
+  node_features_.close(durable);
+  edge_index_.close(durable);
+  edge_features_.close(durable);
+  graph_records_.close(durable);
   return summary_;
 }
 

@@ -117,8 +117,8 @@ TrainValidationSplit split_train_validation(const std::vector<std::uint32_t>& tr
 }
 
 void StoreBuilder::discard_segment(const SegmentSummary& segment) const {
-  for (const char* suffix :
-       {".graphs", ".node_keys", ".node_features", ".edge_index", ".edge_features"})
+  if (segment.prefix.parent_path() != temporary_) return;  // not this builder's to delete
+  for (const char* suffix : kSegmentFileSuffixes)
     std::filesystem::remove(segment_file(segment, suffix));
 }
 
@@ -302,10 +302,8 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
         done += n;
       }
     }
-    for (const char* suffix :
-         {".graphs", ".node_keys", ".node_features", ".edge_index", ".edge_features"}) {
-      std::filesystem::remove(segment_file(segment, suffix));
-    }
+    // Only the builder's own scratch segments go; a store part's stay until the store is in place.
+    discard_segment(segment);
   }
 
   const auto split =

@@ -1,7 +1,9 @@
 // Streams the graphs of one source file into a segment: a set of files in the store's temporary
-// directory, later concatenated into the store's arrays by StoreBuilder::commit.
+// directory (or in a store part, preprocess/store_part.hpp), later concatenated into the store's
+// arrays by StoreBuilder::commit.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -23,14 +25,21 @@ struct SegmentSummary {
   std::uint64_t edges = 0;
 };
 
+// The files of a segment: prefix + suffix each, in the order the writer lists them.
+inline constexpr std::array<const char*, 5> kSegmentFileSuffixes = {
+    ".graphs", ".node_keys", ".node_features", ".edge_index", ".edge_features"};
+// Bytes per graph of the ".graphs" records (nodes, edges, window, label: u32 each).
+inline constexpr std::uint64_t kSegmentGraphRecordBytes = 16;
+
 // Not thread-safe: one writer per file, used by the thread processing that file.
 class GraphSegmentWriter {
  public:
   GraphSegmentWriter(std::filesystem::path prefix, SegmentKeys keys);
 
   void append(const graph::WindowGraph& graph, std::uint32_t window_index);
-  // Flushes and fsyncs the segment files.
-  SegmentSummary finish();
+  // Flushes and closes the segment files; fsyncs them too when `durable` (a store part's segments,
+  // which outlive the process; a store's own are scratch: the final arrays are what is synced).
+  SegmentSummary finish(bool durable = false);
 
  private:
   SegmentSummary summary_;

@@ -28,14 +28,16 @@ class StoreBuilder {
 
   std::unique_ptr<GraphSegmentWriter> open_segment(std::size_t segment, SegmentKeys keys) const;
 
-  // Deletes a segment's files: a segment that will not be committed (a duplicate file's).
+  // Deletes the files of a segment this builder opened that will not be committed (a duplicate
+  // file's). Segments elsewhere (a store part's) are left alone: a builder deletes only its own.
   void discard_segment(const SegmentSummary& segment) const;
 
   // Concatenates the segments (in the order given; segment i belongs to metadata.files[i]) into
   // the store arrays, mapping raw-ID keys through `vocabulary`; fills the size index, the
   // train/validation/test index lists (validation = a seeded random fraction of the training
   // graphs), array checksums and graph counts in `metadata`; writes the manifest last; then
-  // renames the directory into place. Segment files are deleted as they are consumed.
+  // renames the directory into place. Segments opened by this builder are deleted as they are
+  // consumed; segments elsewhere (a store part's) are only read.
   void commit(StoreMetadata metadata, const std::vector<SegmentSummary>& segments,
               const graph::CanIdVocabulary& vocabulary);
 
