@@ -8,6 +8,7 @@
 
 #include "headroom/can/input_error.hpp"
 #include "headroom/graph/window_graph_builder.hpp"
+#include "headroom/preprocess/window_frames.hpp"
 #include "headroom/util/content_hash.hpp"
 
 namespace headroom::preprocess {
@@ -57,19 +58,25 @@ GraphChunk build_chunk(const FrameChunk& chunk, const graph::WindowConfig& windo
   out.graphs.resize(count);
   for (std::size_t w = 0; w < count; ++w) {
     const std::span<const can::CanFrame> frames(chunk.frames.data() + w * window.stride, length);
-    keys.resize(length);
-    std::size_t unknown = 0;
-    for (std::size_t i = 0; i < length; ++i) {
-      keys[i] = vocabulary == nullptr ? frames[i].id : vocabulary->index_of(frames[i].id);
-      unknown += vocabulary != nullptr && keys[i] == vocabulary->out_of_vocabulary_index();
-    }
-    out.mostly_unknown += 2 * unknown > length ? 1 : 0;
-    builder.build(frames, keys, out.graphs[w]);
+    out.mostly_unknown += build_window_graph(builder, frames, vocabulary, keys, out.graphs[w]);
   }
   return out;
 }
 
 }  // namespace
+
+bool build_window_graph(graph::WindowGraphBuilder& builder, std::span<const can::CanFrame> frames,
+                        const graph::CanIdVocabulary* vocabulary, std::vector<std::uint32_t>& keys,
+                        graph::WindowGraph& out) {
+  keys.resize(frames.size());
+  std::size_t unknown = 0;
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    keys[i] = vocabulary == nullptr ? frames[i].id : vocabulary->index_of(frames[i].id);
+    unknown += vocabulary != nullptr && keys[i] == vocabulary->out_of_vocabulary_index();
+  }
+  builder.build(frames, keys, out);
+  return 2 * unknown > frames.size();
+}
 
 FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
                                   const can::ReaderOptions& reader_options,
@@ -77,7 +84,9 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
                                   const graph::CanIdVocabulary* vocabulary,
                                   store::GraphSegmentWriter& segment,
                                   const ProgressCallback& progress, const std::atomic<bool>* stop,
-                                  unsigned helper_threads, bool normal_frame_ids) {
+                                  const FileGraphOptions& file_options) {
+  const unsigned helper_threads = file_options.helper_threads;
+  const bool normal_frame_ids = file_options.normal_frame_ids;
   auto reader = can::open_frame_reader(file.path, reader_options);
   FileGraphResult result;
 
@@ -134,6 +143,8 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
       const std::size_t n = reader->read(batch);
       if (n == 0) break;
       result.rows += n;
+      if (file_options.record_frames != nullptr)
+        file_options.record_frames->append(std::span(batch.data(), n));
       std::size_t first_kept = 0;
       for (std::size_t i = 0; i < n; ++i) {
         result.attack_rows += batch[i].label != 0;
