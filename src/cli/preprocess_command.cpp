@@ -4,15 +4,16 @@
 
 #include "headroom/cli/commands.hpp"
 #include "headroom/cli/preprocess_flags.hpp"
+#include "headroom/preprocess/sharded_preprocess.hpp"
 #include "headroom/store/graph_store.hpp"
 #include "headroom/store/store_summary.hpp"
 
 namespace headroom::cli {
 
-void preprocess_and_summarize(const std::filesystem::path& dataset,
-                              const std::filesystem::path& store,
-                              const preprocess::PreprocessOptions& options) {
-  const auto report = preprocess::preprocess_dataset(dataset, store, options);
+namespace {
+
+// Per-file skip warnings, exclusions and duplicates: what preprocessing found worth saying.
+void print_findings(const preprocess::PreprocessReport& report) {
   for (const auto& file : report.files) {
     if (file.skipped_rows > 0) {
       fmt::print(stderr, "warning: {}: skipped {} malformed row(s)\n", file.path,
@@ -31,11 +32,59 @@ void preprocess_and_summarize(const std::filesystem::path& dataset,
       fmt::print(stderr, "warning: {} holds the same frames as {}\n", duplicate.path,
                  duplicate.same_as);
   }
+}
+
+double rows_per_second(std::uint64_t rows, double seconds) {
+  return seconds > 0 ? static_cast<double>(rows) / seconds / 1e6 : 0.0;
+}
+
+void print_store_summary(const std::filesystem::path& store) {
+  fmt::print("{}", store::render_summary(store::summarize_store(store::GraphStore::open(store))));
+}
+
+void preprocess_shard_and_report(const std::filesystem::path& dataset,
+                                 const std::filesystem::path& store,
+                                 const preprocess::PreprocessOptions& options,
+                                 preprocess::ShardSpec shard) {
+  const auto report = preprocess::preprocess_shard(dataset, store, options, shard);
+  for (const auto& file : report.files)
+    if (file.skipped_rows > 0)
+      fmt::print(stderr, "warning: {}: skipped {} malformed row(s)\n", file.path,
+                 file.skipped_rows);
+  fmt::print(
+      "shard {}/{}: preprocessed {} files, {} rows ({} skipped) into {} graphs in {:.2f} s "
+      "({:.2f} M rows/s)\nwrote part {}; once all {} parts are written, assemble them with the "
+      "same command and --assemble instead of --shard\n",
+      shard.index, shard.count, report.files.size(), report.rows, report.skipped_rows,
+      report.graphs, report.seconds, rows_per_second(report.rows, report.seconds),
+      report.part.string(), shard.count);
+}
+
+void assemble_and_summarize(const std::filesystem::path& dataset,
+                            const std::filesystem::path& store,
+                            const preprocess::PreprocessOptions& options) {
+  const auto report = preprocess::assemble_store(dataset, store, options);
+  print_findings(report.store);
+  fmt::print(
+      "assembled {} parts: {} files, {} rows ({} skipped), {} graphs ({} test windows rebuilt "
+      "for IDs outside the vocabulary) in {:.2f} s\n",
+      report.parts, report.store.files.size(), report.store.rows, report.store.skipped_rows,
+      report.store.graphs, report.rebuilt_windows, report.store.seconds);
+  print_store_summary(store);
+}
+
+}  // namespace
+
+void preprocess_and_summarize(const std::filesystem::path& dataset,
+                              const std::filesystem::path& store,
+                              const preprocess::PreprocessOptions& options) {
+  const auto report = preprocess::preprocess_dataset(dataset, store, options);
+  print_findings(report);
   fmt::print(
       "preprocessed {} files, {} rows ({} skipped) into {} graphs in {:.2f} s ({:.2f} M rows/s)\n",
       report.files.size(), report.rows, report.skipped_rows, report.graphs, report.seconds,
-      report.seconds > 0 ? static_cast<double>(report.rows) / report.seconds / 1e6 : 0.0);
-  fmt::print("{}", store::render_summary(store::summarize_store(store::GraphStore::open(store))));
+      rows_per_second(report.rows, report.seconds));
+  print_store_summary(store);
 }
 
 void add_preprocess_command(CLI::App& app) {
@@ -44,6 +93,8 @@ void add_preprocess_command(CLI::App& app) {
   struct State {
     std::string dataset;
     std::string store;
+    std::string shard;
+    bool assemble = false;
     PreprocessFlags flags;
   };
   auto state = std::make_shared<State>();
@@ -53,14 +104,34 @@ void add_preprocess_command(CLI::App& app) {
       ->required();
   command->add_option("--out,-o", state->store, "Graph store directory to create")->required();
   state->flags.add_to(*command);
+  const std::string scale_out = "Across nodes (docs/distributed.md)";
+  auto* shard = command
+                    ->add_option("--shard", state->shard,
+                                 "Read only shard I of N (I from 0; files balanced by bytes) into "
+                                 "the part STORE.parts/I-of-N, e.g. --shard $SLURM_ARRAY_TASK_ID/4")
+                    ->group(scale_out);
+  command
+      ->add_flag("--assemble", state->assemble,
+                 "Build STORE from the N parts in STORE.parts (the store one process builds; the "
+                 "same flags as the shards), then remove the parts")
+      ->excludes(shard)
+      ->group(scale_out);
   command->footer(
       "Example: headroom preprocess ../shared/data/can/hcrl_sa --out stores/hcrl_sa --threads 2\n"
       "Mapped CSV: headroom preprocess DIR --out S --format csv --csv-timestamp Time --csv-id ID "
       "\\\n"
-      "            --csv-payload Data --csv-label Class --attack-values Fuzzing,DoS");
+      "            --csv-payload Data --csv-label Class --attack-values Fuzzing,DoS\n"
+      "Sharded: headroom preprocess DIR --out S --shard I/4   (I = 0..3, on any nodes), then\n"
+      "         headroom preprocess DIR --out S --assemble");
   command->callback([state] {
     const auto options = state->flags.resolve();
-    preprocess_and_summarize(state->dataset, state->store, options);
+    if (!state->shard.empty())
+      preprocess_shard_and_report(state->dataset, state->store, options,
+                                  preprocess::parse_shard(state->shard));
+    else if (state->assemble)
+      assemble_and_summarize(state->dataset, state->store, options);
+    else
+      preprocess_and_summarize(state->dataset, state->store, options);
   });
 }
 
