@@ -49,9 +49,10 @@ void PreprocessFlags::add_to(CLI::App& command) {
   const std::string mapping = "CSV column mapping (with --format csv)";
   command
       .add_option("--format", format,
-                  "Log format: auto, can-train-and-test, hcrl-car-hacking, parquet, candump, csv")
-      ->check(CLI::IsMember(
-          {"auto", "can-train-and-test", "hcrl-car-hacking", "parquet", "candump", "csv"}))
+                  "Log format: auto, can-train-and-test, hcrl-car-hacking, hcrl-car-hacking-text, "
+                  "parquet, candump, csv")
+      ->check(CLI::IsMember({"auto", "can-train-and-test", "hcrl-car-hacking",
+                             "hcrl-car-hacking-text", "parquet", "candump", "csv"}))
       ->capture_default_str();
   auto& m = o.reader.mapping;
   m.id.clear();

@@ -24,9 +24,13 @@ enum class LogFormat {
   kParquet,         // Parquet: timestamp,id,data_field,label[,source_file]
   kCandump,         // candump -l log: (1436509052.249713) can0 123#DEADBEEF (unlabelled)
   kMappedCsv,       // any CSV described by a CsvColumnMapping
+  // HCRL Car-Hacking attack-free text file (unlabelled: every frame normal):
+  // Timestamp: 1479121434.850202        ID: 0350    000    DLC: 8    05 28 84 66 6d 00 00 a2
+  kHcrlCarHackingText,
 };
 
-// Parses "auto", "can-train-and-test", "hcrl-car-hacking", "parquet", "candump", "csv".
+// Parses "auto", "can-train-and-test", "hcrl-car-hacking", "hcrl-car-hacking-text", "parquet",
+// "candump", "csv".
 std::optional<LogFormat> parse_log_format(std::string_view name);
 std::string_view log_format_name(LogFormat format);
 
@@ -91,7 +95,8 @@ LogFormat detect_format(const std::filesystem::path& file);
 // Opens a streaming reader; a CSV header is read and checked here, a Parquet schema too. Throws
 // InputError for a missing, empty or unreadable file, an unknown format (kAuto), a mapped column
 // missing from the header or schema; std::invalid_argument for an inconsistent mapping
-// (kMappedCsv). A candump log is unlabelled: every frame is normal; a CAN FD frame is a bad row.
+// (kMappedCsv). A candump log and HCRL's attack-free text file are unlabelled: every frame is
+// normal; a CAN FD frame is a bad row.
 std::unique_ptr<FrameReader> open_frame_reader(const std::filesystem::path& file,
                                                const ReaderOptions& options);
 
