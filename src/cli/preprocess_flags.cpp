@@ -79,6 +79,12 @@ void PreprocessFlags::add_to(CLI::App& command) {
   command.add_option("--csv-label", m.label, "Label column (omit: every frame normal)")
       ->group(mapping);
   command
+  command
+      .add_option("--csv-dlc-unit", dlc_unit,
+                  "What the DLC column counts: bytes (0..8) or bits (0..64, multiples of 8)")
+      ->check(CLI::IsMember({"bytes", "bits"}))
+      ->capture_default_str()
+      ->group(mapping);
       .add_option("--attack-values", m.attack_values,
                   "Label values meaning attack, case-insensitive (comma-separated)")
       ->delimiter(',')
@@ -111,8 +117,9 @@ preprocess::PreprocessOptions PreprocessFlags::resolve() const {
   m.has_header = !no_header;
   resolved.scan.exclude_substrings = exclude;
   if (no_progress) resolved.progress = 0;
-  const bool mapped =
-      !m.id.empty() || !m.payload.empty() || !m.payload_bytes.empty() || !m.label.empty();
+  const bool mapped = !m.id.empty() || !m.payload.empty() || !m.payload_bytes.empty() ||
+                      !m.label.empty() || !m.dlc.empty() || m.dlc_unit == can::DlcUnit::kBits;
+  m.dlc_unit = dlc_unit == "bits" ? can::DlcUnit::kBits : can::DlcUnit::kBytes;
   if (resolved.reader.format == can::LogFormat::kMappedCsv) {
     m.validate();
   } else if (mapped) {

@@ -5,6 +5,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <map>
+#include <string>
+
 #include "test_support.hpp"
 
 namespace headroom {
@@ -167,6 +171,34 @@ normal-values = ["normal"]
       attack_graphs += split["attack_graphs"].get<int>();
   }
   EXPECT_EQ(attack_graphs, 1);  // rows 150..159 fall in window 3 only
+}
+
+// One public dataset writes the DLC in bits (64 for every frame): refused with the flag that reads
+// it, and read with that flag.
+TEST(HeadroomCli, DlcInBitsIsReadWithCsvDlcUnitBits) {
+  TempDir dir;
+  std::string rows = "id,dlc,data\n";
+  for (int i = 0; i < 300; ++i)
+    rows += fmt::format("{:X},64,01020304050607{:02X}\n", 0x100 + i % 7, i % 256);
+  write_text_file(dir / "ds/train_01/bits-1.csv", rows);
+  const std::string mapped = fmt::format(
+      "preprocess '{}' --out '{}' --no-progress --format csv --csv-id id --csv-dlc dlc "
+      "--csv-payload data",
+      (dir / "ds").string(), (dir / "s").string());
+  std::string output;
+  EXPECT_EQ(run_command(headroom(mapped), &output), 1);
+  EXPECT_NE(output.find("bits-1.csv:2: column 'dlc': DLC 64 out of range 0..8 (a length in bits? "
+                        "--csv-dlc-unit bits reads it as 8 bytes)"),
+            std::string::npos)
+      << output;
+  ASSERT_EQ(run_command(headroom(mapped + " --csv-dlc-unit bits"), &output), 0) << output;
+  EXPECT_NE(output.find("300 rows"), std::string::npos) << output;
+  // The unit belongs to a column mapping.
+  EXPECT_EQ(run_command(headroom(fmt::format("preprocess '{}' --out '{}' --csv-dlc-unit bits",
+                                             (dir / "ds").string(), (dir / "t").string())),
+                        &output),
+            1);
+  EXPECT_NE(output.find("need --format csv"), std::string::npos) << output;
 }
 
 }  // namespace

@@ -36,6 +36,10 @@ std::string_view log_format_name(LogFormat format);
 
 enum class IdBase { kHex, kDecimal };
 
+// What a DLC column counts: bytes (0..8, the CAN standard) or bits (0..64 in steps of 8, as some
+// exporters write it: a full frame is "64").
+enum class DlcUnit { kBytes, kBits };
+
 // Describes a CSV that no preset covers. A column is named by its header text (matched trimmed and
 // case-insensitively), or, when the file has no header, by its 0-based position written as a
 // number ("0", "3"). Fields are trimmed of spaces and tabs; a field may be enclosed in double
@@ -56,6 +60,10 @@ struct CsvColumnMapping {
   // empty byte column.
   std::vector<std::string> payload_bytes;
   std::string dlc;  // optional, decimal 0..8; with payload_bytes, the bytes to read
+  // The DLC column's unit. In bits a value must be a multiple of 8 up to 64. Left at bytes, a
+  // value such as 64 is a bad row whose reason suggests bits (never guessed: a "8" reads as 8
+  // bytes or 1, so one file's rows cannot tell the unit).
+  DlcUnit dlc_unit = DlcUnit::kBytes;
   // HCRL style: a row with DLC < payload_bytes.size() has fewer byte columns and every later
   // column (the label) moves left by the missing count. Needs `dlc`.
   bool ragged_payload = false;
@@ -66,8 +74,9 @@ struct CsvColumnMapping {
   std::vector<std::string> normal_values;
 
   // Throws std::invalid_argument naming the inconsistent field (a missing id, no or two payload
-  // sources, more than 8 byte columns, a ragged payload without dlc, a non-numeric position when
-  // has_header is false, a quote or line break as delimiter, overlapping label values).
+  // sources, more than 8 byte columns, a ragged payload without dlc, a DLC unit of bits without a
+  // dlc column, a non-numeric position when has_header is false, a quote or line break as
+  // delimiter, overlapping label values).
   void validate() const;
 };
 

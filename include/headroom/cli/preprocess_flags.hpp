@@ -19,6 +19,7 @@ struct PreprocessFlags {
   std::string format = "auto";
   std::string on_bad_row = "error";
   std::string id_base = "hex";
+  std::string dlc_unit = "bytes";
   std::string delimiter = ",";
   bool no_header = false;
   bool no_progress = false;
