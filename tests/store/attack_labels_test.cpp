@@ -1,5 +1,5 @@
 // What preprocessing makes of attack labels: attack types named consistently (a recording number
-// after '-' or '_', a file without attack frames).
+// after '-' or '_', a file without attack frames), and warnings for splits without a single label.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -9,6 +9,7 @@
 
 #include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/store/store_summary.hpp"
 #include "test_support.hpp"
 
 namespace headroom {
@@ -61,6 +62,36 @@ TEST(AttackTypes, NumberSuffixesMergeAndFilesWithoutAttacksAreAttackFree) {
   EXPECT_EQ(report.attack_free_files[0].path, "train_01_attack_free/accessory-1.csv");
   EXPECT_EQ(report.attack_free_files[0].named_type, "accessory");
   EXPECT_EQ(report.attack_free_files[1].path, "test_01/accessory-3.csv");
+}
+
+TEST(LabelWarnings, ATestSplitWithoutAttackLabelsIsNamed) {
+  testing::TempDir dir;
+  testing::write_text_file(dir / "data/train_01/drive-1.csv", traffic(2000, false, 1000));
+  testing::write_text_file(dir / "data/train_02/DoS-1.csv", traffic(2000, true, 2000));
+  testing::write_text_file(dir / "data/test_01/DoS-2.csv", traffic(1000, true, 3000));
+  testing::write_text_file(dir / "data/test_02/capture-1.csv", traffic(1000, false, 4000));
+  preprocess_quietly(dir / "data", dir / "store");
+  const auto summary = store::summarize_store(store::GraphStore::open(dir / "store"));
+  const auto warnings = store::label_warnings(summary);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].rfind("test/test_02: no attack labels", 0), 0u) << warnings[0];
+  EXPECT_NE(store::render_summary(summary).find("warning: test/test_02: no attack labels"),
+            std::string::npos);
+  EXPECT_EQ(store::summary_to_json(summary).at("warnings"), nlohmann::json(warnings));
+}
+
+TEST(LabelWarnings, UnlabelledTrainingIsNamedOnce) {
+  testing::TempDir dir;
+  testing::write_text_file(dir / "data/train_01/drive-1.csv", traffic(2000, false, 1000));
+  testing::write_text_file(dir / "data/test_01/drive-2.csv", traffic(1000, false, 2000));
+  preprocess_quietly(dir / "data", dir / "store");
+  const auto warnings =
+      store::label_warnings(store::summarize_store(store::GraphStore::open(dir / "store")));
+  // train, then the test directory; validation (drawn from training) is not repeated.
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[0].rfind("train: no attack labels", 0), 0u) << warnings[0];
+  EXPECT_NE(warnings[0].find("autoencoder"), std::string::npos) << warnings[0];
+  EXPECT_EQ(warnings[1].rfind("test/test_01: no attack labels", 0), 0u) << warnings[1];
 }
 
 }  // namespace
