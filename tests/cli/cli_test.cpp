@@ -252,8 +252,9 @@ TEST(HeadroomCli, AttackTypeFromDirectoryAndAttackFreeByLabels) {
                 headroom(fmt::format("inspect '{}' --json", (dir / "s").string())) + " 2>/dev/null",
                 &output),
             0);
+  const auto json = nlohmann::json::parse(output);
   std::map<std::string, std::string> types;
-  for (const auto& file : nlohmann::json::parse(output)["files"])
+  for (const auto& file : json["files"])
     types[file["path"].get<std::string>()] = file["attack_type"].get<std::string>();
   EXPECT_EQ(types, (std::map<std::string, std::string>{{"test_01/DoS/capture-2.csv", "dos"},
                                                        {"train_01/drive-1.csv", "attack-free"},
