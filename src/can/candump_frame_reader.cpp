@@ -11,20 +11,6 @@
 #include "line_frame_loop.hpp"
 
 namespace headroom::can {
-namespace {
-
-// Splits off the next run of non-space characters, dropping the spaces before it.
-std::string_view next_token(std::string_view& rest) {
-  std::size_t start = 0;
-  while (start < rest.size() && is_space(rest[start])) ++start;
-  std::size_t stop = start;
-  while (stop < rest.size() && !is_space(rest[stop])) ++stop;
-  const std::string_view token = rest.substr(start, stop - start);
-  rest.remove_prefix(stop);
-  return token;
-}
-
-}  // namespace
 
 CandumpFrameReader::CandumpFrameReader(std::filesystem::path file, BadRowPolicy policy,
                                        std::size_t block_bytes)

@@ -45,6 +45,9 @@ void CsvColumnMapping::validate() const {
   if (ragged_payload && (dlc.empty() || payload_bytes.empty())) {
     reject("ragged_payload", "needs a dlc column and per-byte payload columns");
   }
+  if (dlc_unit == DlcUnit::kBits && trim(dlc).empty()) {
+    reject("dlc_unit", "a DLC unit of bits needs a dlc column");
+  }
   if (!label.empty() && attack_values.empty()) {
     reject("attack_values", "a label column needs at least one attack value");
   }

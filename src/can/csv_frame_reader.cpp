@@ -179,6 +179,46 @@ bool CsvFrameReader::label_in(std::string_view text, const std::vector<std::stri
   return false;
 }
 
+bool CsvFrameReader::parse_dlc(int& dlc) {
+  if (dlc_.index < 0) return true;
+  if (static_cast<std::size_t>(dlc_.index) >= fields_.size()) {
+    return fail("", fmt::format("expected {} columns, found {}",
+                                header_width_ > 0 ? header_width_ : min_width_, fields_.size()));
+  }
+  const std::string_view text = fields_[static_cast<std::size_t>(dlc_.index)];
+  unsigned value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+    return fail(dlc_, fmt::format("DLC '{}' is not a number", text));
+  }
+  constexpr unsigned kBitsPerByte = 8;
+  if (mapping_.dlc_unit == DlcUnit::kBits) {
+    if (value > kMaxPayloadBytes * kBitsPerByte) {
+      return fail(dlc_, fmt::format("DLC {} bits out of range 0..{}", value,
+                                    kMaxPayloadBytes * kBitsPerByte));
+    }
+    if (value % kBitsPerByte != 0) {
+      return fail(dlc_, fmt::format("DLC {} bits is not a whole number of bytes", value));
+    }
+    value /= kBitsPerByte;
+  } else if (value > kMaxPayloadBytes) {
+    // 16, 24, .. 64 is what an exporter writing the length in bits produces.
+    const bool looks_like_bits =
+        value % kBitsPerByte == 0 && value <= kMaxPayloadBytes * kBitsPerByte;
+    return fail(dlc_, looks_like_bits
+                          ? fmt::format("DLC {} out of range 0..{} (a length in bits? "
+                                        "--csv-dlc-unit bits reads it as {} bytes)",
+                                        value, kMaxPayloadBytes, value / kBitsPerByte)
+                          : fmt::format("DLC {} out of range 0..{}", value, kMaxPayloadBytes));
+  }
+  dlc = static_cast<int>(value);
+  if (byte_columns_ > 0 && static_cast<std::size_t>(dlc) > byte_columns_) {
+    return fail(dlc_, fmt::format("DLC {} but only {} payload byte columns are mapped", dlc,
+                                  byte_columns_));
+  }
+  return true;
+}
+
 bool CsvFrameReader::parse_row(std::string_view line, CanFrame& frame) {
   frame = CanFrame{};
   const std::uint64_t row_index = data_rows_++;
@@ -187,26 +227,7 @@ bool CsvFrameReader::parse_row(std::string_view line, CanFrame& frame) {
 
   // The DLC comes first: in a ragged row it says where the later columns are.
   int dlc = -1;
-  if (dlc_.index >= 0) {
-    if (static_cast<std::size_t>(dlc_.index) >= found) {
-      return fail("", fmt::format("expected {} columns, found {}",
-                                  header_width_ > 0 ? header_width_ : min_width_, found));
-    }
-    const std::string_view text = fields_[static_cast<std::size_t>(dlc_.index)];
-    unsigned value = 0;
-    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
-      return fail(dlc_, fmt::format("DLC '{}' is not a number", text));
-    }
-    if (value > kMaxPayloadBytes) {
-      return fail(dlc_, fmt::format("DLC {} out of range 0..{}", value, kMaxPayloadBytes));
-    }
-    dlc = static_cast<int>(value);
-    if (byte_columns_ > 0 && static_cast<std::size_t>(dlc) > byte_columns_) {
-      return fail(dlc_, fmt::format("DLC {} but only {} payload byte columns are mapped", dlc,
-                                    byte_columns_));
-    }
-  }
+  if (!parse_dlc(dlc)) return false;
 
   int missing = 0;
   if (mapping_.ragged_payload) missing = static_cast<int>(byte_columns_) - dlc;

@@ -10,6 +10,7 @@
 
 #include "headroom/can/candump_frame_reader.hpp"
 #include "headroom/can/csv_frame_reader.hpp"
+#include "headroom/can/hcrl_text_frame_reader.hpp"
 #include "headroom/can/hex.hpp"
 #include "headroom/can/input_error.hpp"
 #include "headroom/can/line_source.hpp"
@@ -28,6 +29,7 @@ constexpr FormatName kFormatNames[] = {
     {LogFormat::kAuto, "auto"},
     {LogFormat::kCanTrainTest, "can-train-and-test"},
     {LogFormat::kHcrlCarHacking, "hcrl-car-hacking"},
+    {LogFormat::kHcrlCarHackingText, "hcrl-car-hacking-text"},
     {LogFormat::kParquet, "parquet"},
     {LogFormat::kCandump, "candump"},
     {LogFormat::kMappedCsv, "csv"},
@@ -148,6 +150,8 @@ LogFormat detect_format(const std::filesystem::path& file) {
     return LogFormat::kParquet;
   }
   const FirstLine first = first_content_line(file);
+  // HCRL's attack-free text file: "Timestamp: 1479121434.850202        ID: 0350 ...".
+  if (istarts_with(first.text, "timestamp:")) return LogFormat::kHcrlCarHackingText;
   if (first.text.front() == '(' || is_candump_screen_line(first.text)) return LogFormat::kCandump;
   const auto fields = split_commas(first.text);
   if (is_can_train_test_header(fields)) return LogFormat::kCanTrainTest;
@@ -178,6 +182,8 @@ std::unique_ptr<FrameReader> open_frame_reader(const std::filesystem::path& file
                                                   options.parquet_batch_rows);
     case LogFormat::kCandump:
       return std::make_unique<CandumpFrameReader>(file, options.on_bad_row, options.block_bytes);
+    case LogFormat::kHcrlCarHackingText:
+      return std::make_unique<HcrlTextFrameReader>(file, options.on_bad_row, options.block_bytes);
     case LogFormat::kMappedCsv:
       return std::make_unique<CsvFrameReader>(file, options.mapping, options.on_bad_row,
                                               options.block_bytes);

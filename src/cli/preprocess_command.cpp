@@ -20,8 +20,13 @@ void print_findings(const preprocess::PreprocessReport& report) {
                  file.skipped_rows);
     }
   }
+  for (const auto& entry : report.skipped_entries)
+    fmt::print(stderr, "warning: {}: {}\n", entry.relative_path, entry.reason);
   for (const auto& path : report.excluded)
     fmt::print(stderr, "note: left out {} (excluded by name)\n", path);
+  for (const auto& file : report.attack_free_files)
+    fmt::print(stderr, "note: {} holds no attack frame: attack type '{}' (its name says '{}')\n",
+               file.path, dataset::kAttackFreeType, file.named_type);
   for (const auto& duplicate : report.duplicates) {
     if (duplicate.left_out)
       fmt::print(stderr,

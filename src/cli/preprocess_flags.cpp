@@ -40,6 +40,13 @@ void PreprocessFlags::add_to(CLI::App& command) {
                   "Leave out files whose name contains one of these (comma-separated)")
       ->delimiter(',')
       ->capture_default_str();
+  command
+      .add_option("--attack-type-from", attack_type_from,
+                  "Name each file's attack type after: file (its name without the recording's "
+                  "suffix, e.g. DoS-2.csv -> dos) or directory (the directory holding it inside "
+                  "its split); a file without attack frames is attack-free either way")
+      ->check(CLI::IsMember({"file", "directory"}))
+      ->capture_default_str();
   command.add_flag("--force", o.overwrite, "Replace an existing store");
   command.add_flag("--keep-duplicates", o.keep_duplicate_files,
                    "Keep training files whose frames repeat another training file's (left out by "
@@ -49,9 +56,10 @@ void PreprocessFlags::add_to(CLI::App& command) {
   const std::string mapping = "CSV column mapping (with --format csv)";
   command
       .add_option("--format", format,
-                  "Log format: auto, can-train-and-test, hcrl-car-hacking, parquet, candump, csv")
-      ->check(CLI::IsMember(
-          {"auto", "can-train-and-test", "hcrl-car-hacking", "parquet", "candump", "csv"}))
+                  "Log format: auto, can-train-and-test, hcrl-car-hacking, hcrl-car-hacking-text, "
+                  "parquet, candump, csv")
+      ->check(CLI::IsMember({"auto", "can-train-and-test", "hcrl-car-hacking",
+                             "hcrl-car-hacking-text", "parquet", "candump", "csv"}))
       ->capture_default_str();
   auto& m = o.reader.mapping;
   m.id.clear();
@@ -71,6 +79,12 @@ void PreprocessFlags::add_to(CLI::App& command) {
       ->delimiter(',')
       ->group(mapping);
   command.add_option("--csv-dlc", m.dlc, "DLC column (optional)")->group(mapping);
+  command
+      .add_option("--csv-dlc-unit", dlc_unit,
+                  "What the DLC column counts: bytes (0..8) or bits (0..64, multiples of 8)")
+      ->check(CLI::IsMember({"bytes", "bits"}))
+      ->capture_default_str()
+      ->group(mapping);
   command
       .add_flag("--csv-ragged", m.ragged_payload,
                 "Rows with DLC < 8 have fewer byte columns; later columns move left (HCRL style)")
@@ -105,13 +119,17 @@ preprocess::PreprocessOptions PreprocessFlags::resolve() const {
       on_bad_row == "skip" ? can::BadRowPolicy::kSkip : can::BadRowPolicy::kError;
   auto& m = resolved.reader.mapping;
   m.id_base = id_base == "dec" ? can::IdBase::kDecimal : can::IdBase::kHex;
+  m.dlc_unit = dlc_unit == "bits" ? can::DlcUnit::kBits : can::DlcUnit::kBytes;
   if (delimiter.size() != 1) throw std::invalid_argument("--csv-delimiter must be one character");
   m.delimiter = delimiter[0];
   m.has_header = !no_header;
   resolved.scan.exclude_substrings = exclude;
+  resolved.scan.attack_type_from = attack_type_from == "directory"
+                                       ? dataset::AttackTypeSource::kDirectory
+                                       : dataset::AttackTypeSource::kFileName;
   if (no_progress) resolved.progress = 0;
-  const bool mapped =
-      !m.id.empty() || !m.payload.empty() || !m.payload_bytes.empty() || !m.label.empty();
+  const bool mapped = !m.id.empty() || !m.payload.empty() || !m.payload_bytes.empty() ||
+                      !m.label.empty() || !m.dlc.empty() || m.dlc_unit == can::DlcUnit::kBits;
   if (resolved.reader.format == can::LogFormat::kMappedCsv) {
     m.validate();
   } else if (mapped) {

@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <stdexcept>
 
 #include "headroom/can/log_format.hpp"
 
 namespace headroom::dataset {
 namespace {
+
+namespace fs = std::filesystem;
 
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
@@ -20,13 +23,115 @@ bool starts_with(const std::string& text, std::string_view prefix) {
   return text.size() >= prefix.size() && text.compare(0, prefix.size(), prefix) == 0;
 }
 
+// `name` without a trailing "-N" or "_N" (a capture or vehicle number); false when it has none.
+bool drop_numeric_suffix(std::string& name) {
+  const auto separator = name.find_last_of("-_");
+  if (separator == std::string::npos || separator == 0 || separator + 1 == name.size()) {
+    return false;
+  }
+  const bool numeric = std::all_of(name.begin() + static_cast<std::ptrdiff_t>(separator) + 1,
+                                   name.end(), [](unsigned char c) { return std::isdigit(c); });
+  if (numeric) name.resize(separator);
+  return numeric;
+}
+
+bool excluded_by_name(const fs::path& file, const ScanOptions& options) {
+  const std::string name = lower(file.filename().string());
+  return std::any_of(options.exclude_substrings.begin(), options.exclude_substrings.end(),
+                     [&](const std::string& pattern) {
+                       return !pattern.empty() && name.find(lower(pattern)) != std::string::npos;
+                     });
+}
+
+// One split's walk: its files, and the directories it has read (by canonical path, each with the
+// path it was first read through) so that a link cycle or a second link is read once.
+class SplitWalk {
+ public:
+  SplitWalk(const fs::path& root, std::uint16_t split, const ScanOptions& options,
+            DatasetLayout& layout)
+      : root_(root), split_(split), options_(options), layout_(layout) {}
+
+  std::vector<DatasetFile> run(const fs::path& split_dir) {
+    if (enter(split_dir)) walk(split_dir, /*inside_split=*/false);
+    std::sort(files_.begin(), files_.end(), [](const DatasetFile& a, const DatasetFile& b) {
+      return a.relative_path < b.relative_path;
+    });
+    return std::move(files_);
+  }
+
+ private:
+  std::string relative(const fs::path& path) const {
+    return path.lexically_relative(root_).generic_string();
+  }
+
+  // Marks `dir` read; false (with a skipped entry) when this split has read it already.
+  bool enter(const fs::path& dir) {
+    const auto [it, first] = read_dirs_.emplace(fs::canonical(dir), relative(dir));
+    if (first) return true;
+    layout_.skipped.push_back(
+        {relative(dir), fmt::format("not read again: the same directory as {}, already read in "
+                                    "this split (a link cycle, or a second link to it)",
+                                    it->second)});
+    return false;
+  }
+
+  void walk(const fs::path& dir, bool inside_split) {
+    std::vector<fs::directory_entry> entries(fs::directory_iterator(dir), {});
+    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+      return a.path().filename() < b.path().filename();
+    });
+    for (const auto& entry : entries) {
+      std::error_code ec;
+      const fs::file_status status = entry.status(ec);  // follows links
+      if (entry.is_symlink(ec) && !fs::exists(status)) {
+        layout_.skipped.push_back({relative(entry.path()), "not read: a broken link"});
+      } else if (fs::is_directory(status)) {
+        if (enter(entry.path())) walk(entry.path(), /*inside_split=*/true);
+      } else if (fs::is_regular_file(status) && can::is_can_log_file(entry.path())) {
+        add_file(entry.path(), inside_split ? dir.filename().string() : std::string());
+      }
+    }
+  }
+
+  void add_file(const fs::path& path, const std::string& parent_dir) {
+    DatasetFile file;
+    file.path = path;
+    file.relative_path = relative(path);
+    if (excluded_by_name(path, options_)) {
+      layout_.excluded.push_back(file.relative_path);
+      return;
+    }
+    file.split = split_;
+    file.attack_type =
+        options_.attack_type_from == AttackTypeSource::kDirectory && !parent_dir.empty()
+            ? attack_type_from_directory_name(parent_dir)
+            : attack_type_from_file_name(path);
+    file.size_bytes = fs::file_size(path);
+    files_.push_back(std::move(file));
+  }
+
+  const fs::path& root_;
+  std::uint16_t split_;
+  const ScanOptions& options_;
+  DatasetLayout& layout_;
+  std::map<fs::path, std::string> read_dirs_;
+  std::vector<DatasetFile> files_;
+};
+
 }  // namespace
 
 std::string attack_type_from_file_name(const std::filesystem::path& file) {
   std::string stem = lower(file.stem().string());
+  if (drop_numeric_suffix(stem)) return stem;
   const auto dash = stem.rfind('-');
   if (dash != std::string::npos && dash > 0) stem.resize(dash);
   return stem;
+}
+
+std::string attack_type_from_directory_name(std::string_view name) {
+  std::string type = lower(std::string(name));
+  drop_numeric_suffix(type);
+  return type;
 }
 
 DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions& options) {
@@ -56,31 +161,8 @@ DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions&
   for (const auto& name : test_dirs) layout.splits.push_back({name, SplitRole::kTest});
 
   for (std::size_t split = 0; split < layout.splits.size(); ++split) {
-    std::vector<DatasetFile> files;
-    const auto dir = layout.root / layout.splits[split].name;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-      if (!entry.is_regular_file() || !can::is_can_log_file(entry.path())) continue;
-      DatasetFile file;
-      file.path = entry.path();
-      file.relative_path = entry.path().lexically_relative(layout.root).generic_string();
-      const std::string name = lower(entry.path().filename().string());
-      const bool excluded =
-          std::any_of(options.exclude_substrings.begin(), options.exclude_substrings.end(),
-                      [&](const std::string& pattern) {
-                        return !pattern.empty() && name.find(lower(pattern)) != std::string::npos;
-                      });
-      if (excluded) {
-        layout.excluded.push_back(file.relative_path);
-        continue;
-      }
-      file.split = static_cast<std::uint16_t>(split);
-      file.attack_type = attack_type_from_file_name(entry.path());
-      file.size_bytes = entry.file_size();
-      files.push_back(std::move(file));
-    }
-    std::sort(files.begin(), files.end(), [](const DatasetFile& a, const DatasetFile& b) {
-      return a.relative_path < b.relative_path;
-    });
+    SplitWalk walk(layout.root, static_cast<std::uint16_t>(split), options, layout);
+    auto files = walk.run(layout.root / layout.splits[split].name);
     if (layout.splits[split].role == SplitRole::kTrain) layout.train_file_count += files.size();
     layout.files.insert(layout.files.end(), std::make_move_iterator(files.begin()),
                         std::make_move_iterator(files.end()));

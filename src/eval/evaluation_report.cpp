@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -89,6 +90,25 @@ std::size_t report_split(const store::GraphStore& store, std::span<const std::ui
   const std::size_t split = store.size_index().split[graph_id];
   if (store.metadata().splits.at(split).role == "test") return 1 + split;
   return kNotEvaluated;
+}
+
+// Without a single attack label, accuracy, precision, recall, F1 and MCC measure nothing (F1 0
+// beside accuracy 1.0 reads like a verdict on the model): they become NaN, printed "n/a" and
+// written null. The false-positive rate keeps its meaning.
+void undefined_without_attacks(BinaryMetrics& m) {
+  if (m.positives > 0) return;
+  constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
+  m.accuracy = m.precision = m.recall = m.f1 = m.mcc = kUndefined;
+}
+
+// Says so when the last group (a whole split) holds windows but no attack label.
+void add_unlabelled_warning(ModelEvaluation& evaluation, const std::string& split) {
+  const auto& m = evaluation.groups.back().metrics;
+  if (m.count == 0 || m.positives > 0) return;
+  evaluation.warnings.push_back(
+      fmt::format("{}: no attack labels (all {} windows are normal): accuracy, precision, recall, "
+                  "F1 and MCC are n/a; only the false-positive rate measures the model there",
+                  split, m.count));
 }
 
 std::string format_metric(double value) {
@@ -181,11 +201,15 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
       g.calibrated = binary_metrics(data.labels, data.scores, *calibrated_threshold);
     if (split != 0 && !vehicle_decisions.threshold_by_file.empty())
       g.vehicle = vehicle_metrics(data, vehicle_decisions, index.file);
+    undefined_without_attacks(g.metrics);
+    if (g.calibrated) undefined_without_attacks(*g.calibrated);
+    if (g.vehicle) undefined_without_attacks(*g.vehicle);
     return g;
   };
   for (const auto& [split, data] : splits) {
     evaluation.groups.push_back(group(split, "", data));
     add_degenerate_warnings(evaluation, split_name(split));
+    add_unlabelled_warning(evaluation, split_name(split));
   }
   // Attack-type rows: split order first, then attack type by name.
   std::vector<std::tuple<std::size_t, std::string, const GroupData*>> rows;

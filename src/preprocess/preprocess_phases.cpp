@@ -31,10 +31,36 @@ store::StoreMetadata describe_build(const dataset::DatasetLayout& layout,
 }
 
 // Attack type names, sorted, into metadata.attack_types; returns each name's index.
-std::map<std::string, std::uint32_t> index_attack_types(const dataset::DatasetLayout& layout,
+// Each file's attack type: as the layout names it, except that a file without a single attack
+// frame is attack-free traffic whatever its name says (set_01's "accessory-1" is a drive, not an
+// attack). Such renamings of kept files are listed in the report.
+std::vector<std::string> attack_types_by_labels(const dataset::DatasetLayout& layout,
+                                                const std::vector<FileGraphResult>& results,
+                                                const std::vector<bool>& left_out,
+                                                PreprocessReport& report) {
+  std::vector<std::string> types;
+  types.reserve(layout.files.size());
+  for (std::size_t i = 0; i < layout.files.size(); ++i) {
+    const auto& file = layout.files[i];
+    if (results[i].attack_rows > 0) {
+      types.push_back(file.attack_type);
+      continue;
+    }
+    types.emplace_back(dataset::kAttackFreeType);
+    if (!left_out[i] && file.attack_type != dataset::kAttackFreeType)
+      report.attack_free_files.push_back({file.relative_path, file.attack_type});
+  }
+  return types;
+}
+
+// The attack types of the kept files, in name order, into the metadata; name -> index.
+std::map<std::string, std::uint32_t> index_attack_types(const std::vector<std::string>& types,
+                                                        const std::vector<bool>& left_out,
                                                         store::StoreMetadata& metadata) {
   std::map<std::string, std::uint32_t> attack_index;
-  for (const auto& file : layout.files) attack_index.emplace(file.attack_type, 0);
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    if (!left_out[i]) attack_index.emplace(types[i], 0);
+  }
   for (auto& [name, index] : attack_index) {
     index = static_cast<std::uint32_t>(metadata.attack_types.size());
     metadata.attack_types.push_back(name);
@@ -93,9 +119,12 @@ PreprocessReport commit_store(store::StoreBuilder& builder, const dataset::Datas
                               const PreprocessOptions& options, const FileOutcomes& outcomes,
                               DuplicateScreen screen, const graph::CanIdVocabulary& vocabulary) {
   store::StoreMetadata metadata = describe_build(layout, options);
-  const auto attack_index = index_attack_types(layout, metadata);
   PreprocessReport report;
+  const auto attack_types =
+      attack_types_by_labels(layout, outcomes.results, screen.left_out, report);
+  const auto attack_index = index_attack_types(attack_types, screen.left_out, metadata);
   report.excluded = layout.excluded;
+  report.skipped_entries = layout.skipped;
   report.duplicates = std::move(screen.duplicates);
   std::vector<store::SegmentSummary> kept_segments;
   for (std::size_t i = 0; i < layout.files.size(); ++i) {
@@ -110,7 +139,7 @@ PreprocessReport commit_store(store::StoreBuilder& builder, const dataset::Datas
     store::SourceFileRecord record;
     record.path = file.relative_path;
     record.split = file.split;
-    record.attack_type = attack_index.at(file.attack_type);
+    record.attack_type = attack_index.at(attack_types[i]);
     record.rows = result.rows;
     record.attack_rows = result.attack_rows;
     record.skipped_rows = result.skipped_rows;

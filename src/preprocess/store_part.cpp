@@ -28,6 +28,7 @@ nlohmann::json mapping_json(const can::CsvColumnMapping& m) {
           {"payload", m.payload},
           {"payload_bytes", m.payload_bytes},
           {"dlc", m.dlc},
+          {"dlc_unit", m.dlc_unit == can::DlcUnit::kBits ? "bits" : "bytes"},
           {"ragged_payload", m.ragged_payload},
           {"label", m.label},
           {"attack_values", m.attack_values},

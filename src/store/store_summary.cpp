@@ -118,6 +118,8 @@ nlohmann::json summary_to_json(const StoreSummary& s) {
                      {"skipped_rows", f.skipped_rows},
                      {"graphs", f.graphs}});
   }
+  std::vector<std::string> warnings = vocabulary_warnings(s);
+  for (auto& warning : label_warnings(s)) warnings.push_back(std::move(warning));
   return {{"store", s.path},
           {"graphs", s.graphs},
           {"nodes", s.nodes},
@@ -130,7 +132,8 @@ nlohmann::json summary_to_json(const StoreSummary& s) {
           {"nodes_per_graph", to_json(s.nodes_per_graph)},
           {"edges_per_graph", to_json(s.edges_per_graph)},
           {"splits", splits},
-          {"files", files}};
+          {"files", files},
+          {"warnings", warnings}};
 }
 
 std::vector<std::string> vocabulary_warnings(const StoreSummary& s) {
@@ -143,6 +146,33 @@ std::vector<std::string> vocabulary_warnings(const StoreSummary& s) {
         "collapse onto the out-of-vocabulary node, and classifiers trained on other vehicles "
         "cannot be trusted on them",
         split.name, split.mostly_unknown_graphs, split.graphs));
+  }
+  return warnings;
+}
+
+std::vector<std::string> label_warnings(const StoreSummary& s) {
+  std::vector<std::string> warnings;
+  bool training_unlabelled = false;
+  for (const auto& split : s.splits) {
+    if (split.graphs == 0 || split.attack_graphs > 0) continue;
+    if (split.name == "train") {
+      training_unlabelled = true;
+      warnings.push_back(fmt::format(
+          "train: no attack labels (all {} windows are normal): the classifier stages (normal, "
+          "curriculum) have no attack to learn; the autoencoder, trained on normal windows, is "
+          "the stage for unlabelled data",
+          split.graphs));
+    } else if (split.name == "validation" && !training_unlabelled) {
+      warnings.push_back(fmt::format(
+          "validation: no attack labels (all {} windows are normal): F1 and recall cannot be "
+          "measured on it, nor a decision threshold calibrated for F1",
+          split.graphs));
+    } else if (split.name.rfind("test/", 0) == 0) {
+      warnings.push_back(fmt::format(
+          "{}: no attack labels (all {} windows are normal): detection cannot be measured there "
+          "(recall, precision and F1 are n/a); only false alarms can",
+          split.name, split.graphs));
+    }
   }
   return warnings;
 }
@@ -179,6 +209,7 @@ std::string render_summary(const StoreSummary& s) {
                                          static_cast<double>(split.graphs))));
   }
   for (const auto& warning : vocabulary_warnings(s)) line("warning: " + warning);
+  for (const auto& warning : label_warnings(s)) line("warning: " + warning);
   return out;
 }
 

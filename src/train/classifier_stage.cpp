@@ -76,6 +76,7 @@ class ClassifierStage {
         to_string(config.stage), models::to_string(config.model.size), family_.name(),
         config.distillation.enabled ? " with distillation" : "", train_ids_.size(), attacks_.size(),
         validation_ids_.size(), num_ids_, config.run.device, config.run.precision));
+    warn_without_attack_labels();
     if (config.distillation.enabled) load_teacher();
   }
 
@@ -129,6 +130,25 @@ class ClassifierStage {
   }
 
  private:
+  // Unlabelled data (candump logs, attack-free recordings) trains a classifier on one class: it
+  // runs, and its numbers mean nothing, so the log says so at the start.
+  void warn_without_attack_labels() {
+    if (attacks_.empty()) {
+      run_->log(fmt::format(
+          "WARNING: the training split has no attack labels (all {} graphs are normal): this "
+          "classifier has no attack to learn and its scores mean nothing; unlabelled data is for "
+          "the autoencoder stage",
+          train_ids_.size()));
+      return;
+    }
+    if (detail::with_label(store_, validation_ids_, 1).empty()) {
+      run_->log(fmt::format(
+          "WARNING: the validation split has no attack labels (all {} graphs are normal): "
+          "validation F1 cannot be measured, nor a decision threshold calibrated for F1",
+          validation_ids_.size()));
+    }
+  }
+
   // The teacher's logits come from the output cache (no teacher held while training), or from the
   // teacher itself, in device memory or offloaded to pinned host memory.
   void load_teacher() {

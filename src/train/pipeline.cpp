@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 
 #include "headroom/memory/tensor_memory_meter.hpp"
@@ -21,6 +22,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 std::string format_mib(std::int64_t bytes) {
   return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
 }
+
+// An F1 cell: "n/a" where it is undefined (a split without attack labels).
+std::string format_f1(double f1) { return std::isnan(f1) ? "n/a" : fmt::format("{:.4f}", f1); }
 
 }  // namespace
 
@@ -123,10 +127,9 @@ std::string render_pipeline_summary(const PipelineResult& result) {
       std::string cell = "-";
       for (const auto& group : model.groups)
         if (group.split == split && group.attack_type.empty()) {
-          cell = group.calibrated
-                     ? fmt::format("{:.4f} / {:.4f}", group.metrics.f1, group.calibrated->f1)
-                     : fmt::format("{:.4f}", group.metrics.f1);
-          if (group.vehicle) cell += fmt::format(" / {:.4f}", group.vehicle->f1);
+          cell = format_f1(group.metrics.f1);
+          if (group.calibrated) cell += " / " + format_f1(group.calibrated->f1);
+          if (group.vehicle) cell += " / " + format_f1(group.vehicle->f1);
         }
       out += fmt::format("{:>33}", cell);
     }

@@ -398,6 +398,58 @@ TEST(MappedCsvReaderTest, DlcMustMatchAHexPayload) {
   EXPECT_EQ(e.reason(), "DLC 3 but the payload has 2 bytes");
 }
 
+// One public dataset writes the DLC in bits (always 64): read with --csv-dlc-unit bits, and
+// refused in bytes with a reason that names the flag.
+TEST(MappedCsvReaderTest, DlcInBitsIsReadWithTheUnitAndNamedWithoutIt) {
+  TempDir dir;
+  const auto file = dir / "bits.csv";
+  write_text_file(file, "id,dlc,data\n10,64,0102030405060708\n11,16,0A0B\n12,0,\n");
+  CsvColumnMapping mapping;
+  mapping.id = "id";
+  mapping.dlc = "dlc";
+  mapping.payload = "data";
+  const InputError refused = catch_input_error([&] { read_file(file, mapping); });
+  EXPECT_EQ(refused.line(), 2u);
+  EXPECT_EQ(refused.column(), "dlc");
+  EXPECT_EQ(refused.reason(),
+            "DLC 64 out of range 0..8 (a length in bits? --csv-dlc-unit bits reads it as 8 bytes)");
+
+  mapping.dlc_unit = DlcUnit::kBits;
+  const std::vector<CanFrame> expected = {
+      frame(0.0, 0x10, {1, 2, 3, 4, 5, 6, 7, 8}),
+      frame(1.0, 0x11, {0x0A, 0x0B}),
+      frame(2.0, 0x12, {}),
+  };
+  EXPECT_EQ(read_file(file, mapping), expected);
+
+  // Per-byte columns: the DLC in bits says how many to read.
+  CsvColumnMapping bytes = mapping;
+  bytes.payload.clear();
+  bytes.payload_bytes = {"b0", "b1", "b2"};
+  EXPECT_EQ(read_csv_text("id,dlc,b0,b1,b2\n7DF,16,01,02,\n", bytes),
+            std::vector<CanFrame>{frame(0.0, 0x7DF, {1, 2})});
+}
+
+TEST(MappedCsvReaderTest, DlcInBitsMustBeWholeBytesUpTo64) {
+  CsvColumnMapping mapping;
+  mapping.id = "id";
+  mapping.dlc = "dlc";
+  mapping.payload = "data";
+  mapping.dlc_unit = DlcUnit::kBits;
+  const std::vector<BadRowCase> cases = {
+      {"10,12,00", "dlc", "DLC 12 bits is not a whole number of bytes"},
+      {"10,72,00", "dlc", "DLC 72 bits out of range 0..64"},
+      {"10,8,0001", "data", "DLC 1 but the payload has 2 bytes"},
+      {"10,x,00", "dlc", "DLC 'x' is not a number"},
+  };
+  expect_bad_rows(cases, "id,dlc,data\n10,8,01\n", "",
+                  [&](const std::filesystem::path& file) { read_file(file, mapping); });
+  // In bytes, a value that cannot be bits gets no hint.
+  mapping.dlc_unit = DlcUnit::kBytes;
+  expect_bad_rows({{"10,12,00", "dlc", "DLC 12 out of range 0..8"}}, "id,dlc,data\n", "",
+                  [&](const std::filesystem::path& file) { read_file(file, mapping); });
+}
+
 TEST(MappedCsvReaderTest, DecimalIdErrors) {
   TempDir dir;
   const auto file = dir / "dec.csv";
@@ -482,6 +534,9 @@ TEST(CsvMappingTest, ValidateNamesTheInconsistentField) {
   m = base;
   m.delimiter = '"';
   rejects(m, "delimiter");
+  m = base;
+  m.dlc_unit = DlcUnit::kBits;
+  rejects(m, "dlc_unit");
   m = base;
   m.label = "flag";
   m.attack_values = {"T"};

@@ -27,7 +27,8 @@ LogFormat detect_text(const std::string& name, const std::string& content) {
 
 TEST(LogFormatTest, NamesRoundTrip) {
   for (LogFormat f : {LogFormat::kAuto, LogFormat::kCanTrainTest, LogFormat::kHcrlCarHacking,
-                      LogFormat::kParquet, LogFormat::kCandump, LogFormat::kMappedCsv}) {
+                      LogFormat::kHcrlCarHackingText, LogFormat::kParquet, LogFormat::kCandump,
+                      LogFormat::kMappedCsv}) {
     EXPECT_EQ(parse_log_format(log_format_name(f)), f) << log_format_name(f);
   }
   EXPECT_EQ(parse_log_format("can-train-and-test"), LogFormat::kCanTrainTest);
@@ -63,6 +64,11 @@ TEST(LogFormatTest, DetectsEachFormatFromContent) {
             LogFormat::kCandump);
   EXPECT_EQ(detect_text("f.txt", "(1436509052.249713)  can0  123   [2]  DE AD\n"),
             LogFormat::kCandump);
+  // HCRL's attack-free recording is a text file of "Timestamp: ... ID: ... DLC: ..." lines.
+  EXPECT_EQ(detect_text("normal_run_data.txt",
+                        "Timestamp: 1479121434.850202        ID: 0350    000    DLC: 8    05 28 "
+                        "84 66 6d 00 00 a2\n"),
+            LogFormat::kHcrlCarHackingText);
   // Parquet is decided by the extension alone.
   EXPECT_EQ(detect_text("g.parquet", "anything"), LogFormat::kParquet);
 }
@@ -140,8 +146,9 @@ TEST(LogFormatTest, FactoryAutoDetectsTextFormats) {
 TEST(LogFormatTest, FactoryReportsMissingAndEmptyFiles) {
   TempDir dir;
   write_text_file(dir / "empty.csv", "");
-  for (LogFormat format : {LogFormat::kAuto, LogFormat::kCanTrainTest, LogFormat::kCandump,
-                           LogFormat::kParquet, LogFormat::kHcrlCarHacking}) {
+  for (LogFormat format :
+       {LogFormat::kAuto, LogFormat::kCanTrainTest, LogFormat::kCandump, LogFormat::kParquet,
+        LogFormat::kHcrlCarHacking, LogFormat::kHcrlCarHackingText}) {
     SCOPED_TRACE(log_format_name(format));
     ReaderOptions options;
     options.format = format;

@@ -5,6 +5,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <map>
+#include <string>
+
 #include "test_support.hpp"
 
 namespace headroom {
@@ -167,6 +171,94 @@ normal-values = ["normal"]
       attack_graphs += split["attack_graphs"].get<int>();
   }
   EXPECT_EQ(attack_graphs, 1);  // rows 150..159 fall in window 3 only
+}
+
+// can-train-and-test rows, attacks in every other block of 50 when `attacks` is set; `start` keeps
+// files apart (two equal training files would be left out as duplicates).
+std::string labelled_rows(int rows, bool attacks, double start) {
+  std::string text = "timestamp,arbitration_id,data_field,attack\n";
+  for (int i = 0; i < rows; ++i)
+    text += fmt::format("{:.3f},{:X},0102{:02X},{}\n", start + 0.001 * i, 0x100 + i % 6, i % 256,
+                        attacks && (i / 50) % 2 == 1 ? 1 : 0);
+  return text;
+}
+
+// One public dataset writes the DLC in bits (64 for every frame): refused with the flag that reads
+// it, and read with that flag.
+TEST(HeadroomCli, DlcInBitsIsReadWithCsvDlcUnitBits) {
+  TempDir dir;
+  std::string rows = "id,dlc,data\n";
+  for (int i = 0; i < 300; ++i)
+    rows += fmt::format("{:X},64,01020304050607{:02X}\n", 0x100 + i % 7, i % 256);
+  write_text_file(dir / "ds/train_01/bits-1.csv", rows);
+  const std::string mapped = fmt::format(
+      "preprocess '{}' --out '{}' --no-progress --format csv --csv-id id --csv-dlc dlc "
+      "--csv-payload data",
+      (dir / "ds").string(), (dir / "s").string());
+  std::string output;
+  EXPECT_EQ(run_command(headroom(mapped), &output), 1);
+  EXPECT_NE(output.find("bits-1.csv:2: column 'dlc': DLC 64 out of range 0..8 (a length in bits? "
+                        "--csv-dlc-unit bits reads it as 8 bytes)"),
+            std::string::npos)
+      << output;
+  ASSERT_EQ(run_command(headroom(mapped + " --csv-dlc-unit bits"), &output), 0) << output;
+  EXPECT_NE(output.find("300 rows"), std::string::npos) << output;
+  // The unit belongs to a column mapping.
+  EXPECT_EQ(run_command(headroom(fmt::format("preprocess '{}' --out '{}' --csv-dlc-unit bits",
+                                             (dir / "ds").string(), (dir / "t").string())),
+                        &output),
+            1);
+  EXPECT_NE(output.find("need --format csv"), std::string::npos) << output;
+}
+
+// A directory linked into a split is read; a link back up (a cycle) is read once and said so.
+TEST(HeadroomCli, LinkedDirectoriesAreReadAndACycleIsReported) {
+  TempDir dir;
+  write_text_file(dir / "ds/train_01/own-1.csv", labelled_rows(300, false, 1000));
+  write_text_file(dir / "elsewhere/more-1.csv", labelled_rows(300, false, 2000));
+  std::filesystem::create_directory_symlink(dir / "elsewhere", dir / "ds/train_01/linked");
+  std::filesystem::create_directory_symlink(dir / "elsewhere", dir / "elsewhere/loop");
+  std::string output;
+  ASSERT_EQ(run_command(headroom(fmt::format("preprocess '{}' --out '{}' --no-progress",
+                                             (dir / "ds").string(), (dir / "s").string())),
+                        &output),
+            0)
+      << output;
+  EXPECT_NE(output.find("preprocessed 2 files, 600 rows"), std::string::npos) << output;
+  EXPECT_NE(output.find("warning: train_01/linked/loop: not read again: the same directory as "
+                        "train_01/linked"),
+            std::string::npos)
+      << output;
+}
+
+// Attack types named by the directories of the layout; a drive without attacks is attack-free.
+TEST(HeadroomCli, AttackTypeFromDirectoryAndAttackFreeByLabels) {
+  TempDir dir;
+  write_text_file(dir / "ds/train_01/drive-1.csv", labelled_rows(400, false, 1000));
+  write_text_file(dir / "ds/train_02/DoS/capture-1.csv", labelled_rows(400, true, 2000));
+  write_text_file(dir / "ds/test_01/DoS/capture-2.csv", labelled_rows(400, true, 3000));
+  std::string output;
+  ASSERT_EQ(run_command(headroom(fmt::format(
+                            "preprocess '{}' --out '{}' --no-progress --attack-type-from directory",
+                            (dir / "ds").string(), (dir / "s").string())),
+                        &output),
+            0)
+      << output;
+  EXPECT_NE(output.find("note: train_01/drive-1.csv holds no attack frame: attack type "
+                        "'attack-free' (its name says 'drive')"),
+            std::string::npos)
+      << output;
+  ASSERT_EQ(run_command(
+                headroom(fmt::format("inspect '{}' --json", (dir / "s").string())) + " 2>/dev/null",
+                &output),
+            0);
+  const auto json = nlohmann::json::parse(output);
+  std::map<std::string, std::string> types;
+  for (const auto& file : json["files"])
+    types[file["path"].get<std::string>()] = file["attack_type"].get<std::string>();
+  EXPECT_EQ(types, (std::map<std::string, std::string>{{"test_01/DoS/capture-2.csv", "dos"},
+                                                       {"train_01/drive-1.csv", "attack-free"},
+                                                       {"train_02/DoS/capture-1.csv", "dos"}}));
 }
 
 }  // namespace

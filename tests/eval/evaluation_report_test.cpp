@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "headroom/preprocess/preprocessor.hpp"
@@ -156,13 +157,17 @@ TEST_F(EvaluationReport, PerfectScorerIsPerfect) {
   int with_positives = 0;
   for (const auto& group : e.groups) {
     const BinaryMetrics& m = group.metrics;
-    EXPECT_EQ(m.accuracy, 1.0) << group.split << "/" << group.attack_type;
     if (m.positives > 0) {
       ++with_positives;
+      EXPECT_EQ(m.accuracy, 1.0) << group.split << "/" << group.attack_type;
       EXPECT_EQ(m.f1, 1.0) << group.split << "/" << group.attack_type;
       if (m.positives < m.count) {
         EXPECT_EQ(m.roc_auc, 1.0);
       }
+    } else {
+      // Attack-free groups: no false alarm, and nothing else to measure.
+      EXPECT_EQ(m.false_positive_rate, 0.0) << group.split << "/" << group.attack_type;
+      EXPECT_TRUE(std::isnan(m.accuracy)) << group.split << "/" << group.attack_type;
     }
   }
   EXPECT_GE(with_positives, 3);
@@ -298,7 +303,10 @@ TEST_F(EvaluationReport, TableHasAnAlignedRowPerGroup) {
     std::ostringstream accuracy;
     accuracy.precision(4);
     accuracy << std::fixed << group.metrics.accuracy;
-    EXPECT_NE(line.find(accuracy.str()), std::string::npos) << line;
+    // Accuracy is undefined (n/a) in a group without attack labels.
+    EXPECT_NE(line.find(std::isnan(group.metrics.accuracy) ? "n/a" : accuracy.str()),
+              std::string::npos)
+        << line;
     if (std::isnan(group.metrics.roc_auc)) {
       saw_na = true;
       EXPECT_NE(line.find("n/a"), std::string::npos) << line;
@@ -327,6 +335,76 @@ TEST_F(EvaluationReport, JsonListsModelAndGroups) {
       EXPECT_EQ(auc.get<double>(), 0.5);
     }
   }
+}
+
+// can-train-and-test rows over four IDs; every 40th run of 8 rows attacks when `attacks` is set.
+std::string labelled_traffic(std::size_t rows, bool attacks) {
+  std::string text = "timestamp,arbitration_id,data_field,attack\n";
+  for (std::size_t i = 0; i < rows; ++i)
+    text += fmt::format("{:.6f},{:X},0102{:02X},{}\n", 1000.0 + 0.001 * static_cast<double>(i),
+                        0x100 * (1 + i % 4), i % 256, attacks && i % 40 < 8 ? 1 : 0);
+  return text;
+}
+
+// A test directory without a single attack label (an unlabelled capture) gets n/a, not F1 0
+// beside accuracy 1.0, in the table and in the JSON, and a warning that says why.
+TEST(EvaluationReportUnlabelled, SplitWithoutAttackLabelsIsNotAnF1OfZero) {
+  testing::TempDir dir;
+  testing::write_text_file(dir / "data/train_01_attack_free/drive-1.csv",
+                           labelled_traffic(2000, false));
+  testing::write_text_file(dir / "data/train_02_with_attacks/DoS-1.csv",
+                           labelled_traffic(2000, true));
+  testing::write_text_file(dir / "data/test_01_known_attack/DoS-2.csv",
+                           labelled_traffic(1000, true));
+  testing::write_text_file(dir / "data/test_02_unlabelled/capture-1.csv",
+                           labelled_traffic(1000, false));
+  preprocess::PreprocessOptions options;
+  options.progress = 0;
+  preprocess::preprocess_dataset(dir / "data", dir / "store", options);
+  const auto store = store::GraphStore::open(dir / "store");
+  std::vector<std::uint32_t> ids(store.num_graphs());
+  for (std::uint32_t g = 0; g < ids.size(); ++g) ids[g] = g;
+  const std::vector<float> scores(ids.size(), 0.1F);  // flags nothing
+  const ModelEvaluation e = evaluate_scores(store, "m", ids, scores);
+
+  const auto whole = std::find_if(e.groups.begin(), e.groups.end(), [](const auto& g) {
+    return g.split == "test_02_unlabelled" && g.attack_type.empty();
+  });
+  ASSERT_NE(whole, e.groups.end());
+  const BinaryMetrics& m = whole->metrics;
+  EXPECT_EQ(m.positives, 0);
+  for (const double undefined : {m.accuracy, m.precision, m.recall, m.f1, m.mcc})
+    EXPECT_TRUE(std::isnan(undefined));
+  EXPECT_EQ(m.false_positive_rate, 0.0);  // the one measure left: no false alarm
+  const nlohmann::json json = e;
+  for (const auto& group : json.at("groups")) {
+    if (group.at("split") != "test_02_unlabelled") continue;
+    EXPECT_TRUE(group.at("metrics").at("f1").is_null());
+    EXPECT_TRUE(group.at("metrics").at("accuracy").is_null());
+  }
+
+  // The split with attacks keeps its numbers, and gets no such warning.
+  const auto labelled = std::find_if(e.groups.begin(), e.groups.end(), [](const auto& g) {
+    return g.split == "test_01_known_attack" && g.attack_type.empty();
+  });
+  ASSERT_NE(labelled, e.groups.end());
+  EXPECT_EQ(labelled->metrics.f1, 0.0);
+  EXPECT_FALSE(std::isnan(labelled->metrics.accuracy));
+  std::vector<std::string> unlabelled;
+  for (const auto& warning : e.warnings)
+    if (warning.find("no attack labels") != std::string::npos) unlabelled.push_back(warning);
+  ASSERT_EQ(unlabelled.size(), 1u);
+  EXPECT_EQ(unlabelled[0].rfind("test_02_unlabelled: no attack labels", 0), 0u) << unlabelled[0];
+
+  const std::string table = render_table(e);
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("test_02_unlabelled", 0) != 0) continue;
+    EXPECT_EQ(line.find("1.0000"), std::string::npos) << line;  // no accuracy 1.0
+    EXPECT_NE(line.find("n/a"), std::string::npos) << line;
+  }
+  EXPECT_NE(table.find("WARNING: test_02_unlabelled: no attack labels"), std::string::npos)
+      << table;
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/store/graph_store.hpp"
@@ -49,7 +51,10 @@ const std::map<std::string, Expected>& expected_files() {
   return table;
 }
 
-void expect_dataset_counts(const std::string& dataset) {
+// `attack_types`: the store's attack types, as preprocessing names them (a file without attack
+// frames is attack-free whatever its name).
+void expect_dataset_counts(const std::string& dataset,
+                           const std::vector<std::string>& attack_types) {
   testing::TempDir dir;
   preprocess::PreprocessOptions options;
   options.progress = 0;
@@ -67,6 +72,9 @@ void expect_dataset_counts(const std::string& dataset) {
     EXPECT_EQ(file.attack_rows, it->second.attack_rows) << file.path;
     EXPECT_EQ(file.graphs, it->second.graphs) << file.path;
     EXPECT_EQ(file.first_graph, graphs) << file.path;
+    EXPECT_EQ(store.metadata().attack_types.at(file.attack_type) == "attack-free",
+              it->second.attack_rows == 0)
+        << file.path;
     graphs += file.graphs;
     ++checked;
   }
@@ -75,6 +83,7 @@ void expect_dataset_counts(const std::string& dataset) {
   for (const auto& [path, e] : expected_files())
     expected_count += path.rfind(dataset + "/", 0) == 0;
   EXPECT_EQ(checked, expected_count);
+  EXPECT_EQ(store.metadata().attack_types, attack_types);
   // Every training graph is in exactly one of train/validation; test graphs are the rest.
   EXPECT_EQ(store.train_ids().size() + store.validation_ids().size() + store.test_ids().size(),
             graphs);
@@ -82,12 +91,13 @@ void expect_dataset_counts(const std::string& dataset) {
 
 TEST(SharedDataStore, HcrlSaGraphCountsMatchTheMeasuredTable) {
   HEADROOM_REQUIRE_SHARED_DATA();
-  expect_dataset_counts("hcrl_sa");
+  expect_dataset_counts("hcrl_sa", {"attack-free", "dos", "fuzzing", "malfunction"});
 }
 
 TEST(SharedDataStore, Set01GraphCountsMatchTheMeasuredTable) {
   HEADROOM_REQUIRE_SHARED_DATA();
-  expect_dataset_counts("set_01");
+  // accessory-1/-2 are drives without attacks: attack-free, not an attack type "accessory".
+  expect_dataset_counts("set_01", {"attack-free", "dos", "systematic", "targeted_payload_fuzzing"});
 }
 
 TEST(SharedDataStore, CsvAndParquetTwinsGiveIdenticalStores) {

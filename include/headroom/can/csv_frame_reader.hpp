@@ -46,6 +46,9 @@ class CsvFrameReader final : public FrameReader {
   // Splits `line` into fields_, trimmed and unquoted; false (error set) on a broken quote.
   bool split(std::string_view line);
   bool parse_row(std::string_view line, CanFrame& frame);
+  // The row's DLC in bytes into `dlc` (left at -1 without a DLC column); false (error set) when
+  // the field is missing, not a number or out of range for the mapping's unit.
+  bool parse_dlc(int& dlc);
   bool fail(const Column& column, std::string reason);
   bool fail(std::string column, std::string reason);
   std::string field_name(std::size_t position) const;

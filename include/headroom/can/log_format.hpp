@@ -24,13 +24,21 @@ enum class LogFormat {
   kParquet,         // Parquet: timestamp,id,data_field,label[,source_file]
   kCandump,         // candump -l log: (1436509052.249713) can0 123#DEADBEEF (unlabelled)
   kMappedCsv,       // any CSV described by a CsvColumnMapping
+  // HCRL Car-Hacking attack-free text file (unlabelled: every frame normal):
+  // Timestamp: 1479121434.850202        ID: 0350    000    DLC: 8    05 28 84 66 6d 00 00 a2
+  kHcrlCarHackingText,
 };
 
-// Parses "auto", "can-train-and-test", "hcrl-car-hacking", "parquet", "candump", "csv".
+// Parses "auto", "can-train-and-test", "hcrl-car-hacking", "hcrl-car-hacking-text", "parquet",
+// "candump", "csv".
 std::optional<LogFormat> parse_log_format(std::string_view name);
 std::string_view log_format_name(LogFormat format);
 
 enum class IdBase { kHex, kDecimal };
+
+// What a DLC column counts: bytes (0..8, the CAN standard) or bits (0..64 in steps of 8, as some
+// exporters write it: a full frame is "64").
+enum class DlcUnit { kBytes, kBits };
 
 // Describes a CSV that no preset covers. A column is named by its header text (matched trimmed and
 // case-insensitively), or, when the file has no header, by its 0-based position written as a
@@ -52,6 +60,10 @@ struct CsvColumnMapping {
   // empty byte column.
   std::vector<std::string> payload_bytes;
   std::string dlc;  // optional, decimal 0..8; with payload_bytes, the bytes to read
+  // The DLC column's unit. In bits a value must be a multiple of 8 up to 64. Left at bytes, a
+  // value such as 64 is a bad row whose reason suggests bits (never guessed: a "8" reads as 8
+  // bytes or 1, so one file's rows cannot tell the unit).
+  DlcUnit dlc_unit = DlcUnit::kBytes;
   // HCRL style: a row with DLC < payload_bytes.size() has fewer byte columns and every later
   // column (the label) moves left by the missing count. Needs `dlc`.
   bool ragged_payload = false;
@@ -62,8 +74,9 @@ struct CsvColumnMapping {
   std::vector<std::string> normal_values;
 
   // Throws std::invalid_argument naming the inconsistent field (a missing id, no or two payload
-  // sources, more than 8 byte columns, a ragged payload without dlc, a non-numeric position when
-  // has_header is false, a quote or line break as delimiter, overlapping label values).
+  // sources, more than 8 byte columns, a ragged payload without dlc, a DLC unit of bits without a
+  // dlc column, a non-numeric position when has_header is false, a quote or line break as
+  // delimiter, overlapping label values).
   void validate() const;
 };
 
@@ -91,7 +104,8 @@ LogFormat detect_format(const std::filesystem::path& file);
 // Opens a streaming reader; a CSV header is read and checked here, a Parquet schema too. Throws
 // InputError for a missing, empty or unreadable file, an unknown format (kAuto), a mapped column
 // missing from the header or schema; std::invalid_argument for an inconsistent mapping
-// (kMappedCsv). A candump log is unlabelled: every frame is normal; a CAN FD frame is a bad row.
+// (kMappedCsv). A candump log and HCRL's attack-free text file are unlabelled: every frame is
+// normal; a CAN FD frame is a bad row.
 std::unique_ptr<FrameReader> open_frame_reader(const std::filesystem::path& file,
                                                const ReaderOptions& options);
 

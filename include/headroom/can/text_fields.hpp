@@ -1,5 +1,5 @@
-// Small text helpers the log readers share: blank tests, trimming, ASCII case-insensitive
-// comparison. Pure inline functions, thread-safe.
+// Small text helpers the log readers share: blank tests, trimming, whitespace tokens, ASCII
+// case-insensitive comparison. Pure inline functions, thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +20,19 @@ constexpr std::string_view trim(std::string_view text) {
   while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
   while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
   return text;
+}
+
+// Splits off the next run of non-space characters from `rest`, dropping the spaces before it;
+// empty when `rest` holds no more. Space-aligned logs (candump's screen layout, HCRL's text file)
+// are read token by token.
+constexpr std::string_view next_token(std::string_view& rest) {
+  std::size_t start = 0;
+  while (start < rest.size() && is_space(rest[start])) ++start;
+  std::size_t stop = start;
+  while (stop < rest.size() && !is_space(rest[stop])) ++stop;
+  const std::string_view token = rest.substr(start, stop - start);
+  rest.remove_prefix(stop);
+  return token;
 }
 
 constexpr char ascii_lower(char c) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace headroom::dataset {
@@ -16,12 +17,31 @@ struct SplitDirectory {
   SplitRole role;
 };
 
+// Where a file's attack type comes from.
+enum class AttackTypeSource : std::uint8_t {
+  kFileName,   // the file's name: attack_type_from_file_name
+  kDirectory,  // the directory holding the file inside its split: attack_type_from_directory_name
+               // (a file directly in the split directory falls back to its file name)
+};
+
 struct DatasetFile {
-  std::filesystem::path path;  // absolute
+  std::filesystem::path path;  // absolute, through the links the scan followed
   std::string relative_path;   // to the dataset root, '/'-separated
   std::uint16_t split = 0;     // index into DatasetLayout::splits
-  std::string attack_type;     // from the file name, see attack_type_from_file_name
+  // As ScanOptions::attack_type_from names it. Preprocessing renames a file that holds no attack
+  // frame kAttackFreeType, whatever its name says.
+  std::string attack_type;
   std::uint64_t size_bytes = 0;
+};
+
+// The attack type of traffic without attacks.
+inline constexpr std::string_view kAttackFreeType = "attack-free";
+
+// An entry inside a split that the scan did not read, and why (a link cycle, a second link to a
+// directory already read, a broken link).
+struct SkippedEntry {
+  std::string relative_path;  // to the dataset root, '/'-separated
+  std::string reason;
 };
 
 struct DatasetLayout {
@@ -30,21 +50,31 @@ struct DatasetLayout {
   std::vector<DatasetFile> files;      // grouped by split in that order, sorted by path within
   std::size_t train_file_count = 0;    // files[0, train_file_count) are training files
   std::vector<std::string> excluded;   // relative paths left out by the exclusion patterns
+  std::vector<SkippedEntry> skipped;   // in scan order (splits in order, names sorted)
 };
 
 struct ScanOptions {
   // Files whose name contains one of these (case-insensitive) are left out, as upstream does.
   std::vector<std::string> exclude_substrings = {"suppress", "masquerade"};
+  AttackTypeSource attack_type_from = AttackTypeSource::kFileName;
 };
 
-// Lists the CAN log files of a dataset (recursively inside each split directory). Throws
-// std::runtime_error with a one-line message when the root is missing or not a directory, or
-// when there is no training file.
+// Lists the CAN log files of a dataset, recursively inside each split directory. Links are
+// followed, to files and to directories alike; a directory reached a second time within one split
+// (a link cycle, or two links to one directory) is read once and the repeat listed in `skipped`,
+// as is a broken link. Entries are visited in name order, so the result does not depend on the
+// file system. Throws std::runtime_error with a one-line message when the root is missing or not a
+// directory, or when there is no training file.
 DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions& options = {});
 
-// "DoS-sonata.csv" -> "dos", "targeted_payload_fuzzing-2.parquet" -> "targeted_payload_fuzzing",
-// "attack-free-kia.csv" -> "attack-free": the lower-cased stem up to its last '-' (the vehicle or
-// capture number follows it), or the whole stem when it has no '-'.
+// The lower-cased stem without the recording's suffix: a trailing number after '-' or '_'
+// ("DoS-1", "DoS_1" -> "dos"; "targeted_payload_fuzzing-2" -> "targeted_payload_fuzzing"), else
+// the part after the last '-' (a vehicle: "DoS-sonata" -> "dos", "attack-free-kia" ->
+// "attack-free"); a stem with neither stays whole ("gear_dataset").
 std::string attack_type_from_file_name(const std::filesystem::path& file);
+
+// A directory named after its attack: lower-cased, a trailing number after '-' or '_' dropped
+// ("DoS_2" -> "dos", "attack-free" -> "attack-free").
+std::string attack_type_from_directory_name(std::string_view name);
 
 }  // namespace headroom::dataset

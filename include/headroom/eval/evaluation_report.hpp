@@ -18,7 +18,9 @@ namespace headroom::eval {
 struct EvaluationGroup {
   std::string split;        // "validation" or a test directory name
   std::string attack_type;  // "" for the whole split, else one attack type (e.g. "dos")
-  BinaryMetrics metrics;    // decision at ModelEvaluation::decision_threshold (0.5)
+  // Decision at ModelEvaluation::decision_threshold (0.5). In a group without attack labels,
+  // accuracy, precision, recall, F1 and MCC are NaN (undefined), here and in the two below.
+  BinaryMetrics metrics;
   std::optional<BinaryMetrics> calibrated;  // decision at the model's calibrated threshold
   // A test split's graphs other than the vehicle-calibration windows, each decided at its file's
   // own threshold (VehicleCalibration); unset for validation and without vehicle calibration.
@@ -45,8 +47,9 @@ struct ModelEvaluation {
   std::optional<double> calibrated_threshold;
   std::map<std::string, double> vehicle_thresholds;  // by test file, with vehicle calibration
   std::vector<EvaluationGroup> groups;  // whole splits first, in store order; then attack types
-  // Decisions no one can use, in words: a split with both classes where every window is flagged,
-  // or none is (e.g. "test_02: flags every window at 0.5").
+  // What makes a split's numbers unusable, in words: a split with both classes where every window
+  // is flagged, or none is (e.g. "test_02: flags every window at 0.5"); a split without a single
+  // attack label (whose accuracy, precision, recall, F1 and MCC are NaN: "n/a", JSON null).
   std::vector<std::string> warnings;
 };
 

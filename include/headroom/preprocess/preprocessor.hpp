@@ -46,9 +46,18 @@ struct DuplicateFile {
   bool left_out = false;  // a training file left out (a test file is only reported)
 };
 
+// A file whose name (or directory) gives an attack type but whose frames hold no attack: it is
+// stored as dataset::kAttackFreeType.
+struct AttackFreeFile {
+  std::string path;        // relative to the dataset root
+  std::string named_type;  // what the layout named it
+};
+
 struct PreprocessReport {
   std::vector<FileReport> files;
   std::vector<std::string> excluded;
+  std::vector<dataset::SkippedEntry> skipped_entries;  // links the scan did not follow
+  std::vector<AttackFreeFile> attack_free_files;
   std::vector<DuplicateFile> duplicates;
   std::uint64_t rows = 0;
   std::uint64_t skipped_rows = 0;

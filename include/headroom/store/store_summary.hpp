@@ -60,6 +60,11 @@ StoreSummary summarize_store(const GraphStore& store);
 // One line per test split whose windows are mostly out of vocabulary (more than half of them):
 // what `inspect` and `preprocess` warn about.
 std::vector<std::string> vocabulary_warnings(const StoreSummary& summary);
+// One line per split that holds windows but not one attack label (unlabelled logs such as candump,
+// or attack-free recordings only): "train" (the classifiers have no attack to learn), "validation"
+// (when training has attacks), each "test/<directory>" (detection cannot be measured there: only
+// false alarms). What `inspect` and `preprocess` warn about.
+std::vector<std::string> label_warnings(const StoreSummary& summary);
 nlohmann::json summary_to_json(const StoreSummary& summary);
 std::string render_summary(const StoreSummary& summary);  // the human-readable table
 

@@ -1,0 +1,123 @@
+// Scanning a dataset directory: attack types from file and directory names, links inside splits.
+#include "headroom/dataset/dataset_layout.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace headroom::dataset {
+namespace {
+
+using headroom::testing::TempDir;
+using headroom::testing::write_text_file;
+
+std::vector<std::string> relative_paths(const DatasetLayout& layout) {
+  std::vector<std::string> paths;
+  for (const auto& file : layout.files) paths.push_back(file.relative_path);
+  return paths;
+}
+
+const DatasetFile& file_named(const DatasetLayout& layout, const std::string& relative_path) {
+  const auto it = std::find_if(layout.files.begin(), layout.files.end(),
+                               [&](const auto& f) { return f.relative_path == relative_path; });
+  if (it == layout.files.end()) throw std::runtime_error("not scanned: " + relative_path);
+  return *it;
+}
+
+TEST(AttackTypeNames, ARecordingNumberIsDroppedWhateverItsSeparator) {
+  EXPECT_EQ(attack_type_from_file_name("DoS-1.csv"), "dos");
+  EXPECT_EQ(attack_type_from_file_name("DoS_1.csv"), "dos");  // was "dos_1": a type of its own
+  EXPECT_EQ(attack_type_from_file_name("targeted_payload_fuzzing-2.parquet"),
+            "targeted_payload_fuzzing");
+  EXPECT_EQ(attack_type_from_file_name("targeted_payload_fuzzing_2.parquet"),
+            "targeted_payload_fuzzing");
+  EXPECT_EQ(attack_type_from_file_name("attack-free-1.csv"), "attack-free");
+  // A vehicle after the last '-' is dropped as before; a word after '_' is part of the name.
+  EXPECT_EQ(attack_type_from_file_name("DoS-sonata.parquet"), "dos");
+  EXPECT_EQ(attack_type_from_file_name("attack-free-kia.csv"), "attack-free");
+  EXPECT_EQ(attack_type_from_file_name("gear_dataset.csv"), "gear_dataset");
+  EXPECT_EQ(attack_type_from_file_name("fuzzing.csv"), "fuzzing");
+  EXPECT_EQ(attack_type_from_file_name("2.csv"), "2");
+
+  EXPECT_EQ(attack_type_from_directory_name("DoS_2"), "dos");
+  EXPECT_EQ(attack_type_from_directory_name("Attack-Free"), "attack-free");
+  EXPECT_EQ(attack_type_from_directory_name("rpm-spoofing"), "rpm-spoofing");
+}
+
+TEST(AttackTypeNames, TheLayoutNamesThemWithAttackTypeFromDirectory) {
+  TempDir dir;
+  write_text_file(dir / "data/train_01/normal_run.txt", "x");
+  write_text_file(dir / "data/test_01/RPM_Spoofing/capture-3.csv", "x");
+  write_text_file(dir / "data/test_01/gear-2.csv", "x");  // directly in the split: its name
+  ScanOptions options;
+  EXPECT_EQ(file_named(scan_dataset(dir / "data", options), "test_01/RPM_Spoofing/capture-3.csv")
+                .attack_type,
+            "capture");
+  options.attack_type_from = AttackTypeSource::kDirectory;
+  const auto layout = scan_dataset(dir / "data", options);
+  EXPECT_EQ(file_named(layout, "test_01/RPM_Spoofing/capture-3.csv").attack_type, "rpm_spoofing");
+  EXPECT_EQ(file_named(layout, "test_01/gear-2.csv").attack_type, "gear");
+}
+
+// A directory linked into a split used to be skipped without a word: its files are read now.
+TEST(DatasetLinks, ALinkedDirectoryInsideASplitIsRead) {
+  TempDir dir;
+  write_text_file(dir / "elsewhere/drives/DoS-1.csv", "x");
+  write_text_file(dir / "elsewhere/drives/deeper/fuzzing-1.csv", "x");
+  write_text_file(dir / "data/train_01/own-1.csv", "x");
+  std::filesystem::create_directory_symlink(dir / "elsewhere/drives", dir / "data/train_01/linked");
+  const auto layout = scan_dataset(dir / "data");
+  EXPECT_EQ(
+      relative_paths(layout),
+      (std::vector<std::string>{"train_01/linked/DoS-1.csv", "train_01/linked/deeper/fuzzing-1.csv",
+                                "train_01/own-1.csv"}));
+  EXPECT_EQ(layout.train_file_count, 3u);
+  const auto& linked = file_named(layout, "train_01/linked/DoS-1.csv");
+  EXPECT_TRUE(std::filesystem::exists(linked.path));
+  EXPECT_EQ(linked.size_bytes, 1u);
+  EXPECT_EQ(linked.attack_type, "dos");
+  EXPECT_TRUE(layout.skipped.empty());
+}
+
+TEST(DatasetLinks, ACycleAndASecondLinkAreReadOnceAndSaidSo) {
+  TempDir dir;
+  write_text_file(dir / "data/train_01/a/DoS-1.csv", "x");
+  // a/loop -> a (a cycle); b -> a (a second way to the same directory); a broken link.
+  std::filesystem::create_directory_symlink(dir / "data/train_01/a", dir / "data/train_01/a/loop");
+  std::filesystem::create_directory_symlink(dir / "data/train_01/a", dir / "data/train_01/b");
+  std::filesystem::create_symlink(dir / "nowhere.csv", dir / "data/train_01/gone.csv");
+  const auto layout = scan_dataset(dir / "data");
+  EXPECT_EQ(relative_paths(layout), std::vector<std::string>{"train_01/a/DoS-1.csv"});
+  ASSERT_EQ(layout.skipped.size(), 3u);
+  EXPECT_EQ(layout.skipped[0].relative_path, "train_01/a/loop");
+  EXPECT_NE(layout.skipped[0].reason.find("the same directory as train_01/a"), std::string::npos)
+      << layout.skipped[0].reason;
+  EXPECT_NE(layout.skipped[0].reason.find("link cycle"), std::string::npos);
+  EXPECT_EQ(layout.skipped[1].relative_path, "train_01/b");
+  EXPECT_EQ(layout.skipped[2].relative_path, "train_01/gone.csv");
+  EXPECT_EQ(layout.skipped[2].reason, "not read: a broken link");
+}
+
+TEST(DatasetLinks, EachSplitMayLinkTheSameDirectory) {
+  // hcrl_sa ships the same attack-free drives in two training splits; a link per split is the
+  // same thing, and each split reads it (duplicate detection happens while preprocessing).
+  TempDir dir;
+  write_text_file(dir / "shared/attack-free-1.csv", "x");
+  std::filesystem::create_directories(dir / "data/train_01");
+  std::filesystem::create_directories(dir / "data/train_02");
+  std::filesystem::create_directory_symlink(dir / "shared", dir / "data/train_01/drives");
+  std::filesystem::create_directory_symlink(dir / "shared", dir / "data/train_02/drives");
+  const auto layout = scan_dataset(dir / "data");
+  EXPECT_EQ(relative_paths(layout),
+            (std::vector<std::string>{"train_01/drives/attack-free-1.csv",
+                                      "train_02/drives/attack-free-1.csv"}));
+  EXPECT_TRUE(layout.skipped.empty());
+}
+
+}  // namespace
+}  // namespace headroom::dataset
