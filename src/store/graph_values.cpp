@@ -63,9 +63,20 @@ void check_edges(const GraphStore& store, std::size_t graph_id, const GraphView&
 void check_id_indices(const GraphStore& store, std::size_t graph_id, const GraphView& view) {
   const std::size_t width = store.metadata().node_feature_count;
   const auto last_index = static_cast<float>(store.metadata().vocabulary.size());
-  for (std::size_t node = 0; node < view.num_nodes(); ++node) {
-    const float index = view.node_features[node * width];
-    // Written as a negation so that NaN fails too.
+  const std::size_t nodes = view.num_nodes();
+  const float* features = view.node_features.data();
+  // Branch-free first: clamped into range, a valid index is unchanged and survives a round trip
+  // through an integer (NaN never equals itself, so it fails too).
+  bool any_bad = false;
+  for (std::size_t node = 0; node < nodes; ++node) {
+    const float index = features[node * width];
+    const float clamped = std::fmin(std::fmax(index, 0.0F), last_index);
+    any_bad |=
+        (clamped != index) | (static_cast<float>(static_cast<std::int32_t>(clamped)) != clamped);
+  }
+  if (!any_bad) return;
+  for (std::size_t node = 0; node < nodes; ++node) {
+    const float index = features[node * width];
     if (!(index >= 0.0F && index <= last_index && index == std::trunc(index))) {
       reject(store, arrays::kNodeFeatures, graph_id,
              fmt::format("node {} has CAN-ID index {} (feature 0), not a whole number in [0, {}] "
