@@ -34,6 +34,7 @@ class ConfigFile : public ::testing::Test {
  protected:
   // Parses `headroom <args...> --config FILE` where FILE holds `text`.
   void parse(const std::string& text, std::vector<std::string> args = {"tool"}) {
+    flags_.ran = false;
     write_text_file(file_, text);
     CLI::App app{"test"};
     add_config_file_option(app);
