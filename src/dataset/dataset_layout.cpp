@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "headroom/can/log_format.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::dataset {
 namespace {
@@ -137,10 +138,12 @@ std::string attack_type_from_directory_name(std::string_view name) {
 DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions& options) {
   std::error_code ec;
   if (!std::filesystem::exists(root, ec)) {
-    throw std::runtime_error(fmt::format("dataset directory '{}' does not exist", root.string()));
+    throw std::runtime_error(
+        fmt::format("dataset directory '{}' does not exist", util::printable_path(root)));
   }
   if (!std::filesystem::is_directory(root, ec)) {
-    throw std::runtime_error(fmt::format("dataset path '{}' is not a directory", root.string()));
+    throw std::runtime_error(
+        fmt::format("dataset path '{}' is not a directory", util::printable_path(root)));
   }
 
   DatasetLayout layout;
@@ -172,13 +175,13 @@ DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions&
   if (train_dirs.empty()) {
     throw std::runtime_error(fmt::format(
         "dataset '{}' has no training data: expected train_* directories holding CAN logs",
-        root.string()));
+        util::printable_path(root)));
   }
   if (layout.train_file_count == 0) {
     throw std::runtime_error(
         fmt::format("dataset '{}' has no training files: its train_* directories hold no "
                     ".csv/.parquet/.log/.txt file",
-                    root.string()));
+                    util::printable_path(root)));
   }
   return layout;
 }

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "headroom/store/graph_values.hpp"
+
 namespace headroom::loader {
 namespace {
 
@@ -16,6 +18,41 @@ at::Tensor allocate(at::IntArrayRef shape, at::ScalarType dtype, bool pinned) {
   if (pinned && at::hasCUDA()) options = options.pinned_memory(true);
   return at::empty(shape, options);
 }
+
+// Where the next graph's rows go in the batch's host buffers.
+struct BatchCursor {
+  float* x;
+  std::int64_t* batch;
+  std::int64_t* source;  // edge_index row 0
+  std::int64_t* target;  // edge_index row 1
+  float* edge_attr;      // null when edge features are not collated
+  std::int64_t first_node = 0;
+
+  // Graph `position` of the batch: each of its arrays is contiguous in the store, so node and
+  // edge features are one memcpy each; its (source, target) pairs of local indices become two
+  // rows of batch-global indices.
+  void append(const store::GraphView& view, std::int64_t position) {
+    const std::size_t n = view.num_nodes();
+    for (std::size_t k = 0; k < n; ++k) batch[k] = position;
+    batch += n;
+    copy(view.node_features, x);
+    const std::int32_t* pairs = view.edge_index.data();
+    const std::size_t e = view.num_edges();
+    for (std::size_t k = 0; k < e; ++k) {
+      source[k] = pairs[2 * k] + first_node;
+      target[k] = pairs[2 * k + 1] + first_node;
+    }
+    source += e;
+    target += e;
+    if (edge_attr != nullptr) copy(view.edge_features, edge_attr);
+    first_node += static_cast<std::int64_t>(n);
+  }
+
+  static void copy(std::span<const float> from, float*& to) {
+    if (!from.empty()) std::memcpy(to, from.data(), from.size_bytes());
+    to += from.size();
+  }
+};
 
 }  // namespace
 
@@ -55,56 +92,22 @@ GraphBatch collate(const store::GraphStore& store, std::span<const std::uint32_t
   out.host_graph_ids = out.graph_ids;
   if (options.edge_features) out.edge_attr = allocate({num_edges, edge_width}, at::kFloat, pinned);
 
-  // Graph-level arrays and the node membership vector.
-  {
-    auto* y = out.y.data_ptr<std::int64_t>();
-    auto* ids = out.graph_ids.data_ptr<std::int64_t>();
-    auto* batch = out.batch.data_ptr<std::int64_t>();
-    for (std::size_t i = 0; i < views.size(); ++i) {
-      y[i] = views[i].label;
-      ids[i] = graph_ids[i];
-      const std::size_t n = views[i].num_nodes();
-      for (std::size_t k = 0; k < n; ++k) batch[k] = static_cast<std::int64_t>(i);
-      batch += n;
-    }
-  }
-
-  // Node features: each graph's rows are contiguous in the store, so one memcpy per graph.
-  {
-    auto* x = out.x.data_ptr<float>();
-    for (const auto& view : views) {
-      const std::size_t count = view.node_features.size();
-      if (count != 0) std::memcpy(x, view.node_features.data(), count * sizeof(float));
-      x += count;
-    }
-  }
-
-  // Edge index: the store holds (source, target) pairs of local indices; the batch wants two rows
-  // of batch-global indices.
-  {
-    auto* source = out.edge_index.data_ptr<std::int64_t>();
-    auto* target = source + num_edges;
-    std::int64_t first_node = 0;
-    for (const auto& view : views) {
-      const std::int32_t* pairs = view.edge_index.data();
-      const std::size_t e = view.num_edges();
-      for (std::size_t k = 0; k < e; ++k) {
-        source[k] = pairs[2 * k] + first_node;
-        target[k] = pairs[2 * k + 1] + first_node;
-      }
-      source += e;
-      target += e;
-      first_node += static_cast<std::int64_t>(view.num_nodes());
-    }
-  }
-
-  if (options.edge_features) {
-    auto* attr = out.edge_attr.data_ptr<float>();
-    for (const auto& view : views) {
-      const std::size_t count = view.edge_features.size();
-      if (count != 0) std::memcpy(attr, view.edge_features.data(), count * sizeof(float));
-      attr += count;
-    }
+  auto* y = out.y.data_ptr<std::int64_t>();
+  auto* ids = out.graph_ids.data_ptr<std::int64_t>();
+  auto* source = out.edge_index.data_ptr<std::int64_t>();
+  BatchCursor cursor{out.x.data_ptr<float>(), out.batch.data_ptr<std::int64_t>(), source,
+                     source + num_edges,
+                     options.edge_features ? out.edge_attr.data_ptr<float>() : nullptr};
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    y[i] = views[i].label;
+    ids[i] = graph_ids[i];
+    cursor.append(views[i], static_cast<std::int64_t>(i));
+    // While the graph's rows are still in cache from the copy (checking them in a pass of their
+    // own would fetch them from memory twice). The batch never leaves here with a bad value: an
+    // edge into another graph would train silently, a bad CAN-ID index or a NaN would fail deep
+    // inside LibTorch without naming the store or the graph.
+    store::check_graph_values(store, graph_ids[i], views[i],
+                              {.edge_features = options.edge_features});
   }
   return out;
 }

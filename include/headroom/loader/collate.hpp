@@ -1,5 +1,6 @@
-// Collation of store graphs into one GraphBatch: one pass per array over the store's mapped
-// memory (a contiguous copy of each graph's row range), no per-graph tensor objects.
+// Collation of store graphs into one GraphBatch: one pass over the graphs, copying each graph's
+// row ranges from the store's mapped memory (a contiguous copy per array) and checking its values
+// while they are in cache; no per-graph tensor objects.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,9 @@ struct CollateOptions {
 };
 
 // Graphs appear in the order of `graph_ids`. Thread-safe (the store is immutable).
-// Throws std::out_of_range for an id past the store's graph count.
+// Throws std::out_of_range for an id past the store's graph count, and store::StoreError naming
+// the store, array and graph for values no batch may hold (store/graph_values.hpp): each graph is
+// checked as it is copied in, and a batch with a bad value is never returned.
 GraphBatch collate(const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
                    const CollateOptions& options = {});
 
