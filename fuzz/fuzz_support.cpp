@@ -55,7 +55,7 @@ std::filesystem::path write_scratch_file(std::string_view name,
 
 void read_every_frame(const std::filesystem::path& file, can::LogFormat format) {
   for (const auto policy : {can::BadRowPolicy::kError, can::BadRowPolicy::kSkip}) {
-    for (const std::size_t block_bytes : {std::size_t{16}, std::size_t{1} << 20}) {
+    for (const std::size_t block_bytes : {std::size_t{16}, std::size_t{4096}}) {
       can::ReaderOptions options;
       options.format = format;
       options.on_bad_row = policy;

@@ -22,7 +22,7 @@ std::filesystem::path write_scratch_file(std::string_view name,
                                          std::span<const std::uint8_t> bytes);
 
 // Opens `file` as `format` and reads every frame, once under each bad-row policy and with a tiny
-// block size (so rows straddle buffer refills) as well as the default one. InputError, the
+// block size (so rows straddle buffer refills) as well as a page-sized one. InputError, the
 // readers' documented error for bad input, is expected and swallowed; it must name the file.
 void read_every_frame(const std::filesystem::path& file, can::LogFormat format);
 

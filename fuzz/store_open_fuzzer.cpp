@@ -77,12 +77,12 @@ void write(const fs::path& file, std::string_view bytes) {
 // Re-seals the manifest of `dir` after `file` was replaced: its array record gets the new
 // checksum. False when `file` is not an array.
 bool reseal_array(const fs::path& dir, const fs::path& file) {
-  const auto manifest = dir / store::kManifestFileName;
-  store::StoreMetadata metadata = store::parse_manifest(slurp(manifest), manifest.string());
+  const auto pristine = pristine_store() / store::kManifestFileName;
+  store::StoreMetadata metadata = store::parse_manifest(slurp(pristine), pristine.string());
   for (auto& [name, record] : metadata.arrays) {
     if (record.file != file.string()) continue;
     record.xxh3 = headroom::util::checksum_hex(headroom::util::checksum_file(dir / file));
-    write(manifest, store::render_manifest(metadata));
+    write(dir / store::kManifestFileName, store::render_manifest(metadata));
     return true;
   }
   return false;

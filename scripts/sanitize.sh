@@ -48,6 +48,8 @@ if [[ "$WHAT" == all || "$WHAT" == fuzz ]]; then
   HEADROOM_FUZZ_WRITE_SEEDS="$fuzz_dir/corpus/store_open" "$fuzz_dir/store_open_fuzzer" -runs=0 \
     > /dev/null 2>&1
 
+  # The fuzzers write each input to a file: keep that churn in memory where possible.
+  if [[ -d /dev/shm && -w /dev/shm ]]; then export TMPDIR=/dev/shm; fi
   failed=()
   for target in "${FUZZERS[@]}"; do
     log="$fuzz_dir/findings/$target/fuzz.log"
