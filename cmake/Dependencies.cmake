@@ -3,6 +3,8 @@
 
 find_package(Threads REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
+# toml++ (Debian libtomlplusplus-dev) reads --config files: CLI11's own reader accepts any text.
+find_package(tomlplusplus CONFIG REQUIRED)
 find_package(nlohmann_json 3.10 CONFIG REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)

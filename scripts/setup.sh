@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what headroom needs and is missing; quick and silent when everything is present.
 #
-#  - Debian -dev packages (compiler tools, CLI11, nlohmann-json, GoogleTest,
+#  - Debian -dev packages (compiler tools, CLI11, toml++, nlohmann-json, GoogleTest,
 #    Google Benchmark, xxhash, ccache, ninja).
 #  - A Python virtual environment with the PyPI packages torch (LibTorch) and pyarrow
 #    (Arrow/Parquet C++), outside the repository so every clone shares it:
@@ -29,7 +29,7 @@ log() { echo "[setup] $*" >&2; }
 
 debian_packages=(
   build-essential cmake ninja-build ccache pkg-config python3-venv
-  libcli11-dev nlohmann-json3-dev
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
   libgloo-dev
   libcurl4-openssl-dev libprotobuf-dev protobuf-compiler libboost-dev libjs-chart.js chromium

@@ -6,12 +6,15 @@
 
 #include "headroom/can/log_format.hpp"
 #include "headroom/can/text_fields.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::can {
 namespace {
 
+// `why` may quote a column name or label value as the user gave it: escaped and bounded.
 [[noreturn]] void reject(std::string_view field, const std::string& why) {
-  throw std::invalid_argument(fmt::format("CSV column mapping: {}: {}", field, why));
+  throw std::invalid_argument(
+      fmt::format("CSV column mapping: {}: {}", field, util::printable(why)));
 }
 
 void check_position(std::string_view field, const std::string& column) {

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "headroom/cli/commands.hpp"
+#include "headroom/cli/config_file.hpp"
 
 namespace headroom::cli {
 
@@ -11,8 +12,8 @@ void configure_app_with_data_commands(CLI::App& app) {
   app.require_subcommand(1);
   // Every flag of a subcommand can also come from a TOML file: a [preprocess] section for
   // `headroom preprocess`, and so on. Flags on the command line win.
-  app.set_config("--config", "", "Read options from a TOML file ([SUBCOMMAND] sections)");
-  app.fallthrough();  // so --config may follow the subcommand
+  add_config_file_option(app);  // strict: a bad file is an error, never a run with defaults
+  app.fallthrough();            // so --config may follow the subcommand
   add_generate_command(app);
   add_preprocess_command(app);
   add_inspect_command(app);

@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <stdexcept>
 
+#include "headroom/util/printable_text.hpp"
+
 namespace headroom::cli {
 
 void PreprocessFlags::add_to(CLI::App& command) {
@@ -99,13 +101,16 @@ void PreprocessFlags::add_to(CLI::App& command) {
 preprocess::PreprocessOptions PreprocessFlags::resolve() const {
   preprocess::PreprocessOptions resolved = options;
   const auto parsed = can::parse_log_format(format);
-  if (!parsed) throw std::invalid_argument("unknown --format " + format);
+  if (!parsed) throw std::invalid_argument("unknown --format '" + util::printable(format) + "'");
   resolved.reader.format = *parsed;
   resolved.reader.on_bad_row =
       on_bad_row == "skip" ? can::BadRowPolicy::kSkip : can::BadRowPolicy::kError;
   auto& m = resolved.reader.mapping;
   m.id_base = id_base == "dec" ? can::IdBase::kDecimal : can::IdBase::kHex;
-  if (delimiter.size() != 1) throw std::invalid_argument("--csv-delimiter must be one character");
+  if (delimiter.size() != 1) {
+    throw std::invalid_argument("--csv-delimiter must be one character, not '" +
+                                util::printable(delimiter) + "'");
+  }
   m.delimiter = delimiter[0];
   m.has_header = !no_header;
   resolved.scan.exclude_substrings = exclude;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "headroom/can/log_format.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::dataset {
 namespace {
@@ -32,10 +33,12 @@ std::string attack_type_from_file_name(const std::filesystem::path& file) {
 DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions& options) {
   std::error_code ec;
   if (!std::filesystem::exists(root, ec)) {
-    throw std::runtime_error(fmt::format("dataset directory '{}' does not exist", root.string()));
+    throw std::runtime_error(
+        fmt::format("dataset directory '{}' does not exist", util::printable_path(root)));
   }
   if (!std::filesystem::is_directory(root, ec)) {
-    throw std::runtime_error(fmt::format("dataset path '{}' is not a directory", root.string()));
+    throw std::runtime_error(
+        fmt::format("dataset path '{}' is not a directory", util::printable_path(root)));
   }
 
   DatasetLayout layout;
@@ -90,13 +93,13 @@ DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions&
   if (train_dirs.empty()) {
     throw std::runtime_error(fmt::format(
         "dataset '{}' has no training data: expected train_* directories holding CAN logs",
-        root.string()));
+        util::printable_path(root)));
   }
   if (layout.train_file_count == 0) {
     throw std::runtime_error(
         fmt::format("dataset '{}' has no training files: its train_* directories hold no "
                     ".csv/.parquet/.log/.txt file",
-                    root.string()));
+                    util::printable_path(root)));
   }
   return layout;
 }

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "headroom/store/graph_values.hpp"
+
 namespace headroom::loader {
 namespace {
 
@@ -32,6 +34,9 @@ GraphBatch collate(const store::GraphStore& store, std::span<const std::uint32_t
           fmt::format("collate: graph id {} out of range (store has {} graphs)", id, graph_count));
     }
     views.push_back(store.graph(id));
+    // Before any tensor exists: a bad value would otherwise train silently (an edge into another
+    // graph) or fail deep inside LibTorch without naming the store or the graph.
+    store::check_graph_values(store, id, views.back(), {.edge_features = options.edge_features});
     total_nodes += views.back().num_nodes();
     total_edges += views.back().num_edges();
   }

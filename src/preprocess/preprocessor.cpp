@@ -15,6 +15,7 @@
 #include "headroom/preprocess/file_graph_stream.hpp"
 #include "headroom/store/store_builder.hpp"
 #include "headroom/util/output_path.hpp"
+#include "headroom/util/printable_text.hpp"
 #include "headroom/util/progress_bar.hpp"
 
 namespace headroom::preprocess {
@@ -79,7 +80,7 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
   options.window.validate();
   if (options.vocabulary_from != "all" && options.vocabulary_from != "normal")
     throw std::invalid_argument("--vocabulary-from must be all or normal, not '" +
-                                options.vocabulary_from + "'");
+                                util::printable(options.vocabulary_from) + "'");
   util::require_disjoint(store_path, "the store (--out)", dataset_root, "the dataset");
   if (options.reader.format == can::LogFormat::kMappedCsv) options.reader.mapping.validate();
   const dataset::DatasetLayout layout = dataset::scan_dataset(dataset_root, options.scan);

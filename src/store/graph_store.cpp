@@ -5,13 +5,92 @@
 #include <fstream>
 #include <sstream>
 
+#include "headroom/store/graph_values.hpp"
 #include "headroom/store/store_arrays.hpp"
 #include "headroom/store/store_error.hpp"
 #include "headroom/util/file_writer.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::store {
+namespace {
+
+template <typename T>
+std::span<const T> values_of(const GraphStore& store, std::string_view name) {
+  const auto bytes = store.array(name)->bytes();
+  return {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
+}
+
+// Offsets of one kind (node or edge): graph g owns rows [offsets[g], offsets[g+1]), which must
+// start at 0, never go back, end at the array's row count and agree with the size index.
+void check_offsets(const std::string& where, std::string_view name,
+                   std::span<const std::int64_t> offsets, std::span<const std::uint32_t> sizes,
+                   std::string_view sizes_name, std::uint64_t rows) {
+  if (offsets.front() != 0) {
+    throw StoreError(
+        fmt::format("{}: array '{}' of graph 0: starts at {}, not 0 (the store is "
+                    "corrupt)",
+                    where, name, offsets.front()));
+  }
+  for (std::size_t g = 0; g < sizes.size(); ++g) {
+    if (offsets[g + 1] < offsets[g] || offsets[g + 1] - offsets[g] != sizes[g]) {
+      throw StoreError(fmt::format(
+          "{}: array '{}' of graph {}: rows [{}, {}) disagree with '{}' ({}) (the store is "
+          "corrupt)",
+          where, name, g, offsets[g], offsets[g + 1], sizes_name, sizes[g]));
+    }
+  }
+  if (static_cast<std::uint64_t>(offsets.back()) != rows) {
+    throw StoreError(
+        fmt::format("{}: array '{}' ends at row {}, the graph data has {} rows (the "
+                    "store is corrupt)",
+                    where, name, offsets.back(), rows));
+  }
+}
+
+// Per-graph indices into the manifest's tables, and the split lists into the graphs.
+template <typename T>
+void check_below(const std::string& where, std::string_view name, std::span<const T> values,
+                 std::uint64_t limit, std::string_view what) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (values[i] >= limit) {
+      throw StoreError(
+          fmt::format("{}: array '{}' row {}: {} is not below {} ({}) (the store is "
+                      "corrupt)",
+                      where, name, i, values[i], limit, what));
+    }
+  }
+}
+
+// The size index, offsets and split lists: small arrays (a few bytes per graph), so checking
+// every value costs next to nothing and keeps graph() from ever reading outside the data arrays.
+void check_size_index(const GraphStore& store, const std::string& where) {
+  const StoreMetadata& m = store.metadata();
+  if (m.node_feature_count == 0) {
+    throw StoreError(
+        fmt::format("{}: node_feature_count is 0; feature 0 is the CAN-ID index (the "
+                    "store is corrupt)",
+                    where));
+  }
+  const GraphSizeIndex index = store.size_index();
+  check_offsets(where, arrays::kNodeOffsets, values_of<std::int64_t>(store, arrays::kNodeOffsets),
+                index.num_nodes, arrays::kGraphNumNodes, m.num_nodes);
+  check_offsets(where, arrays::kEdgeOffsets, values_of<std::int64_t>(store, arrays::kEdgeOffsets),
+                index.num_edges, arrays::kGraphNumEdges, m.num_edges);
+  check_below(where, arrays::kGraphLabel, index.label, 2, "labels are 0 or 1");
+  check_below(where, arrays::kGraphSplit, index.split, m.splits.size(), "the manifest's splits");
+  check_below(where, arrays::kGraphFile, index.file, m.files.size(), "the manifest's files");
+  check_below(where, arrays::kGraphAttackType, index.attack_type, m.attack_types.size(),
+              "the manifest's attack types");
+  for (const auto name : {arrays::kSplitTrain, arrays::kSplitValidation, arrays::kSplitTest}) {
+    check_below(where, name, values_of<std::uint32_t>(store, name), m.num_graphs,
+                "the store's graph count");
+  }
+}
+
+}  // namespace
+
 GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification verification) {
-  const std::string where = path.string();
+  const std::string where = util::printable_path(path);
   std::error_code ec;
   if (!std::filesystem::is_directory(path, ec)) {
     throw StoreError(fmt::format("{}: no graph store here (not a directory)", where));
@@ -40,7 +119,8 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
     const ArrayRecord& record = it->second;
     if (record.dtype != dtype) {
       throw StoreError(fmt::format("{}: array '{}' has dtype {}, expected {}", where, name,
-                                   record.dtype, dtype));
+                                   util::printable(record.dtype, util::kMaxQuotedNameBytes),
+                                   dtype));
     }
     std::uint64_t elements = 1;
     for (auto d : record.shape) elements *= d;
@@ -54,14 +134,14 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
       throw StoreError(fmt::format("{}: {}", where, e.what()));
     }
     if (mapped->size() != record.bytes) {
-      throw StoreError(
-          fmt::format("{}: array file '{}' has {} bytes, manifest says {} (truncated store?)",
-                      where, record.file, mapped->size(), record.bytes));
+      throw StoreError(fmt::format(
+          "{}: array file '{}' has {} bytes, manifest says {} (truncated store?)", where,
+          util::printable(record.file, util::kMaxQuotedNameBytes), mapped->size(), record.bytes));
     }
     if (!spec.graph_data &&
         util::checksum_hex(util::checksum_bytes(mapped->bytes())) != record.xxh3) {
-      throw StoreError(
-          fmt::format("{}: checksum mismatch in '{}' (the store is corrupt)", where, record.file));
+      throw StoreError(fmt::format("{}: checksum mismatch in '{}' (the store is corrupt)", where,
+                                   util::printable(record.file, util::kMaxQuotedNameBytes)));
     }
     store.arrays_.emplace(std::string(name), std::move(mapped));
   }
@@ -92,6 +172,7 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
   store.all_.edge_index = store.typed<std::int32_t>(arrays::kEdgeIndex);
   store.all_.edge_features = store.typed<float>(arrays::kEdgeFeatures);
   store.labels_ = store.typed<std::uint8_t>(arrays::kGraphLabel);
+  check_size_index(store, where);
 
   if (verification == StoreVerification::kFull) store.verify_all();
   return store;
@@ -100,7 +181,8 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
 template <typename T>
 std::span<const T> GraphStore::typed(std::string_view name) const {
   const auto it = arrays_.find(name);
-  if (it == arrays_.end()) throw StoreError(fmt::format("{}: no array '{}'", path_.string(), name));
+  if (it == arrays_.end())
+    throw StoreError(fmt::format("{}: no array '{}'", util::printable_path(path_), name));
   const auto bytes = it->second->bytes();
   return {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
 }
@@ -149,14 +231,18 @@ void GraphStore::verify_all() const {
     // Read through the file, not the mapping, so verification does not grow this process's RSS.
     if (util::checksum_hex(util::checksum_file(mapped->path())) != record.xxh3) {
       throw StoreError(fmt::format("{}: checksum mismatch in '{}' (the store is corrupt)",
-                                   path_.string(), record.file));
+                                   util::printable_path(path_),
+                                   util::printable(record.file, util::kMaxQuotedNameBytes)));
     }
   }
+  // Right checksums prove only that the files are the ones their writer wrote.
+  for (std::size_t g = 0; g < num_graphs(); ++g) check_graph_values(*this, g, graph(g));
 }
 
 const std::shared_ptr<const util::MappedFile>& GraphStore::array(std::string_view name) const {
   const auto it = arrays_.find(name);
-  if (it == arrays_.end()) throw StoreError(fmt::format("{}: no array '{}'", path_.string(), name));
+  if (it == arrays_.end())
+    throw StoreError(fmt::format("{}: no array '{}'", util::printable_path(path_), name));
   return it->second;
 }
 

@@ -18,6 +18,7 @@
 #include "headroom/store/store_error.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/output_path.hpp"
+#include "headroom/util/printable_text.hpp"
 #include "headroom/util/stale_temporaries.hpp"
 
 namespace headroom::store {
@@ -33,7 +34,7 @@ class ChunkReader {
       : path_(path), file_(std::fopen(path.c_str(), "rb")) {
     if (file_ == nullptr) {
       throw std::system_error(errno, std::generic_category(),
-                              fmt::format("cannot open '{}'", path.string()));
+                              fmt::format("cannot open '{}'", util::printable_path(path)));
     }
   }
   ~ChunkReader() {
@@ -46,7 +47,7 @@ class ChunkReader {
   void read(std::size_t count, std::vector<T>& out) {
     out.resize(count);
     if (count > 0 && std::fread(out.data(), sizeof(T), count, file_) != count) {
-      throw StoreError(fmt::format("segment '{}' is truncated", path_.string()));
+      throw StoreError(fmt::format("segment '{}' is truncated", util::printable_path(path_)));
     }
   }
 
@@ -161,8 +162,8 @@ StoreBuilder::StoreBuilder(std::filesystem::path store_path, bool overwrite)
   if (store_path_.filename().empty()) store_path_ = store_path_.parent_path();
   std::error_code ec;
   if (std::filesystem::exists(std::filesystem::symlink_status(store_path_, ec)) && !overwrite_) {
-    throw std::runtime_error(
-        fmt::format("store '{}' already exists (use --force to replace it)", store_path_.string()));
+    throw std::runtime_error(fmt::format("store '{}' already exists (use --force to replace it)",
+                                         util::printable_path(store_path_)));
   }
   util::require_replaceable(store_path_, kManifestFileName, "graph store");
   const auto parent = store_path_.parent_path();
@@ -341,15 +342,16 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
   if (std::filesystem::exists(store_path_, ec)) {
     if (!overwrite_) {
       throw std::runtime_error(fmt::format("store '{}' already exists (use --force to replace it)",
-                                           store_path_.string()));
+                                           util::printable_path(store_path_)));
     }
     // Checked again: the path may have changed while the store was being built.
     util::require_replaceable(store_path_, kManifestFileName, "graph store");
     // Swap old and new in one step, so the path always holds a complete store.
     if (::renameat2(AT_FDCWD, temporary_.c_str(), AT_FDCWD, store_path_.c_str(), RENAME_EXCHANGE) !=
         0) {
-      throw std::system_error(errno, std::generic_category(),
-                              fmt::format("cannot replace store '{}'", store_path_.string()));
+      throw std::system_error(
+          errno, std::generic_category(),
+          fmt::format("cannot replace store '{}'", util::printable_path(store_path_)));
     }
     committed_ = true;
     std::filesystem::remove_all(temporary_, ec);  // now the old store

@@ -5,6 +5,7 @@
 
 #include "headroom/store/store_error.hpp"
 #include "headroom/util/file_writer.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::store {
 namespace {
@@ -121,7 +122,8 @@ StoreMetadata parse_manifest(const std::string& text, const std::string& where) 
   try {
     json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw StoreError(fmt::format("{}: manifest is not valid JSON ({})", where, e.what()));
+    throw StoreError(
+        fmt::format("{}: manifest is not valid JSON ({})", where, util::printable(e.what())));
   }
   if (!json.is_object() || json.value("format", "") != kStoreFormatName) {
     throw StoreError(fmt::format("{}: not a headroom graph store manifest", where));
@@ -142,7 +144,8 @@ StoreMetadata parse_manifest(const std::string& text, const std::string& where) 
   try {
     return json.get<StoreMetadata>();
   } catch (const nlohmann::json::exception& e) {
-    throw StoreError(fmt::format("{}: manifest is incomplete ({})", where, e.what()));
+    throw StoreError(
+        fmt::format("{}: manifest is incomplete ({})", where, util::printable(e.what())));
   }
 }
 

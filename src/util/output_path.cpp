@@ -1,4 +1,5 @@
 #include "headroom/util/output_path.hpp"
+#include "headroom/util/printable_text.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -30,7 +31,7 @@ bool is_within(const fs::path& inner, const fs::path& outer) {
   return true;
 }
 
-std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
+std::string quoted(const fs::path& path) { return "'" + printable_path(path) + "'"; }
 
 }  // namespace
 

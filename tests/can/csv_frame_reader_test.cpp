@@ -489,6 +489,39 @@ TEST(CsvMappingTest, ValidateNamesTheInconsistentField) {
   rejects(m, "normal_values");
 }
 
+// A column name or label value reaches the mapping's error as the user typed it (a flag or a
+// config file): escaped and bounded like the readers' errors.
+TEST(CsvMappingTest, ErrorTextIsEscapedAndBounded) {
+  const auto message = [](const CsvColumnMapping& mapping) {
+    try {
+      mapping.validate();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << "no std::invalid_argument";
+    return std::string();
+  };
+  CsvColumnMapping base;
+  base.id = "0";
+  base.payload = "1";
+  base.has_header = false;
+
+  auto m = base;
+  m.timestamp = std::string("ts") + '\0' + "\x1b[31m";
+  const std::string controls = message(m);
+  EXPECT_NE(controls.find("ts\\x00\\x1B[31m"), std::string::npos) << controls;
+  for (const char c : controls) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20) << controls;
+
+  m = base;
+  m.label = "flag";
+  m.normal_values = {std::string(10'000'000, 'n') + "1"};
+  m.attack_values = {m.normal_values[0]};
+  const std::string huge = message(m);
+  EXPECT_LT(huge.size(), 1000U);
+  EXPECT_NE(huge.find("bytes cut"), std::string::npos) << huge;
+  EXPECT_NE(huge.find("is also an attack value"), std::string::npos) << huge;
+}
+
 TEST(CsvMappingTest, ReaderRejectsAnInvalidMappingBeforeOpeningTheFile) {
   CsvColumnMapping mapping;
   mapping.payload = "data";

@@ -1,5 +1,6 @@
 // The error every reader throws for bad input: it names the file, the line (1-based, 0 when the
-// failure is not tied to a line) and, when known, the column.
+// failure is not tied to a line) and, when known, the column. The path, column and reason are
+// escaped and bounded (util/printable_text.hpp): they quote input, which may hold anything.
 #pragma once
 
 #include <cstdint>

@@ -16,7 +16,9 @@ struct CollateOptions {
 };
 
 // Graphs appear in the order of `graph_ids`. Thread-safe (the store is immutable).
-// Throws std::out_of_range for an id past the store's graph count.
+// Throws std::out_of_range for an id past the store's graph count, and store::StoreError naming
+// the store, array and graph for values no tensor may be built from (store/graph_values.hpp),
+// before any tensor is allocated.
 GraphBatch collate(const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
                    const CollateOptions& options = {});
 

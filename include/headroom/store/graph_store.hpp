@@ -15,9 +15,10 @@
 namespace headroom::store {
 
 enum class StoreVerification {
-  kMetadata,  // manifest checksum, array sizes, and checksums of the small arrays (size index,
-              // offsets, splits): instant, reads no graph data. The default.
-  kFull,      // additionally checksums the graph data arrays (reads the whole store once)
+  kMetadata,  // manifest checksum, array sizes, checksums and value ranges of the small arrays
+              // (size index, offsets, splits): instant, reads no graph data. The default.
+  kFull,      // additionally checksums the graph data arrays and checks every graph's values
+              // (graph_values.hpp; reads the whole store once)
 };
 
 // One graph's arrays, viewing the mapped store (valid while the store lives).
@@ -47,7 +48,8 @@ struct GraphSizeIndex {
 class GraphStore {
  public:
   // Throws StoreError naming the path and the reason (missing, not a store, incomplete, wrong
-  // version, checksum mismatch).
+  // version, checksum mismatch, offsets that disagree with the size index or leave the arrays,
+  // a size-index or split entry out of range).
   static GraphStore open(const std::filesystem::path& path,
                          StoreVerification verification = StoreVerification::kMetadata);
 
@@ -62,7 +64,8 @@ class GraphStore {
   std::span<const std::uint32_t> validation_ids() const;
   std::span<const std::uint32_t> test_ids() const;
 
-  // Checksums every array against the manifest; throws StoreError on the first mismatch.
+  // Checksums every array against the manifest, then checks every graph's values
+  // (check_graph_values); throws StoreError on the first mismatch.
   void verify_all() const;
 
   // The mapping of one array (see store_arrays.hpp for names).

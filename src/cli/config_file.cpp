@@ -1,0 +1,246 @@
+#include "headroom/cli/config_file.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <toml++/toml.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string_view>
+#include <vector>
+
+#include "headroom/util/nearest_name.hpp"
+#include "headroom/util/printable_text.hpp"
+
+namespace headroom::cli {
+namespace {
+
+std::string describe(const std::filesystem::path& file, std::uint64_t line,
+                     const std::string& section, const std::string& key,
+                     const std::string& reason) {
+  std::string where = util::printable_path(file);
+  if (line > 0) where += fmt::format(":{}", line);
+  std::string subject;
+  if (!section.empty()) subject += fmt::format("[{}] ", section);
+  if (!key.empty()) subject += fmt::format("'{}': ", key);
+  return fmt::format("{}: {}{}", where, subject, reason);
+}
+
+std::uint64_t line_of(const toml::source_region& source) { return source.begin.line; }
+
+// Where a key was read: the subcommand's table, for errors.
+struct KeyContext {
+  const std::filesystem::path& file;
+  const std::string& section;
+  std::string_view key;
+  std::uint64_t line;
+
+  [[noreturn]] void fail(const std::string& reason) const {
+    throw ConfigFileError(file, line, section, std::string(key), reason);
+  }
+};
+
+// "INT", "FLOAT", "TEXT", "BOOLEAN", …: the flag's type without its checks ("FLOAT:POSITIVE").
+std::string base_type(const CLI::Option& option) {
+  const std::string type = option.get_type_name();
+  return type.substr(0, type.find(':'));
+}
+
+bool is_switch(const CLI::Option& option) {
+  return option.get_expected_min() == 0 || base_type(option) == "BOOLEAN";
+}
+
+// One TOML scalar as the text the flag would get on the command line.
+std::string scalar_text(const toml::node& value, const CLI::Option& option,
+                        const KeyContext& where) {
+  if (const auto* b = value.as_boolean()) {
+    if (!is_switch(option)) {
+      where.fail(fmt::format("takes a {}, not true/false", base_type(option) == "TEXT"
+                                                               ? "text (in quotes) or number"
+                                                               : "number"));
+    }
+    return b->get() ? "true" : "false";
+  }
+  if (is_switch(option)) where.fail("takes true or false (unquoted)");
+  if (const auto* s = value.as_string()) return s->get();
+  if (const auto* i = value.as_integer()) return std::to_string(i->get());
+  if (const auto* f = value.as_floating_point()) return fmt::format("{}", f->get());
+  if (value.is_table()) where.fail("is a table; a setting takes a value");
+  if (value.is_array()) where.fail("a list inside a list is not a setting");
+  where.fail("dates and times are not a setting");
+}
+
+// The texts a key's value gives its flag: one per element of a list.
+std::vector<std::string> value_texts(const toml::node& value, const CLI::Option& option,
+                                     const KeyContext& where) {
+  const auto* list = value.as_array();
+  if (list == nullptr) return {scalar_text(value, option, where)};
+  if (option.get_items_expected_max() <= 1) where.fail("takes one value, not a list");
+  if (list->empty()) where.fail("an empty list sets nothing; leave the key out for the default");
+  std::vector<std::string> texts;
+  for (const auto& element : *list) texts.push_back(scalar_text(element, option, where));
+  return texts;
+}
+
+// The names a key may take in `command`'s table: its flags' long names and positional names.
+std::vector<std::string> setting_names(const CLI::App& command) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : command.get_options()) {
+    if (!option->get_configurable()) continue;
+    for (const auto& name : option->get_lnames()) names.push_back(name);
+    if (option->get_positional()) names.push_back(option->get_single_name());
+  }
+  return names;
+}
+
+// The option a key names, the way CLI11 matches config keys ("--key", "-k", then a positional).
+CLI::Option* option_for(CLI::App& command, const std::string& key) {
+  CLI::Option* option = command.get_option_no_throw("--" + key);
+  if (option == nullptr && key.size() == 1) option = command.get_option_no_throw("-" + key);
+  if (option == nullptr) option = command.get_option_no_throw(key);
+  return option;
+}
+
+void apply_setting(CLI::App& command, const toml::node& value, const KeyContext& where) {
+  const std::string key(where.key);
+  CLI::Option* option = option_for(command, key);
+  if (option == nullptr) {
+    const std::string nearest = util::nearest_name(key, setting_names(command));
+    where.fail(fmt::format("`headroom {}` has no such setting; {}", command.get_name(),
+                           nearest.empty()
+                               ? fmt::format("see `headroom {} --help`", command.get_name())
+                               : fmt::format("did you mean '{}'?", nearest)));
+  }
+  if (!option->get_configurable()) where.fail("cannot be set in a config file");
+  const auto texts = value_texts(value, *option, where);
+  if (!option->empty()) return;  // given on the command line, which wins
+  try {
+    if (option->get_expected_min() == 0) {
+      option->add_result(option->get_flag_value(key, texts.front()));
+    } else {
+      option->add_result(texts);
+      option->run_callback();  // converts and checks now, so that errors can name the line
+    }
+  } catch (const CLI::Error& e) {
+    where.fail(e.what());
+  }
+}
+
+std::vector<std::string> subcommand_names(CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  return names;
+}
+
+// Reads --config's file strictly and applies the running subcommand's table itself; CLI11 gets no
+// items back, so its lenient line reader never decides what a line means.
+class StrictTomlConfig final : public CLI::Config {
+ public:
+  explicit StrictTomlConfig(CLI::App& root) : root_(root) {}
+
+  std::string to_config(const CLI::App* app, bool default_also, bool write_description,
+                        std::string prefix) const override {
+    return CLI::ConfigTOML().to_config(app, default_also, write_description, std::move(prefix));
+  }
+
+  std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
+    const std::filesystem::path file = config_file_name();
+    const std::string text{std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>()};
+    const toml::table document = parse(text, file);
+    const auto running = root_.get_subcommands();
+    CLI::App* command = running.empty() ? nullptr : running.front();
+    const auto known = subcommand_names(root_);
+    bool found = false;
+    for (const auto& [name, node] : document) {
+      const std::string section(name.str());
+      check_section(file, section, node, line_of(name.source()), known, command);
+      if (command != nullptr && section == command->get_name()) {
+        found = true;
+        for (const auto& [key, value] : *node.as_table()) {
+          apply_setting(*command, value,
+                        KeyContext{file, section, key.str(), line_of(key.source())});
+        }
+      }
+    }
+    if (command != nullptr && !found) refuse_missing_section(file, document, *command);
+    return {};
+  }
+
+ private:
+  std::string config_file_name() const {
+    const CLI::Option* option = root_.get_config_ptr();
+    return option == nullptr || option->results().empty() ? std::string()
+                                                          : option->results().back();
+  }
+
+  static toml::table parse(const std::string& text, const std::filesystem::path& file) {
+    try {
+      return toml::parse(text, file.string());
+    } catch (const toml::parse_error& e) {
+      throw ConfigFileError(
+          file, line_of(e.source()), "", "",
+          fmt::format("not valid TOML (column {}): {}", e.source().begin.column, e.description()));
+    }
+  }
+
+  static void check_section(const std::filesystem::path& file, const std::string& section,
+                            const toml::node& node, std::uint64_t line,
+                            const std::vector<std::string>& known, const CLI::App* command) {
+    const std::string own = command == nullptr ? "SUBCOMMAND" : command->get_name();
+    if (node.is_array_of_tables())
+      throw ConfigFileError(file, line, "", "",
+                            fmt::format("[[{}]] is not a section; write [{}]", section, section));
+    if (!node.is_table()) {
+      throw ConfigFileError(file, line, "", section,
+                            fmt::format("settings go in a section named after the command: put "
+                                        "this key under [{}]",
+                                        own));
+    }
+    if (std::find(known.begin(), known.end(), section) != known.end()) return;
+    const std::string nearest = util::nearest_name(section, known);
+    throw ConfigFileError(
+        file, line, "", "",
+        fmt::format("[{}] names no headroom command; {}", section,
+                    nearest.empty() ? fmt::format("sections: {}", fmt::join(known, ", "))
+                                    : fmt::format("did you mean [{}]?", nearest)));
+  }
+
+  [[noreturn]] static void refuse_missing_section(const std::filesystem::path& file,
+                                                  const toml::table& document,
+                                                  const CLI::App& command) {
+    std::vector<std::string> sections;
+    for (const auto& [name, node] : document) sections.emplace_back(name.str());
+    const std::string has =
+        sections.empty() ? "the file sets nothing"
+                         : fmt::format("the file has only [{}]", fmt::join(sections, "], ["));
+    throw ConfigFileError(file, 0, "", "",
+                          fmt::format("no [{0}] section, and `headroom {0}` reads only that one "
+                                      "({1})",
+                                      command.get_name(), has));
+  }
+
+  CLI::App& root_;
+};
+
+}  // namespace
+
+ConfigFileError::ConfigFileError(const std::filesystem::path& file, std::uint64_t line,
+                                 const std::string& section, const std::string& key,
+                                 const std::string& reason)
+    : std::runtime_error(describe(file, line, util::printable(section, util::kMaxQuotedNameBytes),
+                                  util::printable(key, util::kMaxQuotedNameBytes),
+                                  util::printable(reason))),
+      line_(line),
+      key_(util::printable(key, util::kMaxQuotedNameBytes)) {}
+
+void add_config_file_option(CLI::App& app) {
+  app.set_config("--config", "", "Read options from a TOML file ([SUBCOMMAND] sections)");
+  app.config_formatter(std::make_shared<StrictTomlConfig>(app));
+}
+
+}  // namespace headroom::cli

@@ -1,0 +1,91 @@
+#include "headroom/store/graph_values.hpp"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "headroom/store/store_arrays.hpp"
+#include "headroom/store/store_error.hpp"
+#include "headroom/util/printable_text.hpp"
+
+namespace headroom::store {
+namespace {
+
+[[noreturn]] void reject(const GraphStore& store, std::string_view array, std::size_t graph_id,
+                         const std::string& what) {
+  throw StoreError(fmt::format("{}: array '{}' of graph {}: {} (the store is corrupt)",
+                               util::printable_path(store.path()), array, graph_id, what));
+}
+
+// NaN and the infinities have every exponent bit set. Testing the bits, rather than calling
+// std::isfinite, keeps the loop branch-free so that the compiler vectorises it: the common case
+// (all finite) costs one pass at memory speed.
+bool all_finite(std::span<const float> values) {
+  constexpr std::uint32_t kExponent = 0x7F800000U;
+  std::uint32_t non_finite = 0;
+  for (const float v : values)
+    non_finite |= (std::bit_cast<std::uint32_t>(v) & kExponent) == kExponent;
+  return non_finite == 0;
+}
+
+void check_finite(const GraphStore& store, std::string_view array, std::size_t graph_id,
+                  std::span<const float> values, std::size_t width) {
+  if (all_finite(values)) return;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) {
+      reject(store, array, graph_id,
+             fmt::format("row {} column {} is {}", i / width, i % width, values[i]));
+    }
+  }
+}
+
+void check_edges(const GraphStore& store, std::size_t graph_id, const GraphView& view) {
+  const auto nodes = static_cast<std::uint32_t>(view.num_nodes());
+  std::uint32_t outside = 0;
+  // A negative index becomes a huge unsigned one: one comparison covers both ends.
+  for (const std::int32_t index : view.edge_index)
+    outside |= static_cast<std::uint32_t>(static_cast<std::uint32_t>(index) >= nodes);
+  if (outside == 0) return;
+  for (std::size_t k = 0; k < view.edge_index.size(); ++k) {
+    const std::int32_t index = view.edge_index[k];
+    if (index < 0 || static_cast<std::uint32_t>(index) >= nodes) {
+      reject(store, arrays::kEdgeIndex, graph_id,
+             fmt::format("edge {} has {} node {}, outside the graph's {} nodes", k / 2,
+                         k % 2 == 0 ? "source" : "target", index, nodes));
+    }
+  }
+}
+
+void check_id_indices(const GraphStore& store, std::size_t graph_id, const GraphView& view) {
+  const std::size_t width = store.metadata().node_feature_count;
+  const auto last_index = static_cast<float>(store.metadata().vocabulary.size());
+  for (std::size_t node = 0; node < view.num_nodes(); ++node) {
+    const float index = view.node_features[node * width];
+    // Written as a negation so that NaN fails too.
+    if (!(index >= 0.0F && index <= last_index && index == std::trunc(index))) {
+      reject(store, arrays::kNodeFeatures, graph_id,
+             fmt::format("node {} has CAN-ID index {} (feature 0), not a whole number in [0, {}] "
+                         "(the vocabulary's size is the out-of-vocabulary index)",
+                         node, index, last_index));
+    }
+  }
+}
+
+}  // namespace
+
+void check_graph_values(const GraphStore& store, std::size_t graph_id, const GraphView& view,
+                        GraphValueChecks checks) {
+  const auto& m = store.metadata();
+  check_edges(store, graph_id, view);
+  check_finite(store, arrays::kNodeFeatures, graph_id, view.node_features, m.node_feature_count);
+  check_id_indices(store, graph_id, view);
+  if (checks.edge_features) {
+    check_finite(store, arrays::kEdgeFeatures, graph_id, view.edge_features, m.edge_feature_count);
+  }
+}
+
+}  // namespace headroom::store
