@@ -24,6 +24,7 @@
 #include "fuzz_support.hpp"
 #include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/store/graph_values.hpp"
 #include "headroom/store/store_error.hpp"
 #include "headroom/store/store_metadata.hpp"
 #include "headroom/store/store_summary.hpp"
@@ -100,12 +101,14 @@ bool write_sealed_manifest(const fs::path& dir, std::string_view text) {
   return true;
 }
 
-// What a consumer does with an open store: the summary `inspect` prints, every graph's arrays.
+// What a consumer does with an open store: the summary `inspect` prints, every graph's arrays
+// and the value checks that collation runs on them before tensors are made.
 void read_everything(const store::GraphStore& graphs) {
   (void)store::render_summary(store::summarize_store(graphs));
   double sum = 0;
   for (std::size_t id = 0; id < graphs.num_graphs(); ++id) {
     const store::GraphView graph = graphs.graph(id);
+    store::check_graph_values(graphs, id, graph);
     for (float value : graph.node_features) sum += value;
     for (std::uint32_t value : graph.node_can_ids) sum += value;
     for (std::int32_t value : graph.edge_index) sum += value;
