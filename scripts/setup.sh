@@ -12,6 +12,7 @@
 #    packages tensorboard (its event schema is compiled at build time; the tests read event files
 #    with it) and mlflow (the tests run a tracking server). mlflow pins numpy/pyarrow versions of
 #    its own, hence the separate venv.
+#  - clang and its runtime libraries (libFuzzer, the sanitizers) for scripts/sanitize.sh.
 #
 # Prints the venv's python path on the last line of stdout so callers can use it.
 set -euo pipefail
@@ -32,6 +33,7 @@ debian_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
   libgloo-dev
   libcurl4-openssl-dev libprotobuf-dev protobuf-compiler libboost-dev libjs-chart.js chromium
+  clang libclang-rt-14-dev
 )
 
 missing=()

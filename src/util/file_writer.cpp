@@ -53,6 +53,8 @@ ChecksummedFileWriter::~ChecksummedFileWriter() {
 }
 
 void ChecksummedFileWriter::write(std::span<const std::byte> bytes) {
+  // An empty span may have a null data(), which memcpy must not be given even for 0 bytes.
+  if (bytes.empty()) return;
   if (hash_) XXH3_64bits_update(hash_->state, bytes.data(), bytes.size());
   bytes_written_ += bytes.size();
   if (bytes.size() >= buffer_.size()) {

@@ -1,0 +1,69 @@
+#include "fuzz_support.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "headroom/can/input_error.hpp"
+
+namespace headroom::fuzz {
+namespace {
+
+void remove_scratch_directory() {
+  std::error_code ignored;
+  std::filesystem::remove_all(scratch_directory(), ignored);
+}
+
+void read_with(const std::filesystem::path& file, const can::ReaderOptions& options) {
+  try {
+    auto reader = can::open_frame_reader(file, options);
+    std::vector<can::CanFrame> frames(7);
+    while (reader->read(frames) != 0) {
+    }
+  } catch (const can::InputError& e) {
+    // A reader's error must say which file it is about; anything else would be a finding.
+    if (e.file() != file) std::abort();
+  }
+}
+
+}  // namespace
+
+const std::filesystem::path& scratch_directory() {
+  static const std::filesystem::path directory = [] {
+    auto path =
+        std::filesystem::temp_directory_path() / ("headroom-fuzz-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(path);
+    std::atexit(remove_scratch_directory);
+    return path;
+  }();
+  return directory;
+}
+
+std::filesystem::path write_scratch_file(std::string_view name,
+                                         std::span<const std::uint8_t> bytes) {
+  const auto path = scratch_directory() / name;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) std::abort();  // the harness itself failed, not the code under test
+  return path;
+}
+
+void read_every_frame(const std::filesystem::path& file, can::LogFormat format) {
+  for (const auto policy : {can::BadRowPolicy::kError, can::BadRowPolicy::kSkip}) {
+    for (const std::size_t block_bytes : {std::size_t{16}, std::size_t{4096}}) {
+      can::ReaderOptions options;
+      options.format = format;
+      options.on_bad_row = policy;
+      options.block_bytes = block_bytes;
+      options.parquet_batch_rows = 5;
+      read_with(file, options);
+    }
+  }
+}
+
+}  // namespace headroom::fuzz

@@ -1,0 +1,61 @@
+# Writes the Parquet fixtures of tests/can/parquet_frame_reader_test.cpp into the directory given as
+# the first argument, with pyarrow (the Python that provided the Arrow C++ build), so the tests see
+# files exactly as the real dataset tooling writes them. scripts/sanitize.sh seeds the Parquet
+# fuzzer with the same files.
+import sys, pyarrow as pa, pyarrow.parquet as pq
+out = sys.argv[1]
+
+def write(name, columns, **kw):
+    pq.write_table(pa.table(columns), f"{out}/{name}.parquet", compression="snappy", **kw)
+
+write("basic", {
+    "timestamp": pa.array([1672531200.0, 1672531200.000023, 1672531200.5, 1.25], pa.float64()),
+    "id": pa.array([0x1E5, 0xF9, 0x7FF, 0x1FFFFFFF], pa.uint32()),
+    "data_field": pa.array(["460196E001FE6701", "9301000000", "", "deadbeef"]),
+    "label": pa.array([0, 1, 0, 1], pa.uint8()),
+    "source_file": pa.array(["a.csv"] * 4),
+})
+write("padded", {
+    "timestamp": pa.array([1.0, 2.0]), "id": pa.array([0x1E5, 0xF9], pa.uint32()),
+    "data_field": pa.array(["DEADBEEF\t", " 0102 \r\n"]), "label": pa.array([0, 1], pa.uint8()),
+})
+write("other_types", {
+    "label": pa.array([True, False]),
+    "id": pa.array([5, 6], pa.int16()),
+    "timestamp": pa.array([0.5, 0.75], pa.float32()),
+    "data_field": pa.array(["01", "0203"], pa.large_string()),
+})
+n = 1000
+write("many", {
+    "timestamp": pa.array([i * 0.5 for i in range(n)], pa.float64()),
+    "id": pa.array([i % 0x800 for i in range(n)], pa.int64()),
+    "data_field": pa.array(["%02X" % (i % 256) * (i % 9) for i in range(n)]),
+    "label": pa.array([int(i % 3 == 0) for i in range(n)], pa.int8()),
+}, row_group_size=128)
+write("bad_rows", {
+    "timestamp": pa.array([1.0, 2.0, 3.0, 4.0, None, 6.0, 7.0, 8.0], pa.float64()),
+    "id": pa.array([1, 2, 3, None, 5, 6, 7, 0x20000000], pa.uint32()),
+    "data_field": pa.array(["00", "0G", "000102030405060708", "00", "00", "00", "00", "00"]),
+    "label": pa.array([0, 0, 0, 0, 0, 2, 1, 0], pa.uint8()),
+})
+write("negative_id", {
+    "timestamp": pa.array([1.0]), "id": pa.array([-1], pa.int32()),
+    "data_field": pa.array(["00"]), "label": pa.array([0], pa.uint8()),
+})
+write("no_label", {
+    "timestamp": pa.array([1.0]), "id": pa.array([1], pa.uint32()), "data_field": pa.array(["00"]),
+})
+write("string_id", {
+    "timestamp": pa.array([1.0]), "id": pa.array(["1E5"]), "data_field": pa.array(["00"]),
+    "label": pa.array([0], pa.uint8()),
+})
+write("empty_table", {
+    "timestamp": pa.array([], pa.float64()), "id": pa.array([], pa.uint32()),
+    "data_field": pa.array([], pa.string()), "label": pa.array([], pa.uint8()),
+})
+data = open(f"{out}/many.parquet", "rb").read()
+open(f"{out}/truncated.parquet", "wb").write(data[: len(data) // 2])
+body = bytearray(data)
+for i in range(8, len(body) // 2):  # keep the magic and the footer, wreck the pages
+    body[i] = 0xFF
+open(f"{out}/garbled.parquet", "wb").write(bytes(body))
