@@ -585,6 +585,24 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
   if (util::process_role().writes()) save_state(run_, task_, optimizer_, state_, cuda);
 }
 
+// Runs the stage's `prepare` as its own memory phase and logs that phase's peak, so that a
+// budget overrun before training (none is possible once the budget is applied) would show.
+void run_prepare_within_budget(const TrainingTask& task, std::int64_t budget,
+                               const c10::Device& device, RunDirectory& run) {
+  const bool cuda = device.is_cuda();
+  const int cuda_index = cuda ? std::max<int>(0, device.index()) : -1;
+  memory::reset_peak(cuda_index);
+  task.prepare();
+  const auto peak = epoch_peak_bytes(memory::memory_snapshot(cuda_index), cuda);
+  if (cuda)
+    c10::cuda::CUDACachingAllocator::emptyCache();
+  else
+    memory::release_cached_host_memory();
+  run.log(fmt::format("before training (probing, scoring, caches): peak {} ({:.1f}% of the budget)",
+                      util::format_byte_size(static_cast<double>(peak)),
+                      100.0 * static_cast<double>(peak) / static_cast<double>(budget)));
+}
+
 }  // namespace
 
 std::optional<TrainingOutcome> finished_training(const TrainingConfig& config, RunDirectory& run) {
@@ -622,11 +640,12 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
   if (auto finished = finished_training(config, run)) return *finished;
   // Every rank resumes, or every rank starts over: rank 0 decides (it writes the run directory).
 
-  // Measuring comes before the budget is applied (a probe may need more than a packed batch will)
-  // and before the first epoch resets the peak counters.
-  if (task.prepare) task.prepare();
+  // The budget holds from the first byte: probing, difficulty scoring and teacher caches in
+  // `prepare` run inside it (a probe batch that does not fit is probed smaller), and what they
+  // leave cached is released before the first epoch, which then measures its own peak.
   const auto budget = resolve_memory_budget(config.memory, device);
   apply_memory_budget(config, budget, device, run);
+  if (task.prepare) run_prepare_within_budget(task, budget, device, run);
 
   EpochLoop loop(config, run, task, hooks, budget);
   TrainingOutcome outcome;

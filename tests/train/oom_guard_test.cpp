@@ -86,6 +86,48 @@ TEST_F(OomGuardRun, TrainsWithinABudgetFarBelowItsNaturalPeak) {
   expect_same_weights("budget");
 }
 
+// Issue 15 item 17: the memory probe and the rest of `prepare` ran before the budget was applied,
+// so their peak could exceed it. With a budget below a 64-graph step's peak, every probe sample
+// (memory_plan.json), the logged peak of the phase before training and every epoch's peak (reset
+// at the epoch's start) stay within the budget.
+TEST_F(OomGuardRun, ProbeAndFirstEpochStayWithinASmallBudget) {
+  const auto reference = metrics("reference");
+  ASSERT_EQ(reference.size(), 2U);
+  const auto natural_peak = reference[0]["memory"]["cpu"]["peak_bytes"].get<std::int64_t>();
+  const auto budget = natural_peak * 2 / 5;
+  // A fresh fit cache: a fit cached by an earlier run would skip the probe this is about.
+  const auto cache = dir_->path() / "fresh-fit-cache";
+  std::string output;
+  ASSERT_EQ(
+      testing::run_command("HEADROOM_CACHE_DIR=" + cache.string() + " " +
+                               command("probe-budget", "--memory-budget " + std::to_string(budget)),
+                           &output),
+      0)
+      << output;
+
+  std::ifstream plan_file(run_dir("probe-budget") / "memory_plan.json");
+  ASSERT_TRUE(plan_file) << output;
+  const auto plan = nlohmann::json::parse(plan_file);
+  ASSERT_FALSE(plan.at("from_cache").get<bool>());
+  ASSERT_FALSE(plan.at("probe_batches").empty());
+  for (const auto& sample : plan.at("probe_batches"))
+    EXPECT_LE(sample.at("peak_bytes").get<double>(), static_cast<double>(budget)) << sample.dump();
+
+  const auto marker = output.find("before training (probing, scoring, caches): peak");
+  ASSERT_NE(marker, std::string::npos) << output;
+  const auto open = output.find('(', marker + 20);
+  ASSERT_NE(open, std::string::npos) << output;
+  EXPECT_LE(std::stod(output.substr(open + 1)), 100.0) << output.substr(marker, 120);
+
+  const auto epochs = metrics("probe-budget");
+  ASSERT_EQ(epochs.size(), 2U);
+  for (const auto& line : epochs) {
+    const auto peak = line["memory"]["cpu"]["peak_bytes"].get<std::int64_t>();
+    EXPECT_LE(peak, budget) << "epoch " << line["epoch"];
+    EXPECT_GT(peak, 0) << "epoch " << line["epoch"];
+  }
+}
+
 TEST_F(OomGuardRun, MalformedInjectionSpecIsAClearError) {
   std::string output;
   EXPECT_EQ(testing::run_command("HEADROOM_INJECT_OOM=lots " + command("bad", ""), &output), 1);
