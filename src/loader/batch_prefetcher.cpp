@@ -2,9 +2,12 @@
 
 #include <torch/torch.h>
 
+#include <fmt/format.h>
 #include <chrono>
 #include <stdexcept>
 #include <utility>
+
+#include "headroom/util/allocation_site.hpp"
 
 namespace headroom::loader {
 
@@ -35,7 +38,7 @@ void BatchPrefetcher::produce() {
     }
     // Collation runs unlocked so the consumer can take ready batches meanwhile.
     try {
-      GraphBatch batch = collate(store_, batches_[i], options_);
+      GraphBatch batch = collate_retrying_once(i);
       {
         std::lock_guard lock(mutex_);
         ready_.push_back(std::move(batch));
@@ -49,6 +52,29 @@ void BatchPrefetcher::produce() {
       changed_.notify_all();
       return;
     }
+  }
+}
+
+// Collation allocates outside the training step's OOM guard: out of memory here is retried once
+// the consumer has taken every queued batch (what they held is then the training step's), and a
+// second failure is an error that names the batch.
+GraphBatch BatchPrefetcher::collate_retrying_once(std::size_t index) {
+  const util::AllocationSite site("collate");
+  try {
+    return collate(store_, batches_[index], options_);
+  } catch (const c10::OutOfMemoryError&) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return stop_ || ready_.empty(); });
+  }
+  try {
+    return collate(store_, batches_[index], options_);
+  } catch (const c10::OutOfMemoryError& error) {
+    const auto& ids = batches_[index];
+    throw std::runtime_error(fmt::format(
+        "out of memory collating batch {} of {} ({} graphs starting with graph {}) on the host, "
+        "twice (the second time with no other batch queued): {}",
+        index + 1, batches_.size(), ids.size(), ids.empty() ? -1 : std::int64_t{ids.front()},
+        error.what_without_backtrace()));
   }
 }
 

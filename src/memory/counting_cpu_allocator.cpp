@@ -28,8 +28,10 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/util/allocation_site.hpp"
 
 namespace headroom::memory {
 namespace {
@@ -103,15 +105,31 @@ void free_block(void* base) { g_inner_deleter.load(std::memory_order_acquire)(ba
 // Adds `bytes` to current_bytes unless that would exceed the budget; returns the new value.
 // A compare-exchange loop rather than load-check-add, so that concurrent allocations cannot
 // jointly overshoot the budget.
+// The site fault injection is limited to (empty: every allocation). Written only by
+// inject_cpu_allocation_failures, before training starts; read by every allocating thread.
+std::string& injection_site() {
+  static std::string site;
+  return site;
+}
+
+bool at_injection_site() {
+  const auto& site = injection_site();
+  if (site.empty()) return true;
+  const char* current = util::current_allocation_site;
+  return current != nullptr && site == current;
+}
+
 void maybe_inject_failure(std::int64_t bytes) {
   if (g_counters.inject_count.load(std::memory_order_relaxed) <= 0 ||
-      bytes < g_counters.inject_min_bytes.load(std::memory_order_relaxed))
+      bytes < g_counters.inject_min_bytes.load(std::memory_order_relaxed) || !at_injection_site())
     return;
   if (g_counters.inject_skip.fetch_sub(1, std::memory_order_relaxed) > 0) return;
   if (g_counters.inject_count.fetch_sub(1, std::memory_order_relaxed) <= 0) return;
   g_counters.injected.fetch_add(1, std::memory_order_relaxed);
+  const char* site = util::current_allocation_site;
   TORCH_CHECK_WITH(OutOfMemoryError, false, "headroom: injected CPU allocation failure (", bytes,
-                   " bytes; HEADROOM_INJECT_OOM)");
+                   " bytes in ", site != nullptr ? site : "an unnamed site",
+                   "; HEADROOM_INJECT_OOM)");
 }
 
 std::int64_t reserve(std::int64_t bytes) {
@@ -238,9 +256,11 @@ void set_cpu_tensor_budget(std::int64_t bytes) {
   g_counters.budget.store(bytes, std::memory_order_relaxed);
 }
 
-void inject_cpu_allocation_failures(std::int64_t skip, std::int64_t count, std::int64_t min_bytes) {
+void inject_cpu_allocation_failures(std::int64_t skip, std::int64_t count, std::int64_t min_bytes,
+                                    std::string_view site) {
   if (skip < 0 || count < 0 || min_bytes < 0)
     throw std::invalid_argument("headroom: fault injection needs non-negative skip, count, bytes");
+  injection_site() = std::string(site);
   g_counters.inject_min_bytes.store(min_bytes, std::memory_order_relaxed);
   g_counters.inject_skip.store(skip, std::memory_order_relaxed);
   g_counters.inject_count.store(count, std::memory_order_relaxed);
@@ -254,11 +274,16 @@ void inject_cpu_allocation_failures_from_environment() {
   const char* spec = std::getenv("HEADROOM_INJECT_OOM");
   if (spec == nullptr || *spec == '\0') return;
   long long skip = 0, count = 0, min_bytes = 0;
-  char tail = 0;
-  if (std::sscanf(spec, "%lld:%lld:%lld%c", &skip, &count, &min_bytes, &tail) != 3)
+  int consumed = 0;
+  const int fields = std::sscanf(spec, "%lld:%lld:%lld%n", &skip, &count, &min_bytes, &consumed);
+  const std::string_view rest = fields == 3 ? std::string_view(spec + consumed) : "";
+  const bool site_given = rest.size() > 1 && rest.front() == ':';
+  if (fields != 3 || (!rest.empty() && !site_given))
     throw std::invalid_argument(std::string("HEADROOM_INJECT_OOM='") + spec +
-                                "': expected SKIP:COUNT:MIN_BYTES (e.g. 200:3:1048576)");
-  inject_cpu_allocation_failures(skip, count, min_bytes);
+                                "': expected SKIP:COUNT:MIN_BYTES[:SITE] (e.g. 200:3:1048576 or "
+                                "0:1:4:collate)");
+  inject_cpu_allocation_failures(skip, count, min_bytes,
+                                 site_given ? rest.substr(1) : std::string_view());
 }
 
 std::int64_t cpu_tensor_budget() { return g_counters.budget.load(std::memory_order_relaxed); }

@@ -3,9 +3,13 @@
 #include <torch/headeronly/version.h>
 #include <torch/torch.h>
 
+#include <ATen/autocast_mode.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <fmt/format.h>
 #include <algorithm>
+#include <span>
+#include <stdexcept>
 #include <variant>
 
 #include "headroom/loader/epoch_order.hpp"
@@ -47,6 +51,28 @@ void adopt_rank0_sizing(BatchSizing& sizing) {
   f.bytes_per_edge = v[2];
   f.bytes_per_graph = v[3];
   sizing.packing_budget_bytes = v[4];
+}
+
+// The probe runs inside the memory budget (run_training applies it before `prepare`): a probe
+// batch whose step is refused is measured on its first half instead, down to one graph. The
+// sample is then a smaller batch, which the fit takes as it is; a single graph whose step does
+// not fit is an error, since no batch of the run could be trained either.
+memory::PeakSample probe_within_budget(const store::GraphStore& store,
+                                       std::span<const std::uint32_t> ids,
+                                       const ProbeSubjectFactory& make,
+                                       const PeakProbeOptions& options) {
+  try {
+    return probe_step_peak(store, ids, make, options);
+  } catch (const c10::OutOfMemoryError& error) {
+    at::autocast::clear_cache();
+    if (options.device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+    if (ids.size() <= 1)
+      throw std::runtime_error(fmt::format(
+          "memory probe: the training step of graph {} alone does not fit in the memory budget "
+          "(raise --memory-budget): {}",
+          ids.empty() ? -1 : static_cast<std::int64_t>(ids[0]), error.what_without_backtrace()));
+  }
+  return probe_within_budget(store, ids.first(ids.size() / 2), make, options);
 }
 
 }  // namespace
@@ -113,7 +139,7 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
     cuda_state = at::globalContext().defaultGenerator(at::kCUDA).get_state();
   MeasuredPeak measured;
   for (const auto& batch : batches)
-    measured.samples.push_back(probe_step_peak(store, batch, step.make, options));
+    measured.samples.push_back(probe_within_budget(store, batch, step.make, options));
   cpu_generator.set_state(cpu_state);
   if (cuda_state) {
     auto cuda_generator = at::globalContext().defaultGenerator(at::kCUDA);

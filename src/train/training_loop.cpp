@@ -22,6 +22,7 @@
 #include "headroom/train/oom_guard.hpp"
 #include "headroom/train/precision.hpp"
 #include "headroom/train/training_step.hpp"
+#include "headroom/util/allocation_site.hpp"
 #include "headroom/util/byte_size.hpp"
 #include "headroom/util/process_role.hpp"
 #include "headroom/util/progress_bar.hpp"
@@ -432,6 +433,25 @@ class EpochLoop {
     return tensors;
   }
 
+  // Runs `work` (bookkeeping outside the guarded training step: metrics, validation) as the
+  // allocation site `site`. Out of memory there cannot be retried like a step: it ends the run
+  // with an error naming the epoch and the site, and saying how to resume.
+  template <typename Work>
+  auto outside_the_step(std::int64_t epoch, const char* site, Work&& work) {
+    const util::AllocationSite marked(site);
+    try {
+      return work();
+    } catch (const c10::OutOfMemoryError& error) {
+      throw std::runtime_error(fmt::format(
+          "out of memory in the {} of epoch {}, outside the guarded training step: {}; {}", site,
+          epoch + 1, error.what_without_backtrace(),
+          state_.epochs_done > 0
+              ? fmt::format("run the same command again to resume after epoch {} from {}",
+                            state_.epochs_done, run_.state_checkpoint().string())
+              : std::string("no epoch was completed: run the same command again to start over")));
+    }
+  }
+
   void emit(const nlohmann::json& line) {
     if (!util::process_role().writes()) return;
     for (auto* sink : sinks_) sink->record(line);
@@ -473,7 +493,9 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
   util::ProgressBar bar(fmt::format("epoch {}/{}", epoch + 1, config_.optimisation.max_epochs),
                         rank_graphs, "graphs", config_.run.progress ? -1 : 0);
   set_training_mode(task_, true);
-  auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
+  auto loss_sum = outside_the_step(epoch, "metrics", [&] {
+    return torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
+  });
   std::int64_t done_graphs = 0;
   const auto train_start = Clock::now();
   while (auto host_batch = prefetcher.next()) {
@@ -486,7 +508,9 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
           "out of memory in epoch {} step {}: the batch of {} graphs ran as {} micro-batches",
           epoch + 1, stats.steps + 1, host_batch->num_graphs, outcome.parts));
     const auto graphs = host_batch->num_graphs;
-    loss_sum += outcome.loss.to(torch::kDouble) * static_cast<double>(graphs);
+    outside_the_step(epoch, "metrics", [&] {
+      loss_sum += outcome.loss.to(torch::kDouble) * static_cast<double>(graphs);
+    });
     ++stats.steps;
     done_graphs += graphs;
     bar.advance(static_cast<std::uint64_t>(graphs), static_cast<std::uint64_t>(graphs));
@@ -495,7 +519,9 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
       c10::cuda::CUDACachingAllocator::emptyCache();
     if (config_.memory.step_metrics_every > 0 &&
         stats.steps % config_.memory.step_metrics_every == 0)
-      emit(step_memory_line(epoch, stats.steps, graphs, stats.oom_events, budget_, cuda_index_));
+      outside_the_step(epoch, "metrics", [&] {
+        emit(step_memory_line(epoch, stats.steps, graphs, stats.oom_events, budget_, cuda_index_));
+      });
     if (!cuda || stats.steps % 20 == 0)
       bar.set_status(
           fmt::format("loss {:.4f}", loss_sum.item<double>() / static_cast<double>(done_graphs)));
@@ -508,10 +534,12 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
   const auto count = [&](auto value) {
     return torch::full({}, static_cast<double>(value), loss_sum.options());
   };
-  std::vector<at::Tensor> totals = {torch::stack(
-      {loss_sum, count(rank_graphs), count(stats.oom_events), count(stats.split_steps)})};
-  collectives().all_reduce_sum(totals);
-  const auto summed = totals[0].cpu();
+  const auto summed = outside_the_step(epoch, "metrics", [&] {
+    std::vector<at::Tensor> totals = {torch::stack(
+        {loss_sum, count(rank_graphs), count(stats.oom_events), count(stats.split_steps)})};
+    collectives().all_reduce_sum(totals);
+    return totals[0].cpu();
+  });
   stats.graphs = static_cast<std::uint64_t>(summed[1].item<double>());
   stats.oom_events = static_cast<std::int64_t>(summed[2].item<double>());
   stats.split_steps = static_cast<std::int64_t>(summed[3].item<double>());
@@ -525,12 +553,13 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
   const bool cuda = device_.is_cuda();
   set_training_mode(task_, false);
   adopt_rank0_buffers();
-  ValidationResult validation;
-  {
+  // Validation batches that run out of memory are split (for_each_batch); what is left to fail
+  // here is a single graph or the metrics computed over them.
+  const ValidationResult validation = outside_the_step(epoch, "validation", [&] {
     torch::NoGradGuard no_grad;
     AutocastScope autocast(precision_, device_);
-    validation = task_.validate();
-  }
+    return task_.validate();
+  });
   const auto memory = memory::memory_snapshot(cuda_index_);
   const auto epoch_peak = epoch_peak_bytes(memory, cuda);
   state_.peak_tensor_bytes = std::max(state_.peak_tensor_bytes, epoch_peak);
@@ -585,6 +614,24 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
   if (util::process_role().writes()) save_state(run_, task_, optimizer_, state_, cuda);
 }
 
+// Runs the stage's `prepare` as its own memory phase and logs that phase's peak, so that a
+// budget overrun before training (none is possible once the budget is applied) would show.
+void run_prepare_within_budget(const TrainingTask& task, std::int64_t budget,
+                               const c10::Device& device, RunDirectory& run) {
+  const bool cuda = device.is_cuda();
+  const int cuda_index = cuda ? std::max<int>(0, device.index()) : -1;
+  memory::reset_peak(cuda_index);
+  task.prepare();
+  const auto peak = epoch_peak_bytes(memory::memory_snapshot(cuda_index), cuda);
+  if (cuda)
+    c10::cuda::CUDACachingAllocator::emptyCache();
+  else
+    memory::release_cached_host_memory();
+  run.log(fmt::format("before training (probing, scoring, caches): peak {} ({:.1f}% of the budget)",
+                      util::format_byte_size(static_cast<double>(peak)),
+                      100.0 * static_cast<double>(peak) / static_cast<double>(budget)));
+}
+
 }  // namespace
 
 std::optional<TrainingOutcome> finished_training(const TrainingConfig& config, RunDirectory& run) {
@@ -622,11 +669,12 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
   if (auto finished = finished_training(config, run)) return *finished;
   // Every rank resumes, or every rank starts over: rank 0 decides (it writes the run directory).
 
-  // Measuring comes before the budget is applied (a probe may need more than a packed batch will)
-  // and before the first epoch resets the peak counters.
-  if (task.prepare) task.prepare();
+  // The budget holds from the first byte: probing, difficulty scoring and teacher caches in
+  // `prepare` run inside it (a probe batch that does not fit is probed smaller), and what they
+  // leave cached is released before the first epoch, which then measures its own peak.
   const auto budget = resolve_memory_budget(config.memory, device);
   apply_memory_budget(config, budget, device, run);
+  if (task.prepare) run_prepare_within_budget(task, budget, device, run);
 
   EpochLoop loop(config, run, task, hooks, budget);
   TrainingOutcome outcome;

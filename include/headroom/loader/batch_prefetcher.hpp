@@ -26,7 +26,8 @@ class BatchPrefetcher {
   BatchPrefetcher(const BatchPrefetcher&) = delete;
   BatchPrefetcher& operator=(const BatchPrefetcher&) = delete;
 
-  // The next batch, or nullopt after the last. Rethrows an exception raised by collation.
+  // The next batch, or nullopt after the last. Rethrows an exception raised by collation; out of
+  // memory while collating is retried once, after the queue has drained, before it is raised.
   std::optional<GraphBatch> next();
 
   std::size_t size() const { return batches_.size(); }
@@ -35,6 +36,7 @@ class BatchPrefetcher {
 
  private:
   void produce();
+  GraphBatch collate_retrying_once(std::size_t index);
 
   const store::GraphStore& store_;
   std::vector<std::vector<std::uint32_t>> batches_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -58,8 +59,11 @@ std::int64_t cpu_tensor_budget();
 
 // Fault injection (tests, drills): among CPU tensor allocations of at least `min_bytes`, let
 // `skip` more succeed, then fail the next `count` with c10::OutOfMemoryError, as a real OOM would.
-void inject_cpu_allocation_failures(std::int64_t skip, std::int64_t count, std::int64_t min_bytes);
-// Reads HEADROOM_INJECT_OOM="SKIP:COUNT:MIN_BYTES" (unset or empty: nothing); throws
+// A non-empty `site` counts only allocations made inside util::AllocationSite(site) (e.g.
+// "collate", "epoch metrics"; util/allocation_site.hpp). Call before training starts.
+void inject_cpu_allocation_failures(std::int64_t skip, std::int64_t count, std::int64_t min_bytes,
+                                    std::string_view site = {});
+// Reads HEADROOM_INJECT_OOM="SKIP:COUNT:MIN_BYTES[:SITE]" (unset or empty: nothing); throws
 // std::invalid_argument on a malformed value.
 void inject_cpu_allocation_failures_from_environment();
 std::int64_t injected_cpu_allocation_failures();  // failures injected so far
