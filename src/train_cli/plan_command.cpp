@@ -40,7 +40,8 @@ std::int64_t parameter_count(const torch::nn::Module& module) {
 
 // The teacher of a distilled student, by how the run would hold it.
 memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
-                                 const store::GraphStore& store, std::int64_t num_ids) {
+                                 const store::GraphStore& store,
+                                 const models::ModelInputs& inputs) {
   if (!config.distillation.enabled) return {"none"};
   memory::TeacherCost cost;
   std::int64_t latent = 0;
@@ -56,7 +57,7 @@ memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
     train::TrainingConfig teacher;  // the preset, without the student's overrides
     teacher.model.family = config.model.family;
     teacher.model.size = models::ModelSize::kTeacher;
-    teacher_config = family.resolve_config(teacher.model, num_ids);
+    teacher_config = family.resolve_config(teacher.model, inputs);
   }
   cost.parameters = parameter_count(*family.build(teacher_config));
   if (family.role() == train::FamilyRole::kAutoencoder) {
@@ -106,9 +107,9 @@ void add_plan_command(CLI::App& app) {
     train::apply_thread_count(config.run);
     const auto device = train::training_device(config.run);
     const auto store = store::GraphStore::open(config.run.store);
-    const auto num_ids = static_cast<std::int64_t>(store.metadata().vocabulary.size()) + 1;
+    const auto inputs = train::model_inputs(store);
     const auto& family = train::model_family(config.model.family);
-    const train::ModelSpec model{config.model.family, family.resolve_config(config.model, num_ids)};
+    const train::ModelSpec model{config.model.family, family.resolve_config(config.model, inputs)};
     const auto parameters = parameter_count(*family.build(model.config));
     std::string name = models::to_string(config.model.size) + " " + config.model.family;
     name += fmt::format(", {}, precision {}, checkpointing {}", device.str(), config.run.precision,
@@ -130,7 +131,7 @@ void add_plan_command(CLI::App& app) {
     const auto plan = memory::make_memory_plan(
         fit, name, parameters, static_cast<std::int64_t>(store.metadata().node_feature_count),
         quantile_graph(store, 0.5), quantile_graph(store, 0.95), budget,
-        config.memory.target_utilization, teacher_cost(config, store, num_ids));
+        config.memory.target_utilization, teacher_cost(config, store, inputs));
     if (*json) {
       auto out = nlohmann::json(plan);
       out["mode"] = *mode;

@@ -22,6 +22,8 @@ struct PreprocessFlags {
   std::string dlc_unit = "bytes";
   std::string attack_type_from = "file";
   std::string delimiter = ",";
+  std::string node_identity = "can-id";
+  std::vector<std::string> node_features = {"kd-gat"};
   bool no_header = false;
   bool no_progress = false;
   std::vector<std::string> exclude = {"suppress", "masquerade"};

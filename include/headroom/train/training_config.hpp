@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "headroom/models/model_config.hpp"
+#include "headroom/models/model_inputs.hpp"
 #include "headroom/train/curriculum.hpp"
 
 namespace headroom::train {
@@ -175,8 +176,10 @@ std::string dataset_name(const TrainingConfig& config);
 double effective_learning_rate(const TrainingConfig& config);
 
 // The preset of options.size for `num_ids` CAN IDs with the overrides of `options` applied.
-models::GatConfig resolve_gat_config(const ModelOptions& options, std::int64_t num_ids);
-models::VgaeConfig resolve_vgae_config(const ModelOptions& options, std::int64_t num_ids);
+models::GatConfig resolve_gat_config(const ModelOptions& options,
+                                     const models::ModelInputs& inputs);
+models::VgaeConfig resolve_vgae_config(const ModelOptions& options,
+                                       const models::ModelInputs& inputs);
 
 // Every group's validate(), then what crosses groups (16-mixed on CPU, distillation of a
 // non-student, a stage and a family that do not go together). Throws std::invalid_argument
