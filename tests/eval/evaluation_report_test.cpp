@@ -198,7 +198,7 @@ TEST_F(EvaluationReport, VehicleScoresSetAndDecideThePerFileThresholds) {
                       {.normal_windows = windows, .target_fpr = 0.0, .scores = adapted});
   ASSERT_EQ(e.vehicle_thresholds.size(), chosen.size());
   for (const auto& [path, threshold] : e.vehicle_thresholds)
-    EXPECT_EQ(threshold, std::nextafter(0.1, 1.0)) << path;
+    EXPECT_EQ(threshold, std::nextafter(static_cast<double>(0.1F), 1.0)) << path;
   std::size_t checked = 0;
   for (const auto& group : e.groups) {
     if (group.split == "validation" || !group.attack_type.empty() || group.metrics.positives == 0)
@@ -210,9 +210,10 @@ TEST_F(EvaluationReport, VehicleScoresSetAndDecideThePerFileThresholds) {
   }
   EXPECT_GT(checked, 0U);
   const std::vector<float> short_scores(all_ids_.size() - 1, 0.1F);
-  EXPECT_THROW(evaluate_scores(*store_, "m", all_ids_, useless, std::nullopt, 0.5,
-                               {.normal_windows = windows, .target_fpr = 0.0, .scores = short_scores}),
-               std::invalid_argument);
+  EXPECT_THROW(
+      evaluate_scores(*store_, "m", all_ids_, useless, std::nullopt, 0.5,
+                      {.normal_windows = windows, .target_fpr = 0.0, .scores = short_scores}),
+      std::invalid_argument);
 }
 
 // A vehicle whose scores all sit higher (every window flagged at 0.5) is decided right at the
@@ -230,8 +231,9 @@ TEST_F(EvaluationReport, VehicleCalibrationDecidesEachTestFileAtItsOwnThreshold)
     scores.push_back((on_shifted ? 0.6F : 0.1F) + (attack ? 0.3F + noise : 0.0F));
   }
   const std::size_t windows = 3;
-  const ModelEvaluation e = evaluate_scores(*store_, "m", all_ids_, scores, std::nullopt, 0.5,
-                                            {.normal_windows = windows, .target_fpr = 0.0, .scores = {}});
+  const ModelEvaluation e =
+      evaluate_scores(*store_, "m", all_ids_, scores, std::nullopt, 0.5,
+                      {.normal_windows = windows, .target_fpr = 0.0, .scores = {}});
   // Each test file with more than 3 normal graphs gets a threshold just above the highest score
   // among its first 3; a file with fewer has nothing left to judge and is not calibrated.
   struct FileScan {
