@@ -10,12 +10,14 @@
 #include "headroom/cli/commands.hpp"
 #include "headroom/memory/memory_plan.hpp"
 #include "headroom/train/batch_sizing.hpp"
+#include "headroom/train/host_memory.hpp"
 #include "headroom/train/model_checkpoint.hpp"
 #include "headroom/train/model_family.hpp"
 #include "headroom/train/precision.hpp"
 #include "headroom/train/training_loop.hpp"
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_flags.hpp"
+#include "headroom/util/byte_size.hpp"
 
 namespace headroom::cli {
 namespace {
@@ -83,6 +85,40 @@ memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
   return cost;
 }
 
+// The host plan, before any probing runs (the baseline is the process as a run starts it), with
+// the teacher's host bytes by how the run would hold it.
+memory::HostMemoryPlan host_plan(const train::TrainingConfig& config,
+                                 const store::GraphStore& store,
+                                 const memory::HostMemoryBudget& budget,
+                                 const memory::TeacherCost& teacher) {
+  const bool pinned = teacher.mode == "offloaded";
+  const bool mapped = teacher.mode == "cache";
+  return train::plan_run_host_memory(config, store, budget, pinned ? teacher.host_bytes : 0.0,
+                                     mapped ? teacher.host_bytes : 0.0);
+}
+
+// Every limit found and every source skipped, under the host section.
+std::string render_host_limits(const memory::HostMemoryLimit& limit) {
+  std::string out = "  limits found:";
+  for (const auto& source : limit.limits)
+    out += fmt::format(" {} {};", source.name,
+                       util::format_byte_size(static_cast<double>(source.bytes)));
+  out.back() = '\n';
+  for (const auto& ignored : limit.ignored) out += "  ignored: " + ignored + "\n";
+  return out;
+}
+
+nlohmann::json host_json(const memory::HostMemoryPlan& plan, const memory::HostMemoryLimit& limit) {
+  nlohmann::json json = plan;
+  json["limit_bytes"] = limit.bytes;
+  json["limit_source"] = limit.source;
+  json["limits"] = nlohmann::json::array();
+  for (const auto& source : limit.limits)
+    json["limits"].push_back({{"name", source.name}, {"bytes", source.bytes}});
+  json["ignored"] = limit.ignored;
+  return json;
+}
+
 }  // namespace
 
 void add_plan_command(CLI::App& app) {
@@ -111,6 +147,9 @@ void add_plan_command(CLI::App& app) {
     const auto& family = train::model_family(config.model.family);
     const train::ModelSpec model{config.model.family, family.resolve_config(config.model, inputs)};
     const auto parameters = parameter_count(*family.build(model.config));
+    const auto teacher = teacher_cost(config, store, inputs);
+    const auto host_budget = train::host_memory_budget(config.memory);
+    const auto host = host_plan(config, store, host_budget, teacher);
     std::string name = models::to_string(config.model.size) + " " + config.model.family;
     name += fmt::format(", {}, precision {}, checkpointing {}", device.str(), config.run.precision,
                         config.model.gradient_checkpointing ? "on" : "off");
@@ -131,15 +170,18 @@ void add_plan_command(CLI::App& app) {
     const auto plan = memory::make_memory_plan(
         fit, name, parameters, static_cast<std::int64_t>(store.metadata().node_feature_count),
         quantile_graph(store, 0.5), quantile_graph(store, 0.95), budget,
-        config.memory.target_utilization, teacher_cost(config, store, inputs));
+        config.memory.target_utilization, teacher);
     if (*json) {
       auto out = nlohmann::json(plan);
       out["mode"] = *mode;
+      out["host"] = host_json(host, host_budget.limit);
       if (*mode == "measured")
         out["fit_cache"] = {{"file", measured.cache_file.string()}, {"hit", measured.from_cache}};
       fmt::print("{}\n", out.dump(2));
     } else {
       fmt::print("{}", memory::render_memory_plan(plan));
+      fmt::print("\n{}{}", memory::render_host_memory_plan(host),
+                 render_host_limits(host_budget.limit));
       if (!measured.cache_file.empty())
         fmt::print("\n  peak fit {} {}\n",
                    measured.from_cache ? "read from" : "measured and stored in",

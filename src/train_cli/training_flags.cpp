@@ -188,7 +188,8 @@ void TrainingFlags::add_memory_flags(CLI::App& command) {
       ->group(memory);
   command
       .add_option("--host-memory-budget", host_memory_budget,
-                  "Host RAM for training (default: physical RAM)")
+                  "Host RAM for training (default: 95% of the smallest of physical RAM, the "
+                  "cgroup limit, RLIMIT_AS/RLIMIT_DATA and SLURM's grant; at most that limit)")
       ->group(memory);
   command
       .add_option("--target-utilization,--safety-factor", c.memory.target_utilization,
