@@ -60,12 +60,13 @@ struct Variant {
 
 // A freshly initialised teacher of `family`, saved as a checkpoint a distilled stage can load.
 std::filesystem::path write_teacher(const std::filesystem::path& dir, const std::string& family,
-                                    const train::TrainingConfig& base, std::int64_t num_ids) {
+                                    const train::TrainingConfig& base,
+                                    const models::ModelInputs& inputs) {
   train::TrainingConfig config = base;
   config.model.family = family;
   config.model.size = models::ModelSize::kTeacher;
   const auto& model_family = train::model_family(family);
-  const auto model_config = model_family.resolve_config(config.model, num_ids);
+  const auto model_config = model_family.resolve_config(config.model, inputs);
   const auto module = model_family.build(model_config);
   const auto file = dir / (family + "-teacher.pt");
   train::CheckpointInfo info;
@@ -108,7 +109,7 @@ int main(int argc, char** argv) {
   const std::filesystem::path store_dir =
       store_path.empty() ? bench::default_store() : std::filesystem::path(store_path);
   const auto store = store::GraphStore::open(store_dir);
-  const auto num_ids = static_cast<std::int64_t>(store.metadata().vocabulary.size()) + 1;
+  const auto inputs = train::model_inputs(store);
   const auto index = store.size_index();
   std::vector<double> budgets;
   for (const auto& text : budget_texts)
@@ -126,8 +127,8 @@ int main(int argc, char** argv) {
   base.run.progress = false;
   base.optimisation.batch_size = 1 << 30;  // only the byte budget cuts batches
   const std::map<std::string, std::filesystem::path> teachers = {
-      {"gat", write_teacher(work_dir, "gat", base, num_ids)},
-      {"vgae", write_teacher(work_dir, "vgae", base, num_ids)}};
+      {"gat", write_teacher(work_dir, "gat", base, inputs)},
+      {"vgae", write_teacher(work_dir, "vgae", base, inputs)}};
 
   std::vector<Row> rows;
   std::vector<nlohmann::json> fits;

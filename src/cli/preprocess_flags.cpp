@@ -38,6 +38,22 @@ void PreprocessFlags::add_to(CLI::App& command) {
       ->check(CLI::IsMember({"all", "normal"}))
       ->capture_default_str();
   command
+      .add_option("--node-identity", node_identity,
+                  "What node feature 0 (the embedded identity) is: can-id (the vocabulary index, "
+                  "upstream), frequency-rank (rank by frames within the window) or hashed-id "
+                  "(the raw ID hashed into 256 buckets); the last two do not depend on one "
+                  "vehicle's ID set")
+      ->check(CLI::IsMember({"can-id", "frequency-rank", "hashed-id"}))
+      ->capture_default_str();
+  command
+      .add_option("--node-features", node_features,
+                  "Node feature groups (comma-separated): kd-gat (always), timing (inter-arrival "
+                  "times, window duration), payload (byte entropy, bit-flip and byte-change "
+                  "rates, DLC)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"kd-gat", "timing", "payload"}))
+      ->capture_default_str();
+  command
       .add_option("--exclude", exclude,
                   "Leave out files whose name contains one of these (comma-separated)")
       ->delimiter(',')
@@ -129,6 +145,8 @@ preprocess::PreprocessOptions PreprocessFlags::resolve() const {
   m.delimiter = delimiter[0];
   m.has_header = !no_header;
   resolved.scan.exclude_substrings = exclude;
+  resolved.features.identity = graph::parse_node_identity(node_identity);
+  graph::parse_feature_groups(node_features, resolved.features);
   resolved.scan.attack_type_from = attack_type_from == "directory"
                                        ? dataset::AttackTypeSource::kDirectory
                                        : dataset::AttackTypeSource::kFileName;

@@ -19,14 +19,17 @@
 namespace headroom::eval {
 namespace {
 
-// Graph labels and scores of one group, in input order; `ids` the graphs'.
+// Graph labels and scores of one group, in input order; `ids` the graphs'. `vehicle_scores` are the
+// scores of the per-file decisions (VehicleCalibration::scores, else the same as `scores`).
 struct GroupData {
   std::vector<std::uint8_t> labels;
   std::vector<float> scores;
+  std::vector<float> vehicle_scores;
   std::vector<std::uint32_t> ids;
-  void add(std::uint8_t label, float score, std::uint32_t id) {
+  void add(std::uint8_t label, float score, float vehicle_score, std::uint32_t id) {
     labels.push_back(label);
     scores.push_back(score);
+    vehicle_scores.push_back(vehicle_score);
     ids.push_back(id);
   }
 };
@@ -41,30 +44,6 @@ struct VehicleDecisions {
   }
 };
 
-// The first `normal_windows` normal graphs of `file` in store order and the threshold they give;
-// nullopt when the file holds no more normal graphs than that (nothing would be left to judge).
-std::optional<double> calibrate_file(const GroupData& file, const VehicleCalibration& options,
-                                     std::vector<std::uint32_t>& calibration_ids) {
-  std::vector<std::size_t> order(file.ids.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return file.ids[a] < file.ids[b]; });
-  std::vector<std::uint8_t> labels;
-  std::vector<float> scores;
-  std::vector<std::uint32_t> chosen;
-  for (const std::size_t i : order) {
-    if (file.labels[i] != 0) continue;
-    if (scores.size() == options.normal_windows) {
-      calibration_ids.insert(calibration_ids.end(), chosen.begin(), chosen.end());
-      return fpr_threshold(labels, scores, options.target_fpr);
-    }
-    labels.push_back(0);
-    scores.push_back(file.scores[i]);
-    chosen.push_back(file.ids[i]);
-  }
-  return std::nullopt;
-}
-
 // `data` without the calibration graphs, each decided at its file's threshold (graphs of a file
 // that could not be calibrated are left out too).
 BinaryMetrics vehicle_metrics(const GroupData& data, const VehicleDecisions& decisions,
@@ -75,7 +54,8 @@ BinaryMetrics vehicle_metrics(const GroupData& data, const VehicleDecisions& dec
     const auto it = decisions.threshold_by_file.find(file_of[data.ids[i]]);
     if (it == decisions.threshold_by_file.end() || decisions.calibrates(data.ids[i])) continue;
     labels.push_back(data.labels[i]);
-    margins.push_back(static_cast<float>(static_cast<double>(data.scores[i]) - it->second));
+    margins.push_back(
+        static_cast<float>(static_cast<double>(data.vehicle_scores[i]) - it->second));
   }
   return binary_metrics(labels, margins, 0.0);
 }
@@ -90,6 +70,27 @@ std::size_t report_split(const store::GraphStore& store, std::span<const std::ui
   const std::size_t split = store.size_index().split[graph_id];
   if (store.metadata().splits.at(split).role == "test") return 1 + split;
   return kNotEvaluated;
+}
+
+// Each calibrated test file's threshold, set on its calibration windows' vehicle scores
+// (`vehicle_score_of` by graph id).
+VehicleDecisions decide_vehicles(const store::GraphStore& store,
+                                 std::span<const std::uint32_t> graph_ids,
+                                 const std::vector<float>& vehicle_score_of,
+                                 const VehicleCalibration& vehicle, ModelEvaluation& evaluation) {
+  VehicleDecisions decisions;
+  for (const auto& [file, ids] :
+       vehicle_calibration_windows(store, graph_ids, vehicle.normal_windows)) {
+    const std::vector<std::uint8_t> labels(ids.size(), 0);
+    std::vector<float> scores;
+    for (const auto id : ids) scores.push_back(vehicle_score_of[id]);
+    const double threshold = fpr_threshold(labels, scores, vehicle.target_fpr);
+    decisions.threshold_by_file[file] = threshold;
+    evaluation.vehicle_thresholds[store.metadata().files.at(file).path] = threshold;
+    decisions.calibration_ids.insert(decisions.calibration_ids.end(), ids.begin(), ids.end());
+  }
+  std::sort(decisions.calibration_ids.begin(), decisions.calibration_ids.end());
+  return decisions;
 }
 
 // Without a single attack label, accuracy, precision, recall, F1 and MCC measure nothing (F1 0
@@ -134,6 +135,35 @@ void add_degenerate_warnings(ModelEvaluation& evaluation, const std::string& spl
 
 }  // namespace
 
+std::map<std::uint32_t, std::vector<std::uint32_t>> vehicle_calibration_windows(
+    const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
+    std::size_t normal_windows) {
+  std::map<std::uint32_t, std::vector<std::uint32_t>> windows;
+  if (normal_windows == 0) return windows;
+  std::vector<std::uint32_t> validation(store.validation_ids().begin(),
+                                        store.validation_ids().end());
+  std::sort(validation.begin(), validation.end());
+  const store::GraphSizeIndex index = store.size_index();
+  for (const auto id : graph_ids) {
+    if (id >= store.num_graphs() || index.label[id] != 0) continue;
+    const std::size_t split = report_split(store, validation, id);
+    if (split == 0 || split == kNotEvaluated) continue;
+    windows[index.file[id]].push_back(id);
+  }
+  for (auto it = windows.begin(); it != windows.end();) {
+    auto& ids = it->second;
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    if (ids.size() <= normal_windows) {
+      it = windows.erase(it);
+      continue;
+    }
+    ids.resize(normal_windows);
+    ++it;
+  }
+  return windows;
+}
+
 ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string model,
                                 std::span<const std::uint32_t> graph_ids,
                                 std::span<const float> scores,
@@ -142,6 +172,11 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
   if (graph_ids.size() != scores.size()) {
     throw std::invalid_argument(fmt::format("evaluate_scores: {} graph ids but {} scores",
                                             graph_ids.size(), scores.size()));
+  }
+  const std::span<const float> vehicle_scores = vehicle.scores.empty() ? scores : vehicle.scores;
+  if (vehicle_scores.size() != scores.size()) {
+    throw std::invalid_argument(fmt::format("evaluate_scores: {} scores but {} vehicle scores",
+                                            scores.size(), vehicle_scores.size()));
   }
   const auto& metadata = store.metadata();
   const store::GraphSizeIndex index = store.size_index();
@@ -161,8 +196,9 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
     }
     const std::size_t split = report_split(store, validation, g);
     if (split == kNotEvaluated) continue;
-    splits[split].add(index.label[g], scores[i], g);
-    attack_types[{split, index.attack_type[g]}].add(index.label[g], scores[i], g);
+    splits[split].add(index.label[g], scores[i], vehicle_scores[i], g);
+    attack_types[{split, index.attack_type[g]}].add(index.label[g], scores[i], vehicle_scores[i],
+                                                    g);
   }
 
   const auto split_name = [&](std::size_t split) {
@@ -178,17 +214,10 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
   evaluation.calibrated_threshold = calibrated_threshold;
   VehicleDecisions vehicle_decisions;
   if (vehicle.normal_windows > 0) {
-    std::map<std::uint32_t, GroupData> files;
-    for (const auto& [split, data] : splits)
-      if (split != 0)
-        for (std::size_t i = 0; i < data.ids.size(); ++i)
-          files[index.file[data.ids[i]]].add(data.labels[i], data.scores[i], data.ids[i]);
-    for (const auto& [file, data] : files)
-      if (auto threshold = calibrate_file(data, vehicle, vehicle_decisions.calibration_ids)) {
-        vehicle_decisions.threshold_by_file[file] = *threshold;
-        evaluation.vehicle_thresholds[metadata.files.at(file).path] = *threshold;
-      }
-    std::sort(vehicle_decisions.calibration_ids.begin(), vehicle_decisions.calibration_ids.end());
+    std::vector<float> vehicle_score_of(store.num_graphs(), 0.0F);
+    for (std::size_t i = 0; i < graph_ids.size(); ++i)
+      vehicle_score_of[graph_ids[i]] = vehicle_scores[i];
+    vehicle_decisions = decide_vehicles(store, graph_ids, vehicle_score_of, vehicle, evaluation);
   }
   const auto group = [&](std::size_t split, std::string attack, const GroupData& data) {
     EvaluationGroup g{split_name(split),

@@ -1,7 +1,10 @@
 #include "headroom/graph/window_graph_builder.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 namespace headroom::graph {
@@ -26,9 +29,19 @@ constexpr std::uint32_t position_of(std::uint64_t packed) {
   return static_cast<std::uint32_t>(packed & ((1U << kPositionBits) - 1));
 }
 
+// The window duration (s) at which the squashed duration feature is 0.5: ~100 frames of a
+// 500 kbit/s bus at typical load. Squashing keeps the feature in [0, 1) on any bus.
+constexpr double kDurationScale_s = 0.1;
+
+double squash(double value) { return value / (1.0 + value); }
+
+// 0 for a non-finite or negative value: timestamps out of order give no negative gaps.
+double non_negative(double value) { return std::isfinite(value) && value > 0.0 ? value : 0.0; }
+
 }  // namespace
 
-WindowGraphBuilder::WindowGraphBuilder(WindowConfig config) : config_(config) {
+WindowGraphBuilder::WindowGraphBuilder(WindowConfig config, NodeFeatureOptions features)
+    : config_(config), features_(features) {
   config_.validate();
   if (config_.window >= (1U << kPositionBits)) throw std::invalid_argument("window too large");
 }
@@ -84,9 +97,11 @@ void WindowGraphBuilder::build(std::span<const can::CanFrame> frames,
     max_count = std::max(max_count, count);
   }
 
-  out.node_features.assign(num_nodes * kNodeFeatureCount, 0.0F);
+  const std::size_t width = features_.count();
+  out.node_feature_count = width;
+  out.node_features.assign(num_nodes * width, 0.0F);
   for (std::size_t n = 0; n < num_nodes; ++n) {
-    float* row = &out.node_features[n * kNodeFeatureCount];
+    float* row = &out.node_features[n * width];
     row[0] = static_cast<float>(out.node_keys[n]);
     const std::uint32_t count = source_count_[n];
     if (count == 0) continue;  // only ever a target: its key and zeros
@@ -98,6 +113,13 @@ void WindowGraphBuilder::build(std::span<const can::CanFrame> frames,
             ? static_cast<float>(static_cast<double>(count - min_count) / (max_count - min_count))
             : static_cast<float>(count);
     row[10] = static_cast<float>(last_source_position_[n] / (window - 1.0));
+  }
+
+  if (features_.timing || features_.payload || features_.identity != NodeIdentity::kCanId) {
+    group_frames_by_node(num_nodes);
+    if (features_.timing) add_timing_features(frames, out);
+    if (features_.payload) add_payload_features(frames, out);
+    if (features_.identity != NodeIdentity::kCanId) set_identity(frames, out);
   }
 
   // Edges: unique (source, target) pairs in lexicographic order, with their occurrence positions.
@@ -170,6 +192,118 @@ void WindowGraphBuilder::build(std::span<const can::CanFrame> frames,
     const bool found = lo < num_edges && out.edge_index[2 * lo] == reverse.first &&
                        out.edge_index[2 * lo + 1] == reverse.second;
     out.edge_features[e * kEdgeFeatureCount + 8] = found ? 1.0F : 0.0F;
+  }
+}
+
+void WindowGraphBuilder::group_frames_by_node(std::size_t num_nodes) {
+  // A counting sort by node: stable, so each node's frames stay in time order.
+  node_begin_.assign(num_nodes + 1, 0);
+  for (const std::uint32_t node : local_) ++node_begin_[node + 1];
+  std::partial_sum(node_begin_.begin(), node_begin_.end(), node_begin_.begin());
+  frame_order_.resize(local_.size());
+  fill_.assign(node_begin_.begin(), node_begin_.end() - 1);
+  for (std::size_t i = 0; i < local_.size(); ++i)
+    frame_order_[fill_[local_[i]]++] = static_cast<std::uint32_t>(i);
+}
+
+void WindowGraphBuilder::add_timing_features(std::span<const can::CanFrame> frames,
+                                             WindowGraph& out) {
+  const double duration = non_negative(frames.back().timestamp_s - frames.front().timestamp_s);
+  const std::size_t column = kKdGatNodeFeatureCount;
+  for (std::size_t n = 0; n + 1 < node_begin_.size(); ++n) {
+    float* row = &out.node_features[n * out.node_feature_count + column];
+    row[3] = static_cast<float>(squash(duration / kDurationScale_s));
+    const std::uint32_t begin = node_begin_[n];
+    const std::uint32_t end = node_begin_[n + 1];
+    if (end - begin < 2) continue;  // no inter-arrival time
+    double sum = 0.0;
+    double squares = 0.0;
+    double shortest = INFINITY;
+    for (std::uint32_t k = begin + 1; k < end; ++k) {
+      const double gap = non_negative(frames[frame_order_[k]].timestamp_s -
+                                      frames[frame_order_[k - 1]].timestamp_s);
+      sum += gap;
+      squares += gap * gap;
+      shortest = std::min(shortest, gap);
+    }
+    const double gaps = end - begin - 1;
+    const double mean = sum / gaps;
+    if (!(mean > 0.0)) continue;
+    const double variance = std::max(0.0, squares / gaps - mean * mean);
+    row[0] = duration > 0.0 ? static_cast<float>(std::min(1.0, mean / duration)) : 0.0F;
+    row[1] = static_cast<float>(squash(std::sqrt(variance) / mean));
+    row[2] = static_cast<float>(std::min(1.0, shortest / mean));
+  }
+}
+
+void WindowGraphBuilder::add_payload_features(std::span<const can::CanFrame> frames,
+                                              WindowGraph& out) {
+  const std::size_t column =
+      kKdGatNodeFeatureCount + (features_.timing ? kTimingNodeFeatureCount : 0);
+  std::array<std::uint32_t, 256> histogram{};
+  for (std::size_t n = 0; n + 1 < node_begin_.size(); ++n) {
+    float* row = &out.node_features[n * out.node_feature_count + column];
+    const std::uint32_t begin = node_begin_[n];
+    const std::uint32_t end = node_begin_[n + 1];
+    std::uint32_t bytes = 0;
+    double dlc_sum = 0.0;
+    double bit_flips = 0.0;
+    double byte_changes = 0.0;
+    for (std::uint32_t k = begin; k < end; ++k) {
+      const can::CanFrame& frame = frames[frame_order_[k]];
+      const std::size_t length = std::min<std::size_t>(frame.dlc, can::kMaxPayloadBytes);
+      for (std::size_t b = 0; b < length; ++b) ++histogram[frame.data[b]];
+      bytes += static_cast<std::uint32_t>(length);
+      dlc_sum += static_cast<double>(length);
+      if (k == begin) continue;
+      const can::CanFrame& previous = frames[frame_order_[k - 1]];
+      for (std::size_t b = 0; b < can::kMaxPayloadBytes; ++b) {
+        const auto flipped = static_cast<std::uint8_t>(frame.data[b] ^ previous.data[b]);
+        bit_flips += std::popcount(flipped);
+        byte_changes += flipped != 0;
+      }
+    }
+    double entropy = 0.0;
+    for (std::uint32_t k = begin; k < end && bytes > 0; ++k) {
+      const can::CanFrame& frame = frames[frame_order_[k]];
+      const std::size_t length = std::min<std::size_t>(frame.dlc, can::kMaxPayloadBytes);
+      for (std::size_t b = 0; b < length; ++b) {
+        std::uint32_t& count = histogram[frame.data[b]];
+        if (count == 0) continue;  // this value's term is already summed
+        const double p = static_cast<double>(count) / bytes;
+        entropy -= p * std::log2(p);
+        count = 0;  // clears the histogram for the next node as it goes
+      }
+    }
+    const double frames_of_node = end - begin;
+    row[0] = static_cast<float>(entropy / 8.0);
+    if (frames_of_node > 1) {
+      row[1] = static_cast<float>(bit_flips / (64.0 * (frames_of_node - 1)));
+      row[2] = static_cast<float>(byte_changes / (8.0 * (frames_of_node - 1)));
+    }
+    row[3] = static_cast<float>(dlc_sum / (8.0 * frames_of_node));
+  }
+}
+
+void WindowGraphBuilder::set_identity(std::span<const can::CanFrame> frames, WindowGraph& out) {
+  const std::size_t num_nodes = node_begin_.size() - 1;
+  if (features_.identity == NodeIdentity::kHashedId) {
+    for (std::size_t n = 0; n < num_nodes; ++n) {
+      const std::uint32_t can_id = frames[frame_order_[node_begin_[n]]].id;
+      out.node_features[n * out.node_feature_count] = static_cast<float>(hashed_identity(can_id));
+    }
+    return;
+  }
+  // Frequency rank: most frames first; nodes are in key order, so a stable sort breaks ties by
+  // the lower key (CAN ID).
+  fill_.resize(num_nodes);
+  std::iota(fill_.begin(), fill_.end(), 0U);
+  const auto frames_of = [&](std::uint32_t n) { return node_begin_[n + 1] - node_begin_[n]; };
+  std::stable_sort(fill_.begin(), fill_.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return frames_of(a) > frames_of(b); });
+  for (std::size_t rank = 0; rank < num_nodes; ++rank) {
+    const auto identity = std::min<std::size_t>(rank, kFrequencyRankClasses - 1);
+    out.node_features[fill_[rank] * out.node_feature_count] = static_cast<float>(identity);
   }
 }
 

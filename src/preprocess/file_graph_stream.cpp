@@ -49,8 +49,9 @@ struct GraphChunk {
 };
 
 GraphChunk build_chunk(const FrameChunk& chunk, const graph::WindowConfig& window,
-                       const graph::CanIdVocabulary* vocabulary) {
-  graph::WindowGraphBuilder builder(window);
+                       const graph::CanIdVocabulary* vocabulary,
+                       const FileGraphOptions& file_options) {
+  graph::WindowGraphBuilder builder(window, file_options.features);
   std::vector<std::uint32_t> keys;
   GraphChunk out;
   const std::size_t count = chunk.short_window > 0 ? 1 : chunk.windows;
@@ -58,21 +59,31 @@ GraphChunk build_chunk(const FrameChunk& chunk, const graph::WindowConfig& windo
   out.graphs.resize(count);
   for (std::size_t w = 0; w < count; ++w) {
     const std::span<const can::CanFrame> frames(chunk.frames.data() + w * window.stride, length);
-    out.mostly_unknown += build_window_graph(builder, frames, vocabulary, keys, out.graphs[w]);
+    out.mostly_unknown +=
+        build_window_graph(builder, frames, vocabulary, keys, out.graphs[w], file_options.raw_keys);
   }
   return out;
 }
 
 }  // namespace
 
+bool mostly_unknown_ids(std::span<const can::CanFrame> frames,
+                        const graph::CanIdVocabulary& vocabulary) {
+  std::size_t unknown = 0;
+  for (const auto& frame : frames)
+    unknown += vocabulary.index_of(frame.id) == vocabulary.out_of_vocabulary_index();
+  return 2 * unknown > frames.size();
+}
+
 bool build_window_graph(graph::WindowGraphBuilder& builder, std::span<const can::CanFrame> frames,
                         const graph::CanIdVocabulary* vocabulary, std::vector<std::uint32_t>& keys,
-                        graph::WindowGraph& out) {
+                        graph::WindowGraph& out, bool raw_keys) {
   keys.resize(frames.size());
   std::size_t unknown = 0;
   for (std::size_t i = 0; i < frames.size(); ++i) {
-    keys[i] = vocabulary == nullptr ? frames[i].id : vocabulary->index_of(frames[i].id);
-    unknown += vocabulary != nullptr && keys[i] == vocabulary->out_of_vocabulary_index();
+    const std::uint32_t index = vocabulary == nullptr ? 0 : vocabulary->index_of(frames[i].id);
+    keys[i] = vocabulary == nullptr || raw_keys ? frames[i].id : index;
+    unknown += vocabulary != nullptr && index == vocabulary->out_of_vocabulary_index();
   }
   builder.build(frames, keys, out);
   return 2 * unknown > frames.size();
@@ -115,17 +126,17 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
   };
   auto submit = [&](FrameChunk chunk) {
     if (helper_threads == 0) {
-      write_chunk(build_chunk(chunk, window, vocabulary));
+      write_chunk(build_chunk(chunk, window, vocabulary, file_options));
       return;
     }
     if (in_flight.size() >= 2 * helper_threads) {
       write_chunk(in_flight.front().get());
       in_flight.pop_front();
     }
-    in_flight.push_back(
-        std::async(std::launch::async, [chunk = std::move(chunk), &window, vocabulary] {
-          return build_chunk(chunk, window, vocabulary);
-        }));
+    in_flight.push_back(std::async(std::launch::async,
+                                   [chunk = std::move(chunk), &window, vocabulary, &file_options] {
+                                     return build_chunk(chunk, window, vocabulary, file_options);
+                                   }));
   };
   auto drain = [&] {
     while (!in_flight.empty()) {

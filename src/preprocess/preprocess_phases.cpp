@@ -16,7 +16,8 @@ store::StoreMetadata describe_build(const dataset::DatasetLayout& layout,
   metadata.dataset_root = layout.root.string();
   metadata.window = options.window.window;
   metadata.stride = options.window.stride;
-  metadata.node_feature_count = graph::kNodeFeatureCount;
+  metadata.node_feature_count = static_cast<std::uint32_t>(options.features.count());
+  metadata.node_features = options.features;
   metadata.edge_feature_count = graph::kEdgeFeatureCount;
   metadata.validation_fraction = options.validation_fraction;
   metadata.validation_seed = options.seed;

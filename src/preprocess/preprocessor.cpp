@@ -14,7 +14,8 @@ namespace headroom::preprocess {
 namespace {
 
 // Reads files [begin, end) of the layout into the builder's segments, `threads` files at a time:
-// keyed by raw CAN ID without a vocabulary (training files), by vocabulary index with one.
+// keyed by raw CAN ID without a vocabulary (training files) or under an identity other than the
+// CAN ID, by vocabulary index otherwise.
 void read_files(const dataset::DatasetLayout& layout, std::size_t begin, std::size_t end,
                 const PreprocessOptions& options, unsigned threads,
                 const graph::CanIdVocabulary* vocabulary, const store::StoreBuilder& builder,
@@ -23,11 +24,13 @@ void read_files(const dataset::DatasetLayout& layout, std::size_t begin, std::si
   FileGraphOptions file_options;
   file_options.helper_threads = detail::helper_threads_for(end - begin, threads);
   file_options.normal_frame_ids = options.vocabulary_from == "normal";
+  file_options.features = options.features;
+  file_options.raw_keys = options.features.identity != graph::NodeIdentity::kCanId;
+  const bool raw_keys = vocabulary == nullptr || file_options.raw_keys;
   detail::parallel_for(end - begin, threads, stop, [&](std::size_t k) {
     const std::size_t i = begin + k;
-    auto segment =
-        builder.open_segment(i, vocabulary == nullptr ? store::SegmentKeys::kRawCanIds
-                                                      : store::SegmentKeys::kVocabularyIndices);
+    auto segment = builder.open_segment(
+        i, raw_keys ? store::SegmentKeys::kRawCanIds : store::SegmentKeys::kVocabularyIndices);
     outcomes.results[i] = build_file_graphs(layout.files[i], options.reader, options.window,
                                             vocabulary, *segment, progress, &stop, file_options);
     outcomes.segments[i] = segment->finish();

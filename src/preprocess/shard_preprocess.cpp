@@ -73,7 +73,8 @@ PartFileRecord read_into_part(const ShardContext& context, std::size_t index) {
           summary.edges,
           result.frames_hash,
           result.can_ids,
-          frames.has_value()};
+          frames.has_value(),
+          summary.node_feature_count};
 }
 
 }  // namespace
@@ -100,6 +101,7 @@ ShardReport preprocess_shard(const std::filesystem::path& dataset_root,
   ShardContext context{layout, options, part.staging(), {}, {}, stop};
   context.file_options.helper_threads = detail::helper_threads_for(files.size(), threads);
   context.file_options.normal_frame_ids = options.vocabulary_from == "normal";
+  context.file_options.features = options.features;
   context.progress = [&](std::uint64_t bytes, std::uint64_t rows) {
     progress_bar.advance(bytes, rows);
   };

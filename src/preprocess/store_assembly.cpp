@@ -153,14 +153,19 @@ struct RekeyedFile {
 
 // A test file's graphs keyed by vocabulary index, into a segment of the builder: a window whose
 // IDs are all in the vocabulary is the part's graph with its keys renamed; any other is rebuilt
-// from the part's frames, as one process builds it.
+// from the part's frames, as one process builds it. Under an identity other than the CAN ID, one
+// process keys test files by raw ID too: the part's graphs are kept, and only the windows of
+// mostly unknown IDs are counted.
 RekeyedFile rekey_test_file(const PartFile& file, std::size_t index,
                             const graph::CanIdVocabulary& vocabulary,
-                            const graph::WindowConfig& window, const store::StoreBuilder& builder) {
+                            const PreprocessOptions& options, const store::StoreBuilder& builder) {
+  const graph::WindowConfig& window = options.window;
+  const bool raw_keys = options.features.identity != graph::NodeIdentity::kCanId;
   store::GraphSegmentReader reader(part_segment(file.part->directory, *file.record));
   const WindowFrames frames(part_frames_file(file.part->directory, index), file.record->rows);
-  auto segment = builder.open_segment(index, store::SegmentKeys::kVocabularyIndices);
-  graph::WindowGraphBuilder window_builder(window);
+  auto segment = builder.open_segment(
+      index, raw_keys ? store::SegmentKeys::kRawCanIds : store::SegmentKeys::kVocabularyIndices);
+  graph::WindowGraphBuilder window_builder(window, options.features);
   graph::WindowGraph graph;
   graph::WindowGraph rebuilt;
   std::vector<can::CanFrame> window_frames;
@@ -168,10 +173,16 @@ RekeyedFile rekey_test_file(const PartFile& file, std::size_t index,
   RekeyedFile out;
   std::uint32_t window_index = 0;
   while (reader.next(graph, window_index)) {
+    if (raw_keys) {
+      frames.window(window_index, window, window_frames);
+      out.mostly_unknown += mostly_unknown_ids(window_frames, vocabulary);
+      segment->append(graph, window_index);
+      continue;
+    }
     if (!has_unknown_ids(graph.node_keys, vocabulary)) {
       for (std::size_t n = 0; n < graph.node_keys.size(); ++n) {
         graph.node_keys[n] = vocabulary.index_of(graph.node_keys[n]);
-        graph.node_features[n * graph::kNodeFeatureCount] = static_cast<float>(graph.node_keys[n]);
+        graph.node_features[n * graph.node_feature_count] = static_cast<float>(graph.node_keys[n]);
       }
       segment->append(graph, window_index);
       continue;
@@ -198,8 +209,7 @@ void rekey_test_files(const dataset::DatasetLayout& layout, const std::vector<Pa
   std::vector<RekeyedFile> results(rekeyed.size());
   std::atomic<bool> stop{false};
   detail::parallel_for(rekeyed.size(), detail::worker_threads(options), stop, [&](std::size_t k) {
-    results[k] =
-        rekey_test_file(files[rekeyed[k]], rekeyed[k], vocabulary, options.window, builder);
+    results[k] = rekey_test_file(files[rekeyed[k]], rekeyed[k], vocabulary, options, builder);
   });
   for (std::size_t k = 0; k < rekeyed.size(); ++k) {
     outcomes.segments[rekeyed[k]] = results[k].segment;

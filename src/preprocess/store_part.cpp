@@ -63,17 +63,21 @@ std::string dataset_difference(const std::string& part_text, const std::string& 
 }
 
 nlohmann::json record_json(const PartFileRecord& r) {
-  return {{"file", r.file},
-          {"path", r.path},
-          {"rows", r.rows},
-          {"attack_rows", r.attack_rows},
-          {"skipped_rows", r.skipped_rows},
-          {"graphs", r.graphs},
-          {"nodes", r.nodes},
-          {"edges", r.edges},
-          {"frames_hash", util::checksum_hex(r.frames_hash)},
-          {"can_ids", r.can_ids},
-          {"has_frames", r.has_frames}};
+  nlohmann::json json = {{"file", r.file},
+                         {"path", r.path},
+                         {"rows", r.rows},
+                         {"attack_rows", r.attack_rows},
+                         {"skipped_rows", r.skipped_rows},
+                         {"graphs", r.graphs},
+                         {"nodes", r.nodes},
+                         {"edges", r.edges},
+                         {"frames_hash", util::checksum_hex(r.frames_hash)},
+                         {"can_ids", r.can_ids},
+                         {"has_frames", r.has_frames}};
+  // Only when not the KD-GAT width: parts of default stores keep their manifests.
+  if (r.node_feature_count != graph::kNodeFeatureCount)
+    json["node_feature_count"] = r.node_feature_count;
+  return json;
 }
 
 PartFileRecord record_from(const nlohmann::json& j) {
@@ -89,6 +93,7 @@ PartFileRecord record_from(const nlohmann::json& j) {
   r.frames_hash = std::stoull(j.at("frames_hash").get<std::string>(), nullptr, 16);
   r.can_ids = j.at("can_ids").get<std::vector<std::uint32_t>>();
   r.has_frames = j.at("has_frames").get<bool>();
+  r.node_feature_count = j.value("node_feature_count", graph::kNodeFeatureCount);
   return r;
 }
 
@@ -116,6 +121,8 @@ PartSettings part_settings(const dataset::DatasetLayout& layout, const Preproces
       {"--seed", options.seed},
       {"--val-by", options.validation_by},
       {"--vocabulary-from", options.vocabulary_from},
+      {"--node-identity", std::string(graph::node_identity_name(options.features.identity))},
+      {"--node-features", options.features.group_names()},
       {"--keep-duplicates", options.keep_duplicate_files},
       {"--exclude", options.scan.exclude_substrings},
       {kDatasetFilesSetting, dataset_files_json(layout)},
@@ -151,8 +158,12 @@ std::filesystem::path part_file_prefix(const std::filesystem::path& part, std::s
 
 store::SegmentSummary part_segment(const std::filesystem::path& part,
                                    const PartFileRecord& record) {
-  return {part_file_prefix(part, record.file), store::SegmentKeys::kRawCanIds, record.graphs,
-          record.nodes, record.edges};
+  return {part_file_prefix(part, record.file),
+          store::SegmentKeys::kRawCanIds,
+          record.graphs,
+          record.nodes,
+          record.edges,
+          record.node_feature_count};
 }
 
 std::filesystem::path part_frames_file(const std::filesystem::path& part, std::size_t file) {

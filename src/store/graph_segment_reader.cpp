@@ -45,7 +45,7 @@ class SequentialFile {
 }  // namespace
 
 void require_complete_segment(const SegmentSummary& segment) {
-  constexpr std::uint64_t nf = graph::kNodeFeatureCount;
+  const std::uint64_t nf = segment.node_feature_count;
   constexpr std::uint64_t ef = graph::kEdgeFeatureCount;
   const std::array<std::uint64_t, kSegmentFileSuffixes.size()> expected = {
       segment.graphs * kSegmentGraphRecordBytes, segment.nodes * 4, segment.nodes * nf * 4,
@@ -89,7 +89,8 @@ bool GraphSegmentReader::next(graph::WindowGraph& graph, std::uint32_t& window_i
   window_index = record[2];
   graph.label = static_cast<std::uint8_t>(record[3]);
   graph.node_keys.resize(nodes);
-  graph.node_features.resize(nodes * graph::kNodeFeatureCount);
+  graph.node_feature_count = segment_.node_feature_count;
+  graph.node_features.resize(nodes * segment_.node_feature_count);
   graph.edge_index.resize(edges * 2);
   graph.edge_features.resize(edges * graph::kEdgeFeatureCount);
   files_->node_keys.read(graph.node_keys.data(), graph.node_keys.size());

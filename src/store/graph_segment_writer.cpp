@@ -2,6 +2,7 @@
 
 #include <array>
 #include <span>
+#include <stdexcept>
 
 namespace headroom::store {
 namespace {
@@ -25,6 +26,10 @@ GraphSegmentWriter::GraphSegmentWriter(std::filesystem::path prefix, SegmentKeys
       graph_records_(with_suffix(prefix, ".graphs"), kSegmentBuffer, false) {}
 
 void GraphSegmentWriter::append(const graph::WindowGraph& graph, std::uint32_t window_index) {
+  if (summary_.graphs == 0) summary_.node_feature_count = graph.node_feature_count;
+  if (graph.node_feature_count != summary_.node_feature_count)
+    throw std::invalid_argument(
+        "GraphSegmentWriter: graphs of one segment differ in node features");
   node_keys_.write_values(std::span<const std::uint32_t>(graph.node_keys));
   node_features_.write_values(std::span<const float>(graph.node_features));
   edge_index_.write_values(std::span<const std::int32_t>(graph.edge_index));

@@ -71,6 +71,12 @@ void check_size_index(const GraphStore& store, const std::string& where) {
                     "store is corrupt)",
                     where));
   }
+  if (m.node_feature_count != m.node_features.count()) {
+    throw StoreError(fmt::format(
+        "{}: node_feature_count is {}, but the feature groups it records have {} (the store is "
+        "corrupt)",
+        where, m.node_feature_count, m.node_features.count()));
+  }
   const GraphSizeIndex index = store.size_index();
   check_offsets(where, arrays::kNodeOffsets, values_of<std::int64_t>(store, arrays::kNodeOffsets),
                 index.num_nodes, arrays::kGraphNumNodes, m.num_nodes);

@@ -62,7 +62,7 @@ void check_edges(const GraphStore& store, std::size_t graph_id, const GraphView&
 
 void check_id_indices(const GraphStore& store, std::size_t graph_id, const GraphView& view) {
   const std::size_t width = store.metadata().node_feature_count;
-  const auto last_index = static_cast<float>(store.metadata().vocabulary.size());
+  const auto last_index = static_cast<float>(identity_classes(store.metadata()) - 1);
   const std::size_t nodes = view.num_nodes();
   const float* features = view.node_features.data();
   // Branch-free first: clamped into range, a valid index is unchanged and survives a round trip
@@ -79,9 +79,10 @@ void check_id_indices(const GraphStore& store, std::size_t graph_id, const Graph
     const float index = features[node * width];
     if (!(index >= 0.0F && index <= last_index && index == std::trunc(index))) {
       reject(store, arrays::kNodeFeatures, graph_id,
-             fmt::format("node {} has CAN-ID index {} (feature 0), not a whole number in [0, {}] "
-                         "(the vocabulary's size is the out-of-vocabulary index)",
-                         node, index, last_index));
+             fmt::format("node {} has identity {} (feature 0), not a whole number in [0, {}] "
+                         "(node identity {})",
+                         node, index, last_index,
+                         graph::node_identity_name(store.metadata().node_features.identity)));
     }
   }
 }

@@ -12,6 +12,8 @@
 #include <map>
 #include <random>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <system_error>
 
 #include "headroom/store/store_arrays.hpp"
@@ -233,6 +235,8 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
   std::vector<std::int32_t> ints;
   std::vector<std::uint32_t> can_ids;
   const std::uint32_t oov = vocabulary.out_of_vocabulary_index();
+  // Under any other identity the builder already wrote feature 0, and keys are raw CAN IDs.
+  const bool identity_is_can_id = metadata.node_features.identity == graph::NodeIdentity::kCanId;
 
   for (std::size_t i = 0; i < segments.size(); ++i) {
     const SegmentSummary& segment = segments[i];
@@ -267,6 +271,10 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
       ++graph_id;
     }
 
+    if (segment.graphs > 0 && segment.node_feature_count != nf)
+      throw std::invalid_argument("segment " + segment.prefix.string() + " has " +
+                                  std::to_string(segment.node_feature_count) +
+                                  " node features, the store " + std::to_string(nf));
     // Node features: feature 0 and the CAN ID are derived from the key, the rest copied.
     ChunkReader<std::uint32_t> key_reader(segment_file(segment, ".node_keys"));
     ChunkReader<float> feature_reader(segment_file(segment, ".node_features"));
@@ -284,7 +292,7 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
         } else {
           can_ids[k] = index < oov ? vocabulary.ids()[index] : arrays::kOutOfVocabularyCanId;
         }
-        floats[k * nf] = static_cast<float>(index);
+        if (identity_is_can_id) floats[k * nf] = static_cast<float>(index);
       }
       node_features.writer->write_values(std::span<const float>(floats));
       node_can_ids.writer->write_values(std::span<const std::uint32_t>(can_ids));

@@ -64,6 +64,12 @@ void to_json(nlohmann::json& json, const StoreMetadata& m) {
       {"validation",
        {{"fraction", m.validation_fraction}, {"seed", m.validation_seed}, {"by", m.validation_by}}},
       {"arrays", arrays}};
+  // Written only when not the KD-GAT default, so that a default store's manifest stays what it
+  // was before these options existed.
+  if (m.node_features != graph::NodeFeatureOptions{}) {
+    json["node_identity"] = graph::node_identity_name(m.node_features.identity);
+    json["node_feature_groups"] = m.node_features.group_names();
+  }
 }
 
 void from_json(const nlohmann::json& json, StoreMetadata& m) {
@@ -99,6 +105,13 @@ void from_json(const nlohmann::json& json, StoreMetadata& m) {
   m.validation_seed = json.at("validation").at("seed").get<std::uint64_t>();
   m.validation_by = json.at("validation").value("by", std::string("graphs"));
   m.vocabulary_from = json.value("vocabulary_from", std::string("all"));
+  m.node_features = {};
+  if (json.contains("node_identity"))
+    m.node_features.identity =
+        graph::parse_node_identity(json.at("node_identity").get<std::string>());
+  if (json.contains("node_feature_groups"))
+    graph::parse_feature_groups(json.at("node_feature_groups").get<std::vector<std::string>>(),
+                                m.node_features);
   m.arrays.clear();
   for (const auto& [name, a] : json.at("arrays").items()) {
     ArrayRecord r;
@@ -109,6 +122,10 @@ void from_json(const nlohmann::json& json, StoreMetadata& m) {
     r.xxh3 = a.at("xxh3").get<std::string>();
     m.arrays.emplace(name, std::move(r));
   }
+}
+
+std::uint32_t identity_classes(const StoreMetadata& metadata) {
+  return graph::identity_classes(metadata.node_features.identity, metadata.vocabulary.size());
 }
 
 std::string render_manifest(const StoreMetadata& metadata) {
@@ -134,8 +151,8 @@ StoreMetadata parse_manifest(const std::string& text, const std::string& where) 
         fmt::format("{}: store format version {} is not supported (this headroom reads {})", where,
                     version, kStoreFormatVersion));
   }
-  if (!json.contains(kChecksumField))
-    throw StoreError(fmt::format("{}: manifest has no checksum", where));
+  if (!json.contains(kChecksumField) || !json[kChecksumField].is_string())
+    throw StoreError(fmt::format("{}: manifest has no checksum string", where));
   const std::string recorded = json[kChecksumField].get<std::string>();
   json.erase(kChecksumField);
   if (util::checksum_hex(checksum_of(json)) != recorded) {
@@ -146,6 +163,8 @@ StoreMetadata parse_manifest(const std::string& text, const std::string& where) 
   } catch (const nlohmann::json::exception& e) {
     throw StoreError(
         fmt::format("{}: manifest is incomplete ({})", where, util::printable(e.what())));
+  } catch (const std::invalid_argument& e) {
+    throw StoreError(fmt::format("{}: manifest: {}", where, util::printable(e.what())));
   }
 }
 

@@ -1,6 +1,7 @@
 #include "headroom/store/store_summary.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -71,6 +72,9 @@ StoreSummary summarize_store(const GraphStore& store) {
   s.stride = m.stride;
   s.vocabulary_size = m.vocabulary.size();
   s.vocabulary_from = m.vocabulary_from;
+  s.node_identity = graph::node_identity_name(m.node_features.identity);
+  s.node_feature_groups = m.node_features.group_names();
+  s.node_feature_count = m.node_feature_count;
   s.nodes_per_graph = distribution({index.num_nodes.begin(), index.num_nodes.end()});
   s.edges_per_graph = distribution({index.num_edges.begin(), index.num_edges.end()});
 
@@ -129,6 +133,9 @@ nlohmann::json summary_to_json(const StoreSummary& s) {
           {"stride", s.stride},
           {"vocabulary_size", s.vocabulary_size},
           {"vocabulary_from", s.vocabulary_from},
+          {"node_identity", s.node_identity},
+          {"node_feature_groups", s.node_feature_groups},
+          {"node_feature_count", s.node_feature_count},
           {"nodes_per_graph", to_json(s.nodes_per_graph)},
           {"edges_per_graph", to_json(s.edges_per_graph)},
           {"splits", splits},
@@ -142,10 +149,14 @@ std::vector<std::string> vocabulary_warnings(const StoreSummary& s) {
     if (split.name.rfind("test/", 0) != 0 || 2 * split.mostly_unknown_graphs <= split.graphs)
       continue;
     warnings.push_back(fmt::format(
-        "{}: {} of {} windows are mostly CAN IDs outside the training vocabulary; their graphs "
-        "collapse onto the out-of-vocabulary node, and classifiers trained on other vehicles "
-        "cannot be trusted on them",
-        split.name, split.mostly_unknown_graphs, split.graphs));
+        "{}: {} of {} windows are mostly CAN IDs outside the training vocabulary; {}",
+        split.name, split.mostly_unknown_graphs, split.graphs,
+        s.node_identity == "can-id"
+            ? "their graphs collapse onto the out-of-vocabulary node, and classifiers trained on "
+              "other vehicles cannot be trusted on them (--node-identity frequency-rank keeps "
+              "them apart)"
+            : "node identity " + s.node_identity + " keeps their nodes apart, but their traffic "
+              "is that of a vehicle not seen in training"));
   }
   return warnings;
 }
@@ -189,6 +200,8 @@ std::string render_summary(const StoreSummary& s) {
   line(fmt::format("CAN IDs    {} in the training vocabulary (+1 out-of-vocabulary index){}",
                    s.vocabulary_size,
                    s.vocabulary_from == "normal" ? ", from normal frames only" : ""));
+  line(fmt::format("features   {} per node ({}), identity {}", s.node_feature_count,
+                   fmt::join(s.node_feature_groups, ", "), s.node_identity));
   line(fmt::format("on disk    {} ({} bytes)", human_bytes(s.bytes_on_disk), s.bytes_on_disk));
   line("");
   line(fmt::format("{:<48} {:>8} {:>8} {:>8} {:>7}  {:>14}  {:>14}  {:>8}", "split", "graphs",

@@ -30,7 +30,7 @@ class AutoencoderStage {
       : config_(config),
         device_(training_device(config.run)),
         store_(store::GraphStore::open(config.run.store)),
-        num_ids_(detail::num_ids(store_)),
+        inputs_(detail::model_inputs(store_)),
         train_normals_(detail::with_label(store_, store_.train_ids(), 0)),
         validation_normals_(detail::with_label(store_, store_.validation_ids(), 0)) {
     if (train_normals_.empty())
@@ -38,15 +38,16 @@ class AutoencoderStage {
           "{}: no normal training graphs to train the autoencoder on", config.run.store.string()));
     if (validation_normals_.empty()) validation_normals_ = train_normals_;  // none held out
     torch::manual_seed(config.run.seed);  // initial weights are part of the run's determinism
-    vgae_config_ = resolve_vgae_config(config.model, num_ids_);
+    vgae_config_ = resolve_vgae_config(config.model, inputs_);
     model_ = models::VGAE(vgae_config_);
     run_.emplace(checked_run_directory(config));
-    run_->log(
-        fmt::format("stage autoencoder: {} VGAE{} on {} normal graphs ({} validation), {} IDs, "
-                    "device {}, precision {}",
-                    models::to_string(config.model.size),
-                    config.distillation.enabled ? " with distillation" : "", train_normals_.size(),
-                    validation_normals_.size(), num_ids_, config.run.device, config.run.precision));
+    run_->log(fmt::format(
+        "stage autoencoder: {} VGAE{} on {} normal graphs ({} validation), {} identities, {} "
+        "node features, device {}, precision {}",
+        models::to_string(config.model.size),
+        config.distillation.enabled ? " with distillation" : "", train_normals_.size(),
+        validation_normals_.size(), inputs_.num_ids, inputs_.in_features, config.run.device,
+        config.run.precision));
     if (config.distillation.enabled) load_teacher();
   }
 
@@ -147,7 +148,8 @@ class AutoencoderStage {
   at::Tensor objective(models::VGAE& vgae, torch::nn::Linear& student_projection,
                        const loader::GraphBatch& batch) {
     const auto out = vgae->forward(batch.x, batch.edge_index);
-    const auto task_loss = vgae_loss(out, batch, num_ids_, vgae_loss_weights(vgae_config_)).total;
+    const auto task_loss =
+        vgae_loss(out, batch, inputs_.num_ids, vgae_loss_weights(vgae_config_)).total;
     if (!config_.distillation.enabled) return task_loss;
     at::Tensor teacher_z;
     at::Tensor teacher_reconstruction;
@@ -191,7 +193,7 @@ class AutoencoderStage {
   const TrainingConfig& config_;
   c10::Device device_;
   store::GraphStore store_;
-  std::int64_t num_ids_;
+  models::ModelInputs inputs_;
   std::vector<std::uint32_t> train_normals_;
   std::vector<std::uint32_t> validation_normals_;
   models::VgaeConfig vgae_config_;

@@ -56,7 +56,7 @@ class ClassifierStage {
         device_(training_device(config.run)),
         precision_(parse_precision(config.run.precision)),
         store_(store::GraphStore::open(config.run.store)),
-        num_ids_(detail::num_ids(store_)),
+        inputs_(detail::model_inputs(store_)),
         train_ids_(store_.train_ids()),
         attacks_(detail::with_label(store_, train_ids_, 1)),
         normals_(detail::with_label(store_, train_ids_, 0)),
@@ -67,15 +67,16 @@ class ClassifierStage {
       throw std::runtime_error(fmt::format("{}: no training graphs", config.run.store.string()));
     if (validation_ids_.empty()) validation_ids_.assign(train_ids_.begin(), train_ids_.end());
     torch::manual_seed(config.run.seed);  // initial weights are part of the run's determinism
-    model_config_ = family_.resolve_config(config.model, num_ids_);
+    model_config_ = family_.resolve_config(config.model, inputs_);
     model_ = family_.build_classifier(model_config_);
     run_.emplace(checked_run_directory(config));
     run_->log(fmt::format(
-        "stage {}: {} {}{} on {} training graphs ({} attack), {} validation, {} IDs, device {}, "
-        "precision {}",
+        "stage {}: {} {}{} on {} training graphs ({} attack), {} validation, {} identities, {} "
+        "node features, device {}, precision {}",
         to_string(config.stage), models::to_string(config.model.size), family_.name(),
         config.distillation.enabled ? " with distillation" : "", train_ids_.size(), attacks_.size(),
-        validation_ids_.size(), num_ids_, config.run.device, config.run.precision));
+        validation_ids_.size(), inputs_.num_ids, inputs_.in_features, config.run.device,
+        config.run.precision));
     warn_without_attack_labels();
     if (config.distillation.enabled) load_teacher();
   }
@@ -317,7 +318,7 @@ class ClassifierStage {
   c10::Device device_;
   Precision precision_;
   store::GraphStore store_;
-  std::int64_t num_ids_;
+  models::ModelInputs inputs_;
   std::span<const std::uint32_t> train_ids_;
   std::vector<std::uint32_t> attacks_;
   std::vector<std::uint32_t> normals_;

@@ -60,8 +60,9 @@ nlohmann::json read_summary(const std::filesystem::path& file) {
 }
 
 eval::VehicleCalibration vehicle_calibration(const TrainingConfig& config) {
-  return {static_cast<std::size_t>(config.evaluation.vehicle_calibration_windows),
-          config.evaluation.target_fpr};
+  return {.normal_windows = static_cast<std::size_t>(config.evaluation.vehicle_calibration_windows),
+          .target_fpr = config.evaluation.target_fpr,
+          .scores = {}};
 }
 
 std::string model_name(const std::filesystem::path& path) {
@@ -78,6 +79,7 @@ std::optional<eval::ModelEvaluation> evaluate_classifier(const TrainingConfig& c
   const auto device = training_device(config.run);
   CheckpointInfo info;
   auto model = load_classifier_checkpoint(checkpoint, device, &info);
+  require_store_inputs(info.model_config, store, checkpoint);
   const auto scores = attack_probabilities(*model, store, ids, config.optimisation.eval_batch_size,
                                            device, parse_precision(config.run.precision));
   std::optional<double> threshold;
@@ -96,6 +98,7 @@ std::optional<eval::ModelEvaluation> evaluate_autoencoder(
     const TrainingConfig& config, RunDirectory& run, const store::GraphStore& store,
     std::span<const std::uint32_t> ids, const std::filesystem::path& checkpoint, std::string name) {
   const auto device = training_device(config.run);
+  require_store_inputs(read_checkpoint_info(checkpoint).model_config, store, checkpoint);
   auto vgae = load_vgae_checkpoint(checkpoint, device);
   const auto scores = reconstruction_scores(vgae, store, ids, config.optimisation.eval_batch_size,
                                             device, parse_precision(config.run.precision));
@@ -133,11 +136,14 @@ eval::ModelEvaluation evaluate_fusion(const TrainingConfig& config, const store:
                                       std::span<const std::uint32_t> ids,
                                       const std::filesystem::path& checkpoint, std::string name) {
   CheckpointInfo info;
-  const auto scores = fused_attack_scores(checkpoint, store, ids, config, &info);
+  std::vector<float> vehicle_scores;
+  const auto scores = fused_attack_scores(checkpoint, store, ids, config, &info, &vehicle_scores);
   std::optional<double> threshold;
   if (info.decision) threshold = info.decision->threshold;
-  auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, threshold, 0.5,
-                                          vehicle_calibration(config));
+  auto vehicle = vehicle_calibration(config);
+  vehicle.scores = vehicle_scores;
+  auto evaluation =
+      eval::evaluate_scores(store, std::move(name), ids, scores, threshold, 0.5, vehicle);
   evaluation.score = "fused P(attack)";
   return evaluation;
 }

@@ -4,17 +4,21 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
+#include <algorithm>
 #include <chrono>
 #include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
 #include "headroom/eval/binary_metrics.hpp"
 #include "headroom/eval/decision_threshold.hpp"
+#include "headroom/eval/evaluation_report.hpp"
 #include "headroom/train/fusion_features.hpp"
 #include "headroom/train/fusion_learner.hpp"
 #include "headroom/train/metrics_sink.hpp"
 #include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/model_family.hpp"
 #include "headroom/train/run_directory.hpp"
 #include "headroom/util/process_role.hpp"
 
@@ -52,6 +56,8 @@ FusionSources resolve_sources(const TrainingConfig& config) {
 at::Tensor signals_of(const FusionSources& sources, const store::GraphStore& store,
                       std::span<const std::uint32_t> ids, const TrainingConfig& config) {
   const auto device = training_device(config.run);
+  for (const auto& source : {sources.classifier, sources.autoencoder})
+    require_store_inputs(read_checkpoint_info(source).model_config, store, source);
   auto classifier = load_classifier_checkpoint(sources.classifier, device);
   auto autoencoder = load_vgae_checkpoint(sources.autoencoder, device);
   // The VGAE's neighbourhood logits are [nodes, IDs]: its batches stay small.
@@ -338,10 +344,51 @@ StageResult run_fusion_stage(const TrainingConfig& config, const LoopHooks& hook
 
 bool is_fusion_kind(std::string_view kind) { return kind.rfind("fusion-", 0) == 0; }
 
+namespace {
+
+// `scores` with each vehicle-calibrated test file's graphs fused again on states scaled against
+// the file's calibration windows.
+std::vector<float> vehicle_rescaled_scores(FusionLearner& learner, const at::Tensor& signals,
+                                           std::span<const std::uint8_t> labels,
+                                           std::vector<float> scores,
+                                           const store::GraphStore& store,
+                                           std::span<const std::uint32_t> graph_ids,
+                                           std::size_t normal_windows) {
+  const auto windows = eval::vehicle_calibration_windows(store, graph_ids, normal_windows);
+  const auto file_of = store.size_index().file;
+  std::map<std::uint32_t, std::vector<std::int64_t>> rows_of_file;
+  for (std::size_t i = 0; i < graph_ids.size(); ++i)
+    if (windows.contains(file_of[graph_ids[i]]))
+      rows_of_file[file_of[graph_ids[i]]].push_back(static_cast<std::int64_t>(i));
+  for (const auto& [file, rows] : rows_of_file) {
+    const auto& calibration = windows.at(file);
+    std::vector<std::int64_t> calibration_rows;
+    std::vector<std::uint8_t> file_labels;
+    for (const auto row : rows) {
+      const auto id = graph_ids[static_cast<std::size_t>(row)];
+      file_labels.push_back(labels[static_cast<std::size_t>(row)]);
+      if (std::binary_search(calibration.begin(), calibration.end(), id))
+        calibration_rows.push_back(row);
+    }
+    const auto file_signals = signals.index_select(0, torch::tensor(rows, torch::kLong));
+    const auto calibration_signals =
+        signals.index_select(0, torch::tensor(calibration_rows, torch::kLong));
+    const std::vector<std::uint8_t> normal(calibration_rows.size(), 0);
+    const auto scaling = FusionScaling::fit(calibration_signals, normal);
+    const auto fused = to_vector(learner.fused_scores(fusion_data(file_signals, file_labels, scaling)));
+    for (std::size_t k = 0; k < rows.size(); ++k)
+      scores[static_cast<std::size_t>(rows[k])] = fused[k];
+  }
+  return scores;
+}
+
+}  // namespace
+
 std::vector<float> fused_attack_scores(const std::filesystem::path& checkpoint,
                                        const store::GraphStore& store,
                                        std::span<const std::uint32_t> graph_ids,
-                                       const TrainingConfig& config, CheckpointInfo* info_out) {
+                                       const TrainingConfig& config, CheckpointInfo* info_out,
+                                       std::vector<float>* vehicle_scores) {
   const auto info = read_checkpoint_info(checkpoint);
   if (!is_fusion_kind(info.kind))
     throw std::runtime_error(
@@ -354,7 +401,12 @@ std::vector<float> fused_attack_scores(const std::filesystem::path& checkpoint,
   const auto signals = signals_of(sources, store, graph_ids, config);
   const auto labels = labels_of(store, graph_ids);
   if (info_out != nullptr) *info_out = info;
-  return to_vector(learner->fused_scores(fusion_data(signals, labels, scaling)));
+  auto scores = to_vector(learner->fused_scores(fusion_data(signals, labels, scaling)));
+  const auto windows = static_cast<std::size_t>(config.evaluation.vehicle_calibration_windows);
+  if (vehicle_scores != nullptr && windows > 0)
+    *vehicle_scores =
+        vehicle_rescaled_scores(*learner, signals, labels, scores, store, graph_ids, windows);
+  return scores;
 }
 
 }  // namespace headroom::train

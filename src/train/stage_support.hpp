@@ -59,8 +59,8 @@ TeacherOutputCache cache_teacher_outputs(Teacher& teacher, TeacherOutputSpec spe
   return cache;
 }
 
-inline std::int64_t num_ids(const store::GraphStore& store) {
-  return static_cast<std::int64_t>(store.metadata().vocabulary.size()) + 1;
+inline models::ModelInputs model_inputs(const store::GraphStore& store) {
+  return train::model_inputs(store);
 }
 
 // A stage behind PreparedStageStep, for any stage class with prepare_inputs(), model_spec(),

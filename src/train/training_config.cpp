@@ -54,8 +54,10 @@ double effective_learning_rate(const TrainingConfig& config) {
   return model_family(config.model.family).default_learning_rate(config.model.size);
 }
 
-models::GatConfig resolve_gat_config(const ModelOptions& options, std::int64_t num_ids) {
-  auto gat = models::gat_preset(options.size, num_ids);
+models::GatConfig resolve_gat_config(const ModelOptions& options,
+                                     const models::ModelInputs& inputs) {
+  auto gat = models::gat_preset(options.size, inputs.num_ids);
+  gat.in_features = inputs.in_features;
   if (options.hidden) gat.hidden = *options.hidden;
   if (options.layers) gat.layers = *options.layers;
   if (options.heads) gat.heads = *options.heads;
@@ -66,8 +68,10 @@ models::GatConfig resolve_gat_config(const ModelOptions& options, std::int64_t n
   return gat;
 }
 
-models::VgaeConfig resolve_vgae_config(const ModelOptions& options, std::int64_t num_ids) {
-  auto vgae = models::vgae_preset(options.size, num_ids);
+models::VgaeConfig resolve_vgae_config(const ModelOptions& options,
+                                       const models::ModelInputs& inputs) {
+  auto vgae = models::vgae_preset(options.size, inputs.num_ids);
+  vgae.in_features = inputs.in_features;
   vgae.layout = models::parse_vgae_layout(options.vgae_layout);
   if (vgae.layout == models::VgaeLayout::kMirrored) {
     vgae.hidden.push_back(vgae.latent);  // headroom's first presets: {480, 240, 48}, {80, 40, 16}

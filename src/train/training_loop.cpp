@@ -18,6 +18,7 @@
 #include "headroom/memory/system_memory.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train/collectives.hpp"
+#include "headroom/train/host_memory.hpp"
 #include "headroom/train/metrics_sink.hpp"
 #include "headroom/train/oom_guard.hpp"
 #include "headroom/train/precision.hpp"
@@ -169,11 +170,12 @@ void apply_memory_budget(const TrainingConfig& config, std::int64_t budget,
   } else {
     memory::set_cpu_tensor_budget(budget);
   }
-  run.log(fmt::format(
-      "memory budget {} on {}{}", util::format_byte_size(static_cast<double>(budget)), device.str(),
-      config.memory.budget > 0 ? ""
-                               : (device.is_cuda() ? " (default: the device's memory)"
-                                                   : " (default: the host's memory limit)")));
+  run.log(fmt::format("memory budget {} on {}{}",
+                      util::format_byte_size(static_cast<double>(budget)), device.str(),
+                      config.memory.budget > 0
+                          ? ""
+                          : (device.is_cuda() ? " (default: the device's memory)"
+                                              : " (default: what the host memory budget leaves)")));
 }
 
 // A sampled step's memory: what metrics.jsonl records between epoch lines.
@@ -230,7 +232,9 @@ std::int64_t resolve_memory_budget(const MemoryOptions& memory, const c10::Devic
   if (device.is_cuda())
     return static_cast<std::int64_t>(
         at::cuda::getDeviceProperties(std::max<int>(0, device.index()))->totalGlobalMem);
-  return memory::host_memory_limit_bytes();
+  // On CPU the tensors live in host memory: the default is what the host budget leaves.
+  const auto left = static_cast<double>(host_memory_budget(memory).bytes) - host_baseline_bytes();
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(left));
 }
 
 c10::Device training_device(const RunOptions& run) {
@@ -305,7 +309,7 @@ struct EpochStats {
 class EpochLoop {
  public:
   EpochLoop(const TrainingConfig& config, RunDirectory& run, TrainingTask& task,
-            const LoopHooks& hooks, std::int64_t budget)
+            const LoopHooks& hooks, std::int64_t budget, memory::HostMemoryBudget host_budget)
       : config_(config),
         run_(run),
         task_(task),
@@ -313,6 +317,7 @@ class EpochLoop {
         cuda_index_(device_.is_cuda() ? std::max<int>(0, device_.index()) : -1),
         precision_(parse_precision(config.run.precision)),
         budget_(budget),
+        host_budget_(std::move(host_budget)),
         parameters_((move_to_device(task, device_), trained_parameters(task))),
         optimizer_(parameters_, torch::optim::AdamOptions(effective_learning_rate(config))
                                     .weight_decay(config.optimisation.weight_decay)),
@@ -444,12 +449,15 @@ class EpochLoop {
     } catch (const c10::OutOfMemoryError& error) {
       throw std::runtime_error(fmt::format(
           "out of memory in the {} of epoch {}, outside the guarded training step: {}; {}", site,
-          epoch + 1, error.what_without_backtrace(),
-          state_.epochs_done > 0
-              ? fmt::format("run the same command again to resume after epoch {} from {}",
-                            state_.epochs_done, run_.state_checkpoint().string())
-              : std::string("no epoch was completed: run the same command again to start over")));
+          epoch + 1, error.what_without_backtrace(), how_to_go_on()));
     }
+  }
+
+  std::string how_to_go_on() const {
+    return state_.epochs_done > 0
+               ? fmt::format("run the same command again to resume after epoch {} from {}",
+                             state_.epochs_done, run_.state_checkpoint().string())
+               : std::string("no epoch was completed: run the same command again to start over");
   }
 
   void emit(const nlohmann::json& line) {
@@ -467,6 +475,7 @@ class EpochLoop {
   int cuda_index_;
   Precision precision_;
   std::int64_t budget_;
+  memory::HostMemoryBudget host_budget_;
   std::vector<at::Tensor> parameters_;
   torch::optim::Adam optimizer_;
   TrainingStep step_;
@@ -500,6 +509,8 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
   const auto train_start = Clock::now();
   while (auto host_batch = prefetcher.next()) {
     const auto outcome = step_.run(*host_batch);
+    check_host_memory(host_budget_, fmt::format("epoch {} step {}", epoch + 1, stats.steps + 1),
+                      how_to_go_on());
     stats.oom_events += outcome.oom_events;
     if (outcome.parts > 1) ++stats.split_steps;
     stats.max_parts = std::max(stats.max_parts, outcome.parts);
@@ -614,6 +625,18 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
   if (util::process_role().writes()) save_state(run_, task_, optimizer_, state_, cuda);
 }
 
+// The lines of a multi-line text, for a log that takes one line at a time.
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    const auto end = std::min(text.find('\n', begin), text.size());
+    lines.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return lines;
+}
+
 // Runs the stage's `prepare` as its own memory phase and logs that phase's peak, so that a
 // budget overrun before training (none is possible once the budget is applied) would show.
 void run_prepare_within_budget(const TrainingTask& task, std::int64_t budget,
@@ -672,11 +695,20 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
   // The budget holds from the first byte: probing, difficulty scoring and teacher caches in
   // `prepare` run inside it (a probe batch that does not fit is probed smaller), and what they
   // leave cached is released before the first epoch, which then measures its own peak.
-  const auto budget = resolve_memory_budget(config.memory, device);
+  auto host_budget = host_memory_budget(config.memory);
+  const auto host_plan = plan_run_host_memory(config, *task.store, host_budget);
+  for (const auto& line : split_lines(memory::render_host_memory_plan(host_plan))) run.log(line);
+  if (!host_plan.fits) throw std::runtime_error(memory::host_plan_failure(host_plan));
+  // Only the prefetch depth changes: it is not part of the configuration a resume must match.
+  TrainingConfig adapted = config;
+  adapted.run.prefetch_depth = host_plan.prefetch_depth;
+  const auto budget = device.is_cuda() || config.memory.budget > 0
+                          ? resolve_memory_budget(config.memory, device)
+                          : static_cast<std::int64_t>(host_plan.cpu_tensor_budget);
   apply_memory_budget(config, budget, device, run);
   if (task.prepare) run_prepare_within_budget(task, budget, device, run);
 
-  EpochLoop loop(config, run, task, hooks, budget);
+  EpochLoop loop(adapted, run, task, hooks, budget, std::move(host_budget));
   TrainingOutcome outcome;
   loop.start(agree_with_rank0(collectives(), resumable_training(config, run)), outcome);
   record_training_config(config, run);

@@ -10,12 +10,14 @@
 #include "headroom/cli/commands.hpp"
 #include "headroom/memory/memory_plan.hpp"
 #include "headroom/train/batch_sizing.hpp"
+#include "headroom/train/host_memory.hpp"
 #include "headroom/train/model_checkpoint.hpp"
 #include "headroom/train/model_family.hpp"
 #include "headroom/train/precision.hpp"
 #include "headroom/train/training_loop.hpp"
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_flags.hpp"
+#include "headroom/util/byte_size.hpp"
 
 namespace headroom::cli {
 namespace {
@@ -40,7 +42,8 @@ std::int64_t parameter_count(const torch::nn::Module& module) {
 
 // The teacher of a distilled student, by how the run would hold it.
 memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
-                                 const store::GraphStore& store, std::int64_t num_ids) {
+                                 const store::GraphStore& store,
+                                 const models::ModelInputs& inputs) {
   if (!config.distillation.enabled) return {"none"};
   memory::TeacherCost cost;
   std::int64_t latent = 0;
@@ -56,7 +59,7 @@ memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
     train::TrainingConfig teacher;  // the preset, without the student's overrides
     teacher.model.family = config.model.family;
     teacher.model.size = models::ModelSize::kTeacher;
-    teacher_config = family.resolve_config(teacher.model, num_ids);
+    teacher_config = family.resolve_config(teacher.model, inputs);
   }
   cost.parameters = parameter_count(*family.build(teacher_config));
   if (family.role() == train::FamilyRole::kAutoencoder) {
@@ -80,6 +83,40 @@ memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
     cost.device_bytes = parameter_bytes;
   }
   return cost;
+}
+
+// The host plan, before any probing runs (the baseline is the process as a run starts it), with
+// the teacher's host bytes by how the run would hold it.
+memory::HostMemoryPlan host_plan(const train::TrainingConfig& config,
+                                 const store::GraphStore& store,
+                                 const memory::HostMemoryBudget& budget,
+                                 const memory::TeacherCost& teacher) {
+  const bool pinned = teacher.mode == "offloaded";
+  const bool mapped = teacher.mode == "cache";
+  return train::plan_run_host_memory(config, store, budget, pinned ? teacher.host_bytes : 0.0,
+                                     mapped ? teacher.host_bytes : 0.0);
+}
+
+// Every limit found and every source skipped, under the host section.
+std::string render_host_limits(const memory::HostMemoryLimit& limit) {
+  std::string out = "  limits found:";
+  for (const auto& source : limit.limits)
+    out += fmt::format(" {} {};", source.name,
+                       util::format_byte_size(static_cast<double>(source.bytes)));
+  out.back() = '\n';
+  for (const auto& ignored : limit.ignored) out += "  ignored: " + ignored + "\n";
+  return out;
+}
+
+nlohmann::json host_json(const memory::HostMemoryPlan& plan, const memory::HostMemoryLimit& limit) {
+  nlohmann::json json = plan;
+  json["limit_bytes"] = limit.bytes;
+  json["limit_source"] = limit.source;
+  json["limits"] = nlohmann::json::array();
+  for (const auto& source : limit.limits)
+    json["limits"].push_back({{"name", source.name}, {"bytes", source.bytes}});
+  json["ignored"] = limit.ignored;
+  return json;
 }
 
 }  // namespace
@@ -106,10 +143,13 @@ void add_plan_command(CLI::App& app) {
     train::apply_thread_count(config.run);
     const auto device = train::training_device(config.run);
     const auto store = store::GraphStore::open(config.run.store);
-    const auto num_ids = static_cast<std::int64_t>(store.metadata().vocabulary.size()) + 1;
+    const auto inputs = train::model_inputs(store);
     const auto& family = train::model_family(config.model.family);
-    const train::ModelSpec model{config.model.family, family.resolve_config(config.model, num_ids)};
+    const train::ModelSpec model{config.model.family, family.resolve_config(config.model, inputs)};
     const auto parameters = parameter_count(*family.build(model.config));
+    const auto teacher = teacher_cost(config, store, inputs);
+    const auto host_budget = train::host_memory_budget(config.memory);
+    const auto host = host_plan(config, store, host_budget, teacher);
     std::string name = models::to_string(config.model.size) + " " + config.model.family;
     name += fmt::format(", {}, precision {}, checkpointing {}", device.str(), config.run.precision,
                         config.model.gradient_checkpointing ? "on" : "off");
@@ -130,15 +170,18 @@ void add_plan_command(CLI::App& app) {
     const auto plan = memory::make_memory_plan(
         fit, name, parameters, static_cast<std::int64_t>(store.metadata().node_feature_count),
         quantile_graph(store, 0.5), quantile_graph(store, 0.95), budget,
-        config.memory.target_utilization, teacher_cost(config, store, num_ids));
+        config.memory.target_utilization, teacher);
     if (*json) {
       auto out = nlohmann::json(plan);
       out["mode"] = *mode;
+      out["host"] = host_json(host, host_budget.limit);
       if (*mode == "measured")
         out["fit_cache"] = {{"file", measured.cache_file.string()}, {"hit", measured.from_cache}};
       fmt::print("{}\n", out.dump(2));
     } else {
       fmt::print("{}", memory::render_memory_plan(plan));
+      fmt::print("\n{}{}", memory::render_host_memory_plan(host),
+                 render_host_limits(host_budget.limit));
       if (!measured.cache_file.empty())
         fmt::print("\n  peak fit {} {}\n",
                    measured.from_cache ? "read from" : "measured and stored in",

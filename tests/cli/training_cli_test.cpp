@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -90,6 +91,29 @@ TEST(TrainingCli, RunChainsEveryStageAndSummarises) {
   ASSERT_EQ(testing::run_command(command, &output), 0) << output;
   EXPECT_NE(output.find("(reused)"), std::string::npos) << output;
   EXPECT_EQ(count_lines(runs / "teacher_curriculum" / "metrics.jsonl"), 2U);
+}
+
+// The chain on ID-agnostic graphs: every model takes its inputs from the store (32 frequency
+// ranks, 19 node features), trains, and is evaluated.
+TEST(TrainingCli, RunOnFrequencyRankIdentityWithTimingAndPayloadFeatures) {
+  testing::TempDir dir;
+  std::string output;
+  const auto command = "cd " + dir.path().string() + " && " + binary() +
+                       " run --frames 20000 --max-epochs 1 --batch-size 128 --threads 2"
+                       " --node-identity frequency-rank --node-features timing,payload"
+                       " --vgae-hidden 32,16 --latent 8 --progress false 2>&1";
+  ASSERT_EQ(testing::run_command(command, &output), 0) << output;
+  const auto runs = dir / "runs" / "synthetic";
+  for (const char* stage : {"teacher_autoencoder", "teacher_curriculum", "student_autoencoder_kd",
+                            "student_curriculum_kd"}) {
+    SCOPED_TRACE(stage);
+    std::ifstream log(runs / stage / "log.txt");
+    const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("32 identities, 19 node features"), std::string::npos) << text;
+  }
+  const auto evaluation = read_json(runs / "evaluation" / "evaluation.json");
+  for (const char* model : {"student_curriculum_kd", "student_autoencoder_kd", "fusion_dqn"})
+    EXPECT_TRUE(evaluation.contains(model)) << model;
 }
 
 class TrainingCliErrors : public ::testing::Test {

@@ -173,6 +173,49 @@ TEST_F(EvaluationReport, PerfectScorerIsPerfect) {
   EXPECT_GE(with_positives, 3);
 }
 
+// The calibration windows are each test file's first normal graphs in store order; scores adapted
+// to each vehicle (VehicleCalibration::scores) set and decide the per-file thresholds, while the
+// other decisions keep the model's own scores.
+TEST_F(EvaluationReport, VehicleScoresSetAndDecideThePerFileThresholds) {
+  const auto index = store_->size_index();
+  const auto& m = store_->metadata();
+  const std::size_t windows = 3;
+  const auto chosen = vehicle_calibration_windows(*store_, all_ids_, windows);
+  ASSERT_FALSE(chosen.empty());
+  for (const auto& [file, ids] : chosen) {
+    std::vector<std::uint32_t> expected;
+    for (const auto g : all_ids_)
+      if (index.file[g] == file && index.label[g] == 0 && expected.size() < windows)
+        expected.push_back(g);
+    EXPECT_EQ(ids, expected) << m.files[file].path;
+    EXPECT_EQ(m.splits[index.split[ids.front()]].role, "test");
+  }
+  const std::vector<float> useless(all_ids_.size(), 0.7F);
+  std::vector<float> adapted;
+  for (const auto g : all_ids_) adapted.push_back(index.label[g] != 0 ? 0.9F : 0.1F);
+  const ModelEvaluation e =
+      evaluate_scores(*store_, "m", all_ids_, useless, std::nullopt, 0.5,
+                      {.normal_windows = windows, .target_fpr = 0.0, .scores = adapted});
+  ASSERT_EQ(e.vehicle_thresholds.size(), chosen.size());
+  for (const auto& [path, threshold] : e.vehicle_thresholds)
+    EXPECT_EQ(threshold, std::nextafter(static_cast<double>(0.1F), 1.0)) << path;
+  std::size_t checked = 0;
+  for (const auto& group : e.groups) {
+    if (group.split == "validation" || !group.attack_type.empty() || group.metrics.positives == 0)
+      continue;
+    ASSERT_TRUE(group.vehicle.has_value()) << group.split;
+    EXPECT_EQ(group.vehicle->f1, 1.0) << group.split;
+    EXPECT_LT(group.metrics.f1, 1.0) << group.split << ": 0.5 flags every window of 0.7";
+    ++checked;
+  }
+  EXPECT_GT(checked, 0U);
+  const std::vector<float> short_scores(all_ids_.size() - 1, 0.1F);
+  EXPECT_THROW(
+      evaluate_scores(*store_, "m", all_ids_, useless, std::nullopt, 0.5,
+                      {.normal_windows = windows, .target_fpr = 0.0, .scores = short_scores}),
+      std::invalid_argument);
+}
+
 // A vehicle whose scores all sit higher (every window flagged at 0.5) is decided right at the
 // threshold set on its own first normal windows, which are then left out of its metrics.
 TEST_F(EvaluationReport, VehicleCalibrationDecidesEachTestFileAtItsOwnThreshold) {
@@ -188,8 +231,9 @@ TEST_F(EvaluationReport, VehicleCalibrationDecidesEachTestFileAtItsOwnThreshold)
     scores.push_back((on_shifted ? 0.6F : 0.1F) + (attack ? 0.3F + noise : 0.0F));
   }
   const std::size_t windows = 3;
-  const ModelEvaluation e = evaluate_scores(*store_, "m", all_ids_, scores, std::nullopt, 0.5,
-                                            {.normal_windows = windows, .target_fpr = 0.0});
+  const ModelEvaluation e =
+      evaluate_scores(*store_, "m", all_ids_, scores, std::nullopt, 0.5,
+                      {.normal_windows = windows, .target_fpr = 0.0, .scores = {}});
   // Each test file with more than 3 normal graphs gets a threshold just above the highest score
   // among its first 3; a file with fewer has nothing left to judge and is not calibrated.
   struct FileScan {

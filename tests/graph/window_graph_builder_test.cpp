@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <set>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace headroom::graph {
@@ -143,6 +147,133 @@ TEST(CanIdVocabulary, SortedUniqueIdsAndOutOfVocabularyIndex) {
   EXPECT_EQ(vocabulary.index_of(0x316), 2U);
   EXPECT_EQ(vocabulary.index_of(0x000), 3U);
   EXPECT_EQ(vocabulary.out_of_vocabulary_index(), 3U);
+}
+
+can::CanFrame timed(std::uint32_t id, double t, std::vector<std::uint8_t> bytes) {
+  auto f = frame(id, std::move(bytes));
+  f.timestamp_s = t;
+  return f;
+}
+
+std::vector<float> kd_gat_columns(const WindowGraph& g, std::size_t n) {
+  const std::size_t width = g.node_feature_count;
+  return {g.node_features.begin() + static_cast<long>(n * width),
+          g.node_features.begin() + static_cast<long>(n * width + kNodeFeatureCount)};
+}
+
+std::vector<float> extra_columns(const WindowGraph& g, std::size_t n) {
+  const std::size_t width = g.node_feature_count;
+  return {g.node_features.begin() + static_cast<long>(n * width + kNodeFeatureCount),
+          g.node_features.begin() + static_cast<long>((n + 1) * width)};
+}
+
+// Frames A@0.0 B@0.1 A@0.3 A@0.4 (A = 10, B = 20), window duration 0.4 s.
+// A's gaps 0.3 and 0.1: mean 0.2 -> 0.2 / 0.4 = 0.5; std 0.1, cv 0.5 -> 0.5 / 1.5; min/mean 0.5.
+// Duration squashed: (0.4 / 0.1) / (1 + 4) = 0.8. B has one frame: only the duration.
+// Payloads of A: {0x0F, 0x00}, {0xF0, 0x00}, {0xF0} (DLC 2, 2, 1).
+//   bytes 0F 00 F0 00 F0: counts 0F:1, 00:2, F0:2 over 5 -> entropy 1.5219 bits / 8;
+//   flips 0F->F0: 8 bits, F0->F0 (and 00 -> 0): 0 -> 8 / (64 * 2); bytes changed 1 / (8 * 2);
+//   DLC mean 5 / 3 / 8.
+TEST(WindowGraphBuilder, TimingAndPayloadGroupsMatchHandComputedValues) {
+  const std::vector<can::CanFrame> frames = {timed(10, 0.0, {0x0F, 0x00}), timed(20, 0.1, {1}),
+                                             timed(10, 0.3, {0xF0, 0x00}), timed(10, 0.4, {0xF0})};
+  WindowGraphBuilder builder(WindowConfig{4, 4},
+                             NodeFeatureOptions{NodeIdentity::kCanId, true, true});
+  WindowGraph g;
+  builder.build(frames, keys_of(frames), g);
+  ASSERT_EQ(g.node_feature_count, 19U);
+  ASSERT_EQ(g.node_features.size(), 2U * 19U);
+  const double entropy = -(0.2 * std::log2(0.2) + 2 * 0.4 * std::log2(0.4));
+  expect_row(extra_columns(g, 0),
+             {0.5, 0.5 / 1.5, 0.5, 0.8, entropy / 8, 8.0 / 128, 1.0 / 16, 5.0 / 24});
+  // B: one frame of one byte (entropy 0), no pair to compare.
+  expect_row(extra_columns(g, 1), {0, 0, 0, 0.8, 0, 0, 0, 1.0 / 8});
+  // The KD-GAT columns are those of a build without the groups.
+  WindowGraphBuilder plain(WindowConfig{4, 4});
+  WindowGraph p;
+  plain.build(frames, keys_of(frames), p);
+  for (std::size_t n = 0; n < 2; ++n) EXPECT_EQ(kd_gat_columns(g, n), node_row(p, n)) << n;
+}
+
+// Out-of-order timestamps give no negative gaps, and every feature stays in [0, 1].
+TEST(WindowGraphBuilder, TimingFeaturesStayInUnitRangeOnDisorderedTimestamps) {
+  const std::vector<can::CanFrame> frames = {timed(10, 5.0, {1}), timed(10, 1.0, {2}),
+                                             timed(10, 3.0, {3}), timed(20, 2.0, {4})};
+  WindowGraphBuilder builder(WindowConfig{4, 4},
+                             NodeFeatureOptions{NodeIdentity::kCanId, true, true});
+  WindowGraph g;
+  builder.build(frames, keys_of(frames), g);
+  for (std::size_t n = 0; n < g.num_nodes(); ++n)
+    for (const float v : extra_columns(g, n)) {
+      EXPECT_GE(v, 0.0F);
+      EXPECT_LE(v, 1.0F);
+    }
+}
+
+// Frequency rank: C (3 frames) rank 0, then A and B with 2 each (A first: lower ID), D rank 3.
+TEST(WindowGraphBuilder, FrequencyRankIdentityRanksNodesByFramesWithinTheWindow) {
+  const std::vector<can::CanFrame> frames = {frame(30), frame(10), frame(30), frame(20),
+                                             frame(10), frame(30), frame(20), frame(40)};
+  WindowGraphBuilder builder(WindowConfig{8, 8}, NodeFeatureOptions{NodeIdentity::kFrequencyRank});
+  WindowGraph g;
+  builder.build(frames, keys_of(frames), g);
+  ASSERT_EQ(g.node_keys, (std::vector<std::uint32_t>{10, 20, 30, 40}));
+  std::vector<float> identity;
+  for (std::size_t n = 0; n < 4; ++n) identity.push_back(g.node_features[n * 11]);
+  EXPECT_EQ(identity, (std::vector<float>{1, 2, 0, 3}));
+}
+
+// Ranks past the class count share the last class; the same traffic under other IDs (a new
+// vehicle) gets the same identities.
+TEST(WindowGraphBuilder, FrequencyRankIsCappedAndDoesNotDependOnTheIds) {
+  std::vector<can::CanFrame> frames;
+  std::vector<can::CanFrame> renamed;
+  for (std::uint32_t id = 0; id < 40; ++id)
+    for (std::uint32_t k = 0; k <= 40 - id; ++k) {
+      frames.push_back(frame(100 + id));
+      renamed.push_back(frame(5000 - 3 * id));
+    }
+  const WindowConfig config{static_cast<std::uint32_t>(frames.size()), 1};
+  WindowGraphBuilder builder(config, NodeFeatureOptions{NodeIdentity::kFrequencyRank});
+  WindowGraph g;
+  WindowGraph h;
+  builder.build(frames, keys_of(frames), g);
+  builder.build(renamed, keys_of(renamed), h);
+  std::multiset<float> ranks_g;
+  std::multiset<float> ranks_h;
+  for (std::size_t n = 0; n < 40; ++n) {
+    ranks_g.insert(g.node_features[n * 11]);
+    ranks_h.insert(h.node_features[n * 11]);
+    EXPECT_LE(g.node_features[n * 11], kFrequencyRankClasses - 1);
+  }
+  EXPECT_EQ(ranks_g, ranks_h);
+  EXPECT_EQ(ranks_g.count(static_cast<float>(kFrequencyRankClasses - 1)), 40U - 31U);
+  EXPECT_EQ(g.node_features[0], 0.0F);  // ID 100 has the most frames
+}
+
+TEST(WindowGraphBuilder, HashedIdentityHashesTheRawId) {
+  const std::vector<can::CanFrame> frames = {frame(0x316), frame(0x43F), frame(0x316)};
+  WindowGraphBuilder builder(WindowConfig{3, 3}, NodeFeatureOptions{NodeIdentity::kHashedId});
+  WindowGraph g;
+  builder.build(frames, keys_of(frames), g);
+  EXPECT_EQ(g.node_features[0], static_cast<float>(hashed_identity(0x316)));
+  EXPECT_EQ(g.node_features[11], static_cast<float>(hashed_identity(0x43F)));
+  EXPECT_NE(hashed_identity(0x316), hashed_identity(0x317));
+  EXPECT_LT(hashed_identity(0xFFFFFFFF), kHashedIdClasses);
+}
+
+TEST(NodeFeatureOptions, NamesRoundTripAndUnknownNamesAreRejected) {
+  NodeFeatureOptions options;
+  parse_feature_groups({"kd-gat", "payload"}, options);
+  EXPECT_FALSE(options.timing);
+  EXPECT_TRUE(options.payload);
+  EXPECT_EQ(options.count(), 15U);
+  EXPECT_EQ(options.group_names(), (std::vector<std::string>{"kd-gat", "payload"}));
+  EXPECT_EQ(parse_node_identity("frequency-rank"), NodeIdentity::kFrequencyRank);
+  EXPECT_THROW(parse_node_identity("rank"), std::invalid_argument);
+  EXPECT_THROW(parse_feature_groups({"timing", "bogus"}, options), std::invalid_argument);
+  EXPECT_EQ(identity_classes(NodeIdentity::kCanId, 49), 50U);
+  EXPECT_EQ(identity_classes(NodeIdentity::kFrequencyRank, 49), kFrequencyRankClasses);
 }
 
 }  // namespace

@@ -182,7 +182,7 @@ TEST_F(CorruptStore, NegativeEdgeIndexIsNamed) {
   expect_collate_and_verify_name(store::arrays::kEdgeIndex, g, "edge 0 has source node -1");
 }
 
-TEST_F(CorruptStore, CanIdIndexPastTheVocabularyIsNamed) {
+TEST_F(CorruptStore, IdentityPastTheVocabularyIsNamed) {
   const std::size_t g = graph_with_edges();
   const auto store = store::GraphStore::open(store_path());
   const auto vocabulary = store.metadata().vocabulary.size();
@@ -190,7 +190,9 @@ TEST_F(CorruptStore, CanIdIndexPastTheVocabularyIsNamed) {
   const auto row = static_cast<std::size_t>(first_node(g)) + 2;
   overwrite<float>(store::arrays::kNodeFeatures, row * width, static_cast<float>(vocabulary + 1));
   expect_collate_and_verify_name(store::arrays::kNodeFeatures, g,
-                                 fmt::format("node 2 has CAN-ID index {}", vocabulary + 1));
+                                 fmt::format("node 2 has identity {} (feature 0), not a whole "
+                                             "number in [0, {}] (node identity can-id)",
+                                             vocabulary + 1, vocabulary));
 }
 
 TEST_F(CorruptStore, NonFiniteNodeFeatureIsNamed) {

@@ -146,6 +146,40 @@ TEST_F(PreprocessStore, GraphsEqualTheBuilderOnTheSameFrames) {
   EXPECT_TRUE(saw_oov);
 }
 
+// Frequency-rank identity with the timing and payload groups: every graph equals the builder's on
+// raw CAN-ID keys -- the test file's unknown IDs 0x555 and 0x556 stay two nodes, where CAN-ID
+// identity merges them into the out-of-vocabulary node -- and the models' inputs follow the store.
+TEST_F(PreprocessStore, IdAgnosticFeaturesKeepUnknownIdsApartAndEqualTheBuilder) {
+  options_.features = {graph::NodeIdentity::kFrequencyRank, true, true};
+  const auto store = build();
+  const auto& m = store.metadata();
+  EXPECT_EQ(m.node_feature_count, 19U);
+  EXPECT_EQ(store::identity_classes(m), graph::kFrequencyRankClasses);
+  graph::WindowGraphBuilder builder(graph::WindowConfig{}, options_.features);
+  graph::WindowGraph expected;
+  const std::vector<std::pair<const std::vector<Row>*, std::size_t>> files = {
+      {&train_a_, 0}, {&train_b_, 10}, {&test_, 14}};
+  for (const auto& [rows, first_graph] : files) {
+    for (std::size_t w = 0; (w + 1) * 100 <= rows->size() && first_graph + w < 16; ++w) {
+      std::vector<can::CanFrame> frames;
+      std::vector<std::uint32_t> keys;
+      for (std::size_t i = w * 100; i < (w + 1) * 100; ++i) {
+        frames.push_back(to_frame((*rows)[i]));
+        keys.push_back(frames.back().id);
+      }
+      builder.build(frames, keys, expected);
+      const auto view = store.graph(first_graph + w);
+      ASSERT_EQ(view.num_nodes(), expected.num_nodes()) << "graph " << first_graph + w;
+      EXPECT_TRUE(std::equal(view.node_features.begin(), view.node_features.end(),
+                             expected.node_features.begin()))
+          << "graph " << first_graph + w;
+      EXPECT_TRUE(std::equal(view.node_can_ids.begin(), view.node_can_ids.end(),
+                             expected.node_keys.begin()));
+    }
+  }
+  EXPECT_EQ(store.graph(14).num_nodes(), 4U) << "0x100, 0x300, 0x555 and 0x556";
+}
+
 TEST_F(PreprocessStore, SizeIndexLabelsAndSplitsAreIndexListsIntoOneStore) {
   const auto store = build();
   const auto index = store.size_index();

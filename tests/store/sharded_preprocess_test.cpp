@@ -135,6 +135,21 @@ TEST_F(ShardedPreprocess, VocabularyFromNormalFramesFileSplitAndOverlappingWindo
   expect_identical_stores(dir_ / "single", dir_ / "sharded");
 }
 
+// An identity other than the CAN ID keys test files by raw ID in one process too, and the extra
+// feature groups widen every node row: the assembly keeps the parts' graphs and still counts the
+// windows of mostly unknown IDs.
+TEST_F(ShardedPreprocess, FrequencyRankIdentityWithTimingAndPayloadFeatures) {
+  options_.features = {graph::NodeIdentity::kFrequencyRank, true, true};
+  preprocess::preprocess_dataset(data_, dir_ / "single", options_);
+  const auto report = build_sharded(data_, dir_ / "sharded", options_, 3);
+  EXPECT_GT(report.rekeyed_files, 0U) << "test files with fuzzed IDs take the raw-key path";
+  EXPECT_EQ(report.rebuilt_windows, 0U) << "no window is rebuilt: raw keys are final";
+  expect_identical_stores(dir_ / "single", dir_ / "sharded");
+  const auto store = store::GraphStore::open(dir_ / "sharded");
+  EXPECT_EQ(store.metadata().node_feature_count, 19U);
+  EXPECT_EQ(store.metadata().node_features, options_.features);
+}
+
 // Duplicate training files are found across shards: the copy is left out, as by one process.
 TEST(ShardedPreprocessDuplicates, ACopyInAnotherShardIsLeftOutAsByOneProcess) {
   TempDir dir;

@@ -22,6 +22,10 @@ struct PreprocessFlags {
   std::string dlc_unit = "bytes";
   std::string attack_type_from = "file";
   std::string delimiter = ",";
+  // The command line's defaults are the ID-agnostic graphs (docs/detection.md measured them); the
+  // library's (PreprocessOptions) stay upstream's KD-GAT graphs.
+  std::string node_identity = "frequency-rank";
+  std::vector<std::string> node_features = {"kd-gat", "timing", "payload"};
   bool no_header = false;
   bool no_progress = false;
   std::vector<std::string> exclude = {"suppress", "masquerade"};

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,19 @@ struct EvaluationGroup {
 struct VehicleCalibration {
   std::size_t normal_windows = 0;  // 0: off
   double target_fpr = 0.01;
+  // Scores for the per-file decisions, one per graph id like evaluate_scores' `scores`; empty:
+  // those same scores. A model that adapts its scores to each vehicle (a fusion rescaled on the
+  // calibration windows) passes its adapted scores here. Not owned: outlives the call.
+  std::span<const float> scores;
 };
+
+// Per test file (its index in the store's file list), the graphs among `graph_ids` that vehicle
+// calibration sets the file's threshold on: its first `normal_windows` normal graphs in store
+// (time) order, ascending. A file with no more normal graphs than that is absent: nothing would be
+// left to judge. Validation graphs never count.
+std::map<std::uint32_t, std::vector<std::uint32_t>> vehicle_calibration_windows(
+    const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
+    std::size_t normal_windows);
 
 struct ModelEvaluation {
   std::string model;  // e.g. "teacher_curriculum"

@@ -47,6 +47,12 @@ struct FileGraphOptions {
   bool normal_frame_ids = false;
   // When set, every frame read is appended to it, in file order (a store part's test files).
   WindowFrameWriter* record_frames = nullptr;
+  // The node features and identity of every graph.
+  graph::NodeFeatureOptions features;
+  // Key nodes by raw CAN ID even when a vocabulary is given (it then only counts the windows of
+  // mostly unknown IDs): an identity other than the CAN ID must not merge unknown IDs into one
+  // node.
+  bool raw_keys = false;
 };
 
 // Reads `file` and appends its graphs to `segment`. With `vocabulary` null, node keys are the raw
@@ -60,11 +66,15 @@ FileGraphResult build_file_graphs(
     store::GraphSegmentWriter& segment, const ProgressCallback& progress,
     const std::atomic<bool>* stop = nullptr, const FileGraphOptions& file_options = {});
 
-// The graph of one window of frames, keyed by `vocabulary` (raw CAN IDs when null), as
-// build_file_graphs builds each window; `keys` is scratch. Returns whether most (more than half) of
-// the window's frames have IDs outside the vocabulary (false without one).
+// Whether more than half of `frames` have IDs outside `vocabulary`.
+bool mostly_unknown_ids(std::span<const can::CanFrame> frames,
+                        const graph::CanIdVocabulary& vocabulary);
+
+// The graph of one window of frames, keyed by `vocabulary` (raw CAN IDs when null or `raw_keys`),
+// as build_file_graphs builds each window; `keys` is scratch. Returns whether most (more than half)
+// of the window's frames have IDs outside the vocabulary (false without one).
 bool build_window_graph(graph::WindowGraphBuilder& builder, std::span<const can::CanFrame> frames,
                         const graph::CanIdVocabulary* vocabulary, std::vector<std::uint32_t>& keys,
-                        graph::WindowGraph& out);
+                        graph::WindowGraph& out, bool raw_keys = false);
 
 }  // namespace headroom::preprocess

@@ -9,6 +9,7 @@
 
 #include "headroom/can/log_format.hpp"
 #include "headroom/dataset/dataset_layout.hpp"
+#include "headroom/graph/node_features.hpp"
 #include "headroom/graph/window_config.hpp"
 
 namespace headroom::preprocess {
@@ -29,6 +30,8 @@ struct PreprocessOptions {
   // only, so that IDs that appear only in attacks (fuzzing injects thousands of random ones) do
   // not become vocabulary entries (store::StoreMetadata::vocabulary_from).
   std::string vocabulary_from = "all";
+  // Node identity and optional feature groups (store::StoreMetadata::node_features).
+  graph::NodeFeatureOptions features;
   int progress = -1;  // progress bar: -1 when stderr is a terminal, 0 off, 1 on
 };
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "headroom/dataset/dataset_layout.hpp"
+#include "headroom/graph/window_graph.hpp"
 #include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/preprocess/shard_plan.hpp"
 #include "headroom/store/graph_segment_writer.hpp"
@@ -43,6 +44,7 @@ struct PartFileRecord {
   // file.
   std::vector<std::uint32_t> can_ids;
   bool has_frames = false;  // file-<k>.frames holds the frames (test files)
+  std::size_t node_feature_count = graph::kNodeFeatureCount;  // per node row of its segment
 };
 
 // The build settings that decide a store's content, by the flag (or fact) that sets each, as

@@ -23,6 +23,7 @@ struct SegmentSummary {
   std::uint64_t graphs = 0;
   std::uint64_t nodes = 0;
   std::uint64_t edges = 0;
+  std::size_t node_feature_count = graph::kNodeFeatureCount;  // per node row
 };
 
 // The files of a segment: prefix + suffix each, in the order the writer lists them.

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "headroom/graph/node_features.hpp"
+
 namespace headroom::store {
 
 inline constexpr const char* kStoreFormatName = "headroom-graph-store";
@@ -64,8 +66,14 @@ struct StoreMetadata {
   std::string validation_by = "graphs";
   // The frames the vocabulary was built from: "all" training frames or "normal" ones only.
   std::string vocabulary_from = "all";
+  // Feature 0's meaning and the optional node feature groups; node_feature_count is their count().
+  graph::NodeFeatureOptions node_features;
   std::map<std::string, ArrayRecord> arrays;  // by array name
 };
+
+// Distinct values of node feature 0 (the models' embedding rows): the vocabulary size + 1 for
+// CAN-ID identity, the identity's class count otherwise.
+std::uint32_t identity_classes(const StoreMetadata& metadata);
 
 void to_json(nlohmann::json& json, const StoreMetadata& metadata);
 void from_json(const nlohmann::json& json, StoreMetadata& metadata);

@@ -50,6 +50,9 @@ struct StoreSummary {
   std::uint32_t stride = 0;
   std::size_t vocabulary_size = 0;
   std::string vocabulary_from = "all";  // StoreMetadata::vocabulary_from
+  std::string node_identity = "can-id";  // graph::node_identity_name
+  std::vector<std::string> node_feature_groups = {"kd-gat"};
+  std::uint32_t node_feature_count = 0;
   CountDistribution nodes_per_graph;
   CountDistribution edges_per_graph;
   std::vector<SplitSummary> splits;

@@ -1,9 +1,10 @@
 // How a stage cuts an epoch into batches. The memory budget (--memory-budget; default: the GPU's
-// memory, or on CPU the host's memory limit) is planned, not guessed: the step's peak is measured
-// on probe batches and fitted as a + b*nodes + c*edges + d*graphs (memory/peak_model.hpp), the fit
-// is cached on disk (memory/peak_fit_cache.hpp), and each epoch is packed by predicted bytes up to
-// target_utilization x budget (memory/batch_packer.hpp), with batch_size as a cap. The OOM guard
-// catches what the prediction misses. With --pack-batches false: batch_size graphs per batch.
+// memory, or on CPU what the host memory budget leaves) is planned, not guessed: the step's peak is
+// measured on probe batches and fitted as a + b*nodes + c*edges + d*graphs (memory/peak_model.hpp),
+// the fit is cached on disk (memory/peak_fit_cache.hpp), and each epoch is packed by predicted
+// bytes up to target_utilization x budget (memory/batch_packer.hpp), with batch_size as a cap. The
+// OOM guard catches what the prediction misses. With --pack-batches false: batch_size graphs per
+// batch.
 #pragma once
 
 #include <cstdint>

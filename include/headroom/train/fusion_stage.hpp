@@ -37,11 +37,14 @@ bool is_fusion_kind(std::string_view kind);
 
 // The fused P(attack) of the fusion checkpoint `checkpoint` for `graph_ids`, computed with the
 // classifier and VGAE it names, on config.run's device and precision; its info in *info when
-// given.
+// given. With `vehicle_scores` and vehicle calibration on (config.evaluation), also the scores
+// for the per-file decisions: each calibrated test file's states scaled against that file's
+// calibration windows (eval::vehicle_calibration_windows) instead of the fitting graphs, so that
+// the VGAE's signals of a new vehicle are measured against that vehicle's normal traffic.
 std::vector<float> fused_attack_scores(const std::filesystem::path& checkpoint,
                                        const store::GraphStore& store,
                                        std::span<const std::uint32_t> graph_ids,
-                                       const TrainingConfig& config,
-                                       CheckpointInfo* info = nullptr);
+                                       const TrainingConfig& config, CheckpointInfo* info = nullptr,
+                                       std::vector<float>* vehicle_scores = nullptr);
 
 }  // namespace headroom::train

@@ -23,6 +23,8 @@
 #include "headroom/memory/peak_probe.hpp"
 #include "headroom/models/graph_classifier.hpp"
 #include "headroom/models/model_config.hpp"
+#include "headroom/models/model_inputs.hpp"
+#include "headroom/store/graph_store.hpp"
 #include "headroom/train/step_probe.hpp"
 #include "headroom/train/training_config.hpp"
 
@@ -38,10 +40,10 @@ class ModelFamily {
   virtual FamilyRole role() const = 0;
   // The learning rate when --learning-rate is not given.
   virtual double default_learning_rate(models::ModelSize size) const = 0;
-  // The model configuration a stage trains: the preset of config.model.size for a vocabulary of
-  // `num_ids` with the command-line overrides that apply to this kind. What best.pt stores.
+  // The model configuration a stage trains: the preset of config.model.size for the store's
+  // `inputs` with the command-line overrides that apply to this kind. What best.pt stores.
   virtual nlohmann::json resolve_config(const ModelOptions& options,
-                                        std::int64_t num_ids) const = 0;
+                                        const models::ModelInputs& inputs) const = 0;
   // A fresh module of `model_config` (parameters drawn from torch's global generator). Throws
   // std::invalid_argument for an invalid configuration.
   virtual std::shared_ptr<torch::nn::Module> build(const nlohmann::json& model_config) const = 0;
@@ -77,6 +79,15 @@ ModelSpec model_spec(const memory::ProbeModelConfig& model);
 
 // The family named `name`; throws std::invalid_argument listing the known names.
 const ModelFamily& model_family(std::string_view name);
+
+// What `store`'s graphs give a model: identity classes and node features (store metadata).
+models::ModelInputs model_inputs(const store::GraphStore& store);
+
+// Throws std::runtime_error naming the checkpoint, the store and both shapes when the model saved
+// in `checkpoint` (its configuration `model_config`) was trained on graphs of another kind than
+// `store` holds: other node features or another identity (--node-features, --node-identity).
+void require_store_inputs(const nlohmann::json& model_config, const store::GraphStore& store,
+                          const std::filesystem::path& checkpoint);
 // The same, and throws std::invalid_argument when it is not a classifier family.
 const ClassifierFamily& classifier_family(std::string_view name);
 // Every registered family's name, in registration order.

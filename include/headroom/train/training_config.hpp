@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "headroom/models/model_config.hpp"
+#include "headroom/models/model_inputs.hpp"
 #include "headroom/train/curriculum.hpp"
 
 namespace headroom::train {
@@ -55,11 +56,14 @@ struct OptimisationOptions {
 
 // The memory budget and how batches are planned within it (batch_sizing.hpp).
 struct MemoryOptions {
-  // Device memory for training, bytes: 0 = the GPU's total memory, or on CPU the physical RAM.
+  // Device memory for training, bytes: 0 = the GPU's total memory, or on CPU what the host
+  // budget leaves after the process's own memory (train/host_memory.hpp).
   // On CPU the counting allocator enforces it (an allocation past it fails like a device OOM, and
   // the OOM guard splits the batch); on CUDA it caps the caching allocator.
   std::int64_t budget = 0;
-  std::int64_t host_budget = 0;     // RAM, bytes; 0 = physical RAM (reported, planned)
+  // Host RAM, bytes; 0 = 95% of the detected host limit (memory/host_memory_budget.hpp): planned
+  // before training and watched during it.
+  std::int64_t host_budget = 0;
   double target_utilization = 0.9;  // share of the budget the planner fills
   bool pack_batches = true;         // with a budget: pack batches by predicted bytes
   // CUDA: release the caching allocator's unused blocks every N training steps (0: never). Each
@@ -175,8 +179,10 @@ std::string dataset_name(const TrainingConfig& config);
 double effective_learning_rate(const TrainingConfig& config);
 
 // The preset of options.size for `num_ids` CAN IDs with the overrides of `options` applied.
-models::GatConfig resolve_gat_config(const ModelOptions& options, std::int64_t num_ids);
-models::VgaeConfig resolve_vgae_config(const ModelOptions& options, std::int64_t num_ids);
+models::GatConfig resolve_gat_config(const ModelOptions& options,
+                                     const models::ModelInputs& inputs);
+models::VgaeConfig resolve_vgae_config(const ModelOptions& options,
+                                       const models::ModelInputs& inputs);
 
 // Every group's validate(), then what crosses groups (16-mixed on CPU, distillation of a
 // non-student, a stage and a family that do not go together). Throws std::invalid_argument

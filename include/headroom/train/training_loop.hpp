@@ -106,7 +106,9 @@ void record_training_config(const TrainingConfig& config, const RunDirectory& ru
 // absent.
 c10::Device training_device(const RunOptions& run);
 // The training memory budget in bytes: memory.budget, or when it is 0 the device's total
-// memory (CUDA) or the host's memory limit (CPU: physical RAM, lowered by a cgroup limit).
+// memory (CUDA) or, on CPU, what the host memory budget leaves after the process's own memory
+// (train/host_memory.hpp). Throws std::invalid_argument when memory.host_budget exceeds the
+// detected host limit.
 std::int64_t resolve_memory_budget(const MemoryOptions& memory, const c10::Device& device);
 // Applies run.threads to LibTorch's intra-op pool.
 void apply_thread_count(const RunOptions& run);

@@ -12,8 +12,9 @@ class GatFamily final : public ClassifierFamily {
   double default_learning_rate(models::ModelSize size) const override {
     return size == models::ModelSize::kTeacher ? 0.003 : 0.001;
   }
-  nlohmann::json resolve_config(const ModelOptions& options, std::int64_t num_ids) const override {
-    return resolve_gat_config(options, num_ids);
+  nlohmann::json resolve_config(const ModelOptions& options,
+                                const models::ModelInputs& inputs) const override {
+    return resolve_gat_config(options, inputs);
   }
   models::GraphClassifier build_classifier(const nlohmann::json& model_config) const override {
     return models::GATWithJK(model_config.get<models::GatConfig>()).ptr();

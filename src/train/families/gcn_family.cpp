@@ -13,8 +13,10 @@ class GcnFamily final : public ClassifierFamily {
   double default_learning_rate(models::ModelSize size) const override {
     return size == models::ModelSize::kTeacher ? 0.003 : 0.001;
   }
-  nlohmann::json resolve_config(const ModelOptions& options, std::int64_t num_ids) const override {
-    auto gcn = models::gcn_preset(options.size, num_ids);
+  nlohmann::json resolve_config(const ModelOptions& options,
+                                const models::ModelInputs& inputs) const override {
+    auto gcn = models::gcn_preset(options.size, inputs.num_ids);
+    gcn.in_features = inputs.in_features;
     if (options.hidden) gcn.hidden = *options.hidden;
     if (options.layers) gcn.layers = *options.layers;
     if (options.embedding_dim) gcn.embedding_dim = *options.embedding_dim;

@@ -27,6 +27,27 @@ const std::vector<const ModelFamily*>& registry() {
 
 }  // namespace
 
+models::ModelInputs model_inputs(const store::GraphStore& store) {
+  const auto& metadata = store.metadata();
+  return {static_cast<std::int64_t>(store::identity_classes(metadata)),
+          static_cast<std::int64_t>(metadata.node_feature_count)};
+}
+
+void require_store_inputs(const nlohmann::json& model_config, const store::GraphStore& store,
+                          const std::filesystem::path& checkpoint) {
+  const auto inputs = model_inputs(store);
+  const auto num_ids = model_config.value("num_ids", std::int64_t{0});
+  const auto in_features = model_config.value("in_features", std::int64_t{0});
+  if (num_ids == inputs.num_ids && in_features == inputs.in_features) return;
+  throw std::runtime_error(fmt::format(
+      "{}: the model takes {} node features with {} identities, but store {} has {} node "
+      "features ({}) with {} identities (node identity {}): evaluate it on a store preprocessed "
+      "with the same --node-features and --node-identity",
+      checkpoint.string(), in_features, num_ids, store.path().string(), inputs.in_features,
+      fmt::join(store.metadata().node_features.group_names(), ","), inputs.num_ids,
+      graph::node_identity_name(store.metadata().node_features.identity)));
+}
+
 const ModelFamily& model_family(std::string_view name) {
   for (const auto* family : registry())
     if (family->name() == name) return *family;

@@ -15,8 +15,9 @@ class VgaeFamily final : public ModelFamily {
   std::string_view name() const override { return "vgae"; }
   FamilyRole role() const override { return FamilyRole::kAutoencoder; }
   double default_learning_rate(models::ModelSize) const override { return 0.002; }
-  nlohmann::json resolve_config(const ModelOptions& options, std::int64_t num_ids) const override {
-    return resolve_vgae_config(options, num_ids);
+  nlohmann::json resolve_config(const ModelOptions& options,
+                                const models::ModelInputs& inputs) const override {
+    return resolve_vgae_config(options, inputs);
   }
   std::shared_ptr<torch::nn::Module> build(const nlohmann::json& model_config) const override {
     return models::VGAE(model_config.get<models::VgaeConfig>()).ptr();
