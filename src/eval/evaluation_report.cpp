@@ -54,8 +54,7 @@ BinaryMetrics vehicle_metrics(const GroupData& data, const VehicleDecisions& dec
     const auto it = decisions.threshold_by_file.find(file_of[data.ids[i]]);
     if (it == decisions.threshold_by_file.end() || decisions.calibrates(data.ids[i])) continue;
     labels.push_back(data.labels[i]);
-    margins.push_back(
-        static_cast<float>(static_cast<double>(data.vehicle_scores[i]) - it->second));
+    margins.push_back(static_cast<float>(static_cast<double>(data.vehicle_scores[i]) - it->second));
   }
   return binary_metrics(labels, margins, 0.0);
 }

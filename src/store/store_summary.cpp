@@ -149,14 +149,15 @@ std::vector<std::string> vocabulary_warnings(const StoreSummary& s) {
     if (split.name.rfind("test/", 0) != 0 || 2 * split.mostly_unknown_graphs <= split.graphs)
       continue;
     warnings.push_back(fmt::format(
-        "{}: {} of {} windows are mostly CAN IDs outside the training vocabulary; {}",
-        split.name, split.mostly_unknown_graphs, split.graphs,
+        "{}: {} of {} windows are mostly CAN IDs outside the training vocabulary; {}", split.name,
+        split.mostly_unknown_graphs, split.graphs,
         s.node_identity == "can-id"
             ? "their graphs collapse onto the out-of-vocabulary node, and classifiers trained on "
               "other vehicles cannot be trusted on them (--node-identity frequency-rank keeps "
               "them apart)"
-            : "node identity " + s.node_identity + " keeps their nodes apart, but their traffic "
-              "is that of a vehicle not seen in training"));
+            : "node identity " + s.node_identity +
+                  " keeps their nodes apart, but their traffic "
+                  "is that of a vehicle not seen in training"));
   }
   return warnings;
 }

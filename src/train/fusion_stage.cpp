@@ -375,7 +375,8 @@ std::vector<float> vehicle_rescaled_scores(FusionLearner& learner, const at::Ten
         signals.index_select(0, torch::tensor(calibration_rows, torch::kLong));
     const std::vector<std::uint8_t> normal(calibration_rows.size(), 0);
     const auto scaling = FusionScaling::fit(calibration_signals, normal);
-    const auto fused = to_vector(learner.fused_scores(fusion_data(file_signals, file_labels, scaling)));
+    const auto fused =
+        to_vector(learner.fused_scores(fusion_data(file_signals, file_labels, scaling)));
     for (std::size_t k = 0; k < rows.size(); ++k)
       scores[static_cast<std::size_t>(rows[k])] = fused[k];
   }

@@ -49,7 +49,7 @@ struct StoreSummary {
   std::uint32_t window = 0;
   std::uint32_t stride = 0;
   std::size_t vocabulary_size = 0;
-  std::string vocabulary_from = "all";  // StoreMetadata::vocabulary_from
+  std::string vocabulary_from = "all";   // StoreMetadata::vocabulary_from
   std::string node_identity = "can-id";  // graph::node_identity_name
   std::vector<std::string> node_feature_groups = {"kd-gat"};
   std::uint32_t node_feature_count = 0;
