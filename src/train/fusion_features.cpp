@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "headroom/graph/can_id_vocabulary.hpp"
+#include "headroom/store/store_arrays.hpp"
 #include "headroom/train/losses.hpp"
 #include "headroom/train/model_family.hpp"
 #include "headroom/train/training_loop.hpp"
@@ -67,7 +69,7 @@ at::Tensor batch_signals(models::GraphClassifierImpl& classifier, models::VGAE& 
       at::zeros({batch.num_graphs}, node_error.options())
           .index_add_(0, per_graph.membership.index_select(0, batch.edge_index[0].to(at::kLong)),
                       at::ones({batch.edge_index.size(1)}, node_error.options()));
-  const at::Tensor unknown = (ids == num_ids - 1).to(at::kFloat);
+  const at::Tensor unknown = at::zeros_like(node_error);  // per graph from the store, afterwards
   const at::Tensor score = graph_reconstruction_score(out, batch).to(at::kFloat);
   return at::stack({probability, logit, score, per_graph.mean(node_error), per_graph.mean(id_error),
                     per_graph.mean(neighbour_error), per_graph.max(node_error), per_graph.mean(kl),
@@ -90,7 +92,26 @@ at::Tensor fusion_signals(models::GraphClassifierImpl& classifier, models::VGAE&
     parts.push_back(signals.to(torch::kCPU));  // committed only once the batch is computed
   });
   if (parts.empty()) return at::zeros({0, kFusionSignalCount});
-  return at::cat(parts, 0).contiguous();
+  auto signals = at::cat(parts, 0).contiguous();
+  signals.select(1, kUnknownIdShare).copy_(unknown_id_shares(store, graph_ids));
+  return signals;
+}
+
+at::Tensor unknown_id_shares(const store::GraphStore& store,
+                             std::span<const std::uint32_t> graph_ids) {
+  const graph::CanIdVocabulary vocabulary(store.metadata().vocabulary);
+  std::vector<float> shares;
+  shares.reserve(graph_ids.size());
+  for (const auto id : graph_ids) {
+    const auto can_ids = store.graph(id).node_can_ids;
+    const auto unknown = std::count_if(can_ids.begin(), can_ids.end(), [&](std::uint32_t can_id) {
+      return can_id == store::arrays::kOutOfVocabularyCanId ||
+             vocabulary.index_of(can_id) == vocabulary.out_of_vocabulary_index();
+    });
+    shares.push_back(
+        can_ids.empty() ? 0.0F : static_cast<float>(unknown) / static_cast<float>(can_ids.size()));
+  }
+  return torch::tensor(shares, torch::kFloat);
 }
 
 FusionScaling FusionScaling::fit(const at::Tensor& signals, std::span<const std::uint8_t> labels) {

@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "headroom/models/fusion_networks.hpp"
+#include "headroom/preprocess/preprocessor.hpp"
+#include "headroom/store/graph_store.hpp"
 #include "headroom/train/fusion_features.hpp"
 #include "headroom/train/fusion_learner.hpp"
+#include "test_support.hpp"
 
 namespace headroom::train {
 namespace {
@@ -168,6 +171,43 @@ TEST(FusionFeatures, ScalingRoundTripsThroughJson) {
   nlohmann::json broken = json;
   broken["mean"] = std::vector<double>{1.0};
   EXPECT_THROW(broken.get<FusionScaling>(), std::invalid_argument);
+}
+
+// The unknown-ID share is read from the store's CAN IDs, so it means the same under every node
+// identity: under CAN-ID identity it is the share of nodes whose feature 0 is the out-of-vocabulary
+// index; under the frequency rank, whose feature 0 says nothing about the vocabulary, the share of
+// nodes whose CAN ID the vocabulary lacks (several per window: unknown IDs stay apart there).
+TEST(FusionSignals, UnknownIdShareComesFromTheCanIdsUnderEveryIdentity) {
+  testing::TempDir dir;
+  const auto by_id = store::GraphStore::open(testing::build_synthetic_store(dir.path(), 20000));
+  preprocess::PreprocessOptions options;
+  options.threads = 2;
+  options.progress = 0;
+  options.features.identity = graph::NodeIdentity::kFrequencyRank;
+  preprocess::preprocess_dataset(dir / "data", dir / "ranked", options);
+  const auto ranked = store::GraphStore::open(dir / "ranked");
+  const auto& vocabulary = by_id.metadata().vocabulary;
+  const auto oov = static_cast<float>(vocabulary.size());
+  const auto ids = by_id.test_ids();
+  const auto id_shares = unknown_id_shares(by_id, ids);
+  const auto rank_shares = unknown_id_shares(ranked, ids);
+  std::size_t with_unknown = 0;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto a = by_id.graph(ids[i]);
+    const auto width = by_id.metadata().node_feature_count;
+    std::size_t at_oov = 0;
+    for (std::size_t n = 0; n < a.num_nodes(); ++n) at_oov += a.node_features[n * width] == oov;
+    EXPECT_FLOAT_EQ(id_shares[static_cast<std::int64_t>(i)].item<float>(),
+                    static_cast<float>(at_oov) / static_cast<float>(a.num_nodes()));
+    const auto b = ranked.graph(ids[i]);
+    const auto unknown = std::count_if(b.node_can_ids.begin(), b.node_can_ids.end(), [&](auto id) {
+      return !std::binary_search(vocabulary.begin(), vocabulary.end(), id);
+    });
+    EXPECT_FLOAT_EQ(rank_shares[static_cast<std::int64_t>(i)].item<float>(),
+                    static_cast<float>(unknown) / static_cast<float>(b.num_nodes()));
+    with_unknown += unknown > 0;
+  }
+  EXPECT_GT(with_unknown, 0U) << "fuzzing puts IDs outside the vocabulary into test windows";
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ enum FusionSignal : std::int64_t {
   kLatentKl,             // mean over nodes and latent dimensions of the KL term
   kNodeCount,
   kEdgeCount,
-  kUnknownIdShare,  // share of nodes whose CAN ID is out of the vocabulary
+  kUnknownIdShare,  // share of nodes whose CAN ID is out of the vocabulary (unknown_id_shares)
   kFusionSignalCount
 };
 
@@ -41,6 +41,12 @@ enum FusionSignal : std::int64_t {
 at::Tensor fusion_signals(models::GraphClassifierImpl& classifier, models::VGAE& autoencoder,
                           const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
                           std::int64_t batch_size, const c10::Device& device, Precision precision);
+
+// float [graph_ids.size()]: per graph, the share of its nodes whose CAN ID is outside the store's
+// training vocabulary, read from node_can_ids, so that it means the same under every node identity
+// (feature 0 is the vocabulary index only under --node-identity can-id).
+at::Tensor unknown_id_shares(const store::GraphStore& store,
+                             std::span<const std::uint32_t> graph_ids);
 
 // Width of fusion_states.
 inline constexpr std::int64_t kFusionStateSize = 15;
