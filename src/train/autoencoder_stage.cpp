@@ -11,6 +11,7 @@
 #include "headroom/train/batch_sizing.hpp"
 #include "headroom/train/losses.hpp"
 #include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/model_family.hpp"
 #include "headroom/train/offloaded_teacher.hpp"
 #include "headroom/train/prepared_stage_step.hpp"
 #include "headroom/train/sharded_pass.hpp"
@@ -30,7 +31,7 @@ class AutoencoderStage {
       : config_(config),
         device_(training_device(config.run)),
         store_(store::GraphStore::open(config.run.store)),
-        inputs_(detail::model_inputs(store_)),
+        inputs_(model_inputs(store_)),
         train_normals_(detail::with_label(store_, store_.train_ids(), 0)),
         validation_normals_(detail::with_label(store_, store_.validation_ids(), 0)) {
     if (train_normals_.empty())

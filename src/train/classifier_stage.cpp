@@ -56,7 +56,7 @@ class ClassifierStage {
         device_(training_device(config.run)),
         precision_(parse_precision(config.run.precision)),
         store_(store::GraphStore::open(config.run.store)),
-        inputs_(detail::model_inputs(store_)),
+        inputs_(model_inputs(store_)),
         train_ids_(store_.train_ids()),
         attacks_(detail::with_label(store_, train_ids_, 1)),
         normals_(detail::with_label(store_, train_ids_, 0)),

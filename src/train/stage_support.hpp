@@ -59,10 +59,6 @@ TeacherOutputCache cache_teacher_outputs(Teacher& teacher, TeacherOutputSpec spe
   return cache;
 }
 
-inline models::ModelInputs model_inputs(const store::GraphStore& store) {
-  return train::model_inputs(store);
-}
-
 // A stage behind PreparedStageStep, for any stage class with prepare_inputs(), model_spec(),
 // probed_step() and training_ids(). Owns the configuration the stage refers to.
 template <typename Stage>
