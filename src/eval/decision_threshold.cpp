@@ -27,6 +27,16 @@ double midpoint(float high, float low) {
 
 }  // namespace
 
+double probability_of_log_odds(double log_odds) {
+  // The form that does not overflow on either side.
+  return log_odds >= 0 ? 1.0 / (1.0 + std::exp(-log_odds))
+                       : std::exp(log_odds) / (1.0 + std::exp(log_odds));
+}
+
+double log_odds_of_probability(double probability) {
+  return std::log(probability) - std::log1p(-probability);
+}
+
 double f1_optimal_threshold(std::span<const std::uint8_t> labels, std::span<const float> scores) {
   check_inputs(labels, scores, "f1_optimal_threshold");
   std::vector<std::size_t> order(scores.size());

@@ -277,6 +277,15 @@ class MlflowTracker::Worker {
         queued_metrics_ -= op.metrics.size();
         queue_.pop_front();
         backoff = std::chrono::milliseconds{0};
+        // Training goes on producing metrics until the signal is re-raised: a busy server must
+        // not keep the process alive past the grace. The statuses (first in the queue) each get
+        // their one try even when a slow request ate the grace.
+        if (killed_by_ != 0 && Clock::now() > deadline_ &&
+            (queue_.empty() || queue_.front().kind == Operation::Kind::kLog ||
+             queue_.front().kind == Operation::Kind::kArtifact)) {
+          drop_queue();
+          break;
+        }
         continue;
       }
       backoff = std::clamp(backoff * 2, kFirstRetry, kLongestRetry);
@@ -299,6 +308,11 @@ class MlflowTracker::Worker {
     killed_by_ = signal_number;
     const std::vector<int> open(open_runs_.rbegin(), open_runs_.rend());  // children first
     for (const int run : open) end_run_locked(run, RunStatus::kKilled);
+    // The KILLED statuses are what the grace is for: they go before the metrics still queued,
+    // after the creations they need. Called between two sends, so nothing is in flight.
+    std::stable_partition(queue_.begin(), queue_.end(), [](const Operation& op) {
+      return op.kind == Operation::Kind::kCreateRun || op.kind == Operation::Kind::kEndRun;
+    });
     const auto limit = Clock::now() + kSignalGrace;
     deadline_ = closing_ ? std::min(deadline_, limit) : limit;
     closing_ = true;

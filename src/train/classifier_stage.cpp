@@ -172,7 +172,7 @@ class ClassifierStage {
     const auto best = run_->path() / "best.pt";
     CheckpointInfo info;
     auto model = load_classifier_checkpoint(best, device_, &info);
-    const auto scores = attack_probabilities(
+    const auto scores = attack_log_odds_per_graph(
         *model, store_, validation_ids_, config_.optimisation.eval_batch_size, device_, precision_);
     const auto labels = store_.size_index().label;
     std::vector<std::uint8_t> validation_labels;
@@ -180,12 +180,14 @@ class ClassifierStage {
     try {
       auto decision = eval::calibrate_decision(
           validation_labels, scores, config_.evaluation.calibration, config_.evaluation.target_fpr);
+      const double log_odds = decision.threshold;
+      decision.threshold = eval::probability_of_log_odds(log_odds);
       run_->log(fmt::format(
-          "decision threshold {:.6g} ({} on {} validation graphs: F1 {:.4f}, FPR {:.4f}; at 0.5: "
-          "F1 {:.4f})",
-          decision.threshold, decision.method, validation_labels.size(), decision.validation.f1,
-          decision.validation.false_positive_rate,
-          eval::binary_metrics(validation_labels, scores).f1));
+          "decision threshold P(attack) {:.6g}, log-odds {:.4g} ({} on {} validation graphs: F1 "
+          "{:.4f}, FPR {:.4f}; at 0.5: F1 {:.4f})",
+          decision.threshold, log_odds, decision.method, validation_labels.size(),
+          decision.validation.f1, decision.validation.false_positive_rate,
+          eval::binary_metrics(validation_labels, scores, kEvenOdds).f1));
       if (info.decision && info.decision->method == decision.method &&
           info.decision->threshold == decision.threshold)
         return;
@@ -281,7 +283,7 @@ class ClassifierStage {
           const auto loss = objective(model_, batch, &logits);
           const auto n = static_cast<double>(batch.num_graphs);
           const auto logits32 = logits.to(torch::kFloat);
-          const auto p = attack_probability(logits32).to(torch::kCPU, torch::kDouble).contiguous();
+          const auto p = attack_log_odds(logits32).to(torch::kCPU, torch::kDouble).contiguous();
           const auto y = batch.y.to(torch::kCPU, torch::kDouble).contiguous();
           BatchContribution contribution = {
               loss.item<double>() * n,
@@ -308,7 +310,7 @@ class ClassifierStage {
     ValidationResult result;
     const auto n = static_cast<double>(std::max<std::size_t>(1, labels.size()));
     result.loss = loss_sum / n;
-    result.metrics = eval::binary_metrics(labels, scores);
+    result.metrics = eval::binary_metrics(labels, scores, kEvenOdds);
     result.metrics["loss"] = result.loss;
     result.metrics["cross_entropy"] = ce_sum / n;
     return result;

@@ -70,7 +70,8 @@ std::string model_name(const std::filesystem::path& path) {
                                              : path.parent_path().filename().string();
 }
 
-// A classifier's attack probabilities, decided at 0.5 and at the threshold its stage calibrated.
+// A classifier's attack log-odds, decided at even odds (P(attack) 0.5) and at the threshold its
+// stage calibrated (stored as a probability).
 std::optional<eval::ModelEvaluation> evaluate_classifier(const TrainingConfig& config,
                                                          const store::GraphStore& store,
                                                          std::span<const std::uint32_t> ids,
@@ -80,12 +81,15 @@ std::optional<eval::ModelEvaluation> evaluate_classifier(const TrainingConfig& c
   CheckpointInfo info;
   auto model = load_classifier_checkpoint(checkpoint, device, &info);
   require_store_inputs(info.model_config, store, checkpoint);
-  const auto scores = attack_probabilities(*model, store, ids, config.optimisation.eval_batch_size,
-                                           device, parse_precision(config.run.precision));
+  const auto scores =
+      attack_log_odds_per_graph(*model, store, ids, config.optimisation.eval_batch_size, device,
+                                parse_precision(config.run.precision));
   std::optional<double> threshold;
-  if (info.decision) threshold = info.decision->threshold;
-  return eval::evaluate_scores(store, std::move(name), ids, scores, threshold, 0.5,
-                               vehicle_calibration(config));
+  if (info.decision) threshold = eval::log_odds_of_probability(info.decision->threshold);
+  auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, threshold, kEvenOdds,
+                                          vehicle_calibration(config));
+  evaluation.score = "attack log-odds";
+  return evaluation;
 }
 
 // The VGAE as a detector: its reconstruction error per graph (train/losses.hpp,

@@ -33,15 +33,15 @@ std::vector<float> per_graph_scores(
 
 }  // namespace
 
-std::vector<float> attack_probabilities(models::GraphClassifierImpl& model,
-                                        const store::GraphStore& store,
-                                        std::span<const std::uint32_t> graph_ids,
-                                        std::int64_t batch_size, const c10::Device& device,
-                                        Precision precision) {
+std::vector<float> attack_log_odds_per_graph(models::GraphClassifierImpl& model,
+                                             const store::GraphStore& store,
+                                             std::span<const std::uint32_t> graph_ids,
+                                             std::int64_t batch_size, const c10::Device& device,
+                                             Precision precision) {
   model.eval();
   return per_graph_scores(
       store, graph_ids, batch_size, device, precision, [&](const loader::GraphBatch& batch) {
-        return attack_probability(
+        return attack_log_odds(
             model.forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs));
       });
 }

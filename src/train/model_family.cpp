@@ -26,4 +26,13 @@ at::Tensor attack_probability(const at::Tensor& logits) {
   return torch::softmax(logits.to(torch::kFloat), 1).select(1, 1);
 }
 
+at::Tensor attack_log_odds(const at::Tensor& logits) {
+  const auto l = logits.to(torch::kFloat);
+  const auto attack = l.select(1, 1);
+  if (l.size(1) == 2) return attack - l.select(1, 0);
+  // Several classes: the attack logit against the log-sum-exp of all the others.
+  const auto others = torch::cat({l.narrow(1, 0, 1), l.narrow(1, 2, l.size(1) - 2)}, 1);
+  return attack - torch::logsumexp(others, 1);
+}
+
 }  // namespace headroom::train

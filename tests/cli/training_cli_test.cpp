@@ -69,8 +69,9 @@ TEST(TrainingCli, RunChainsEveryStageAndSummarises) {
               fused["training"]["epochs"].get<std::size_t>());
     EXPECT_GT(fused["training"]["epochs"].get<int>(), 2);
   }
-  EXPECT_EQ(evaluation["student_curriculum_kd"]["score"], "attack probability");
-  EXPECT_EQ(evaluation["student_curriculum_kd"]["decision_threshold"], 0.5);
+  // Classifiers are decided on their attack log-odds: even odds (P(attack) 0.5) is 0.
+  EXPECT_EQ(evaluation["student_curriculum_kd"]["score"], "attack log-odds");
+  EXPECT_EQ(evaluation["student_curriculum_kd"]["decision_threshold"], 0.0);
   EXPECT_TRUE(evaluation["student_curriculum_kd"].contains("calibrated_threshold"));
   for (const auto& group : evaluation["teacher_curriculum"]["groups"]) {
     const auto f1 = group["metrics"]["f1"];

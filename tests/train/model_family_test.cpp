@@ -7,8 +7,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
 
+#include "headroom/eval/decision_threshold.hpp"
 #include "headroom/models/gcn_classifier.hpp"
 #include "headroom/nn/gcn_conv.hpp"
 #include "headroom/train/model_checkpoint.hpp"
@@ -66,6 +68,40 @@ at::Tensor dense_gcn(const at::Tensor& x, const at::Tensor& edge_index, nn::GCNC
   const auto inverse_sqrt = adjacency.sum(1).pow(-0.5);
   const auto normalised = inverse_sqrt.unsqueeze(1) * adjacency * inverse_sqrt.unsqueeze(0);
   return normalised.matmul(x.matmul(conv->weight.t())) + conv->bias_;
+}
+
+TEST(AttackLogOdds, EqualsLogPOverOneMinusPAndKeepsTheRankingWhereFloatProbabilitiesSaturate) {
+  // Two classes: attack minus normal logit. Gaps of 20 and 30 both round to P(attack) == 1 in
+  // float32; their log-odds stay apart, so a threshold between them still separates them.
+  const auto logits = torch::tensor({{0.0F, 1.5F}, {2.0F, -1.0F}, {0.0F, 20.0F}, {0.0F, 30.0F}});
+  const auto odds = attack_log_odds(logits);
+  const auto p = attack_probability(logits);
+  for (int i = 0; i < 2; ++i) {
+    const double pi = p[i].item<double>();
+    EXPECT_NEAR(odds[i].item<double>(), std::log(pi / (1 - pi)), 1e-5) << i;
+  }
+  EXPECT_EQ(p[2].item<float>(), 1.0F);
+  EXPECT_EQ(p[3].item<float>(), 1.0F);
+  EXPECT_FLOAT_EQ(odds[2].item<float>(), 20.0F);
+  EXPECT_FLOAT_EQ(odds[3].item<float>(), 30.0F);
+  // Three classes: the attack class (1) against both others.
+  const auto three = torch::tensor({{0.5F, 1.0F, -2.0F}});
+  const auto probabilities = torch::softmax(three, 1);
+  const double attack = probabilities[0][1].item<double>();
+  EXPECT_NEAR(attack_log_odds(three)[0].item<double>(), std::log(attack / (1 - attack)), 1e-5);
+}
+
+TEST(AttackLogOdds, ThresholdsRoundTripThroughTheStoredProbability) {
+  for (const double log_odds : {-30.0, -4.25, 0.0, 1e-3, 2.5, 17.0, 30.0}) {
+    const double p = eval::probability_of_log_odds(log_odds);
+    EXPECT_GT(p, 0.0);
+    EXPECT_LT(p, 1.0);
+    EXPECT_NEAR(eval::log_odds_of_probability(p), log_odds,
+                1e-6 * std::max(1.0, std::abs(log_odds)))
+        << log_odds;
+  }
+  EXPECT_DOUBLE_EQ(eval::probability_of_log_odds(kEvenOdds), 0.5);
+  EXPECT_TRUE(std::isinf(eval::log_odds_of_probability(1.0)));
 }
 
 TEST(GCNConvTest, MatchesTheDenseFormula) {
@@ -153,13 +189,13 @@ TEST(GcnFamilyTest, TrainsThroughTheNormalStageAndIsEvaluated) {
   }
   EXPECT_TRUE(saw_validation) << evaluation.dump(2);
 
-  // The stage calibrated its decision on validation and stored it in best.pt; evaluation reports
-  // both decisions with it.
+  // The stage calibrated its decision on validation and stored it in best.pt as a probability;
+  // evaluation reports both decisions with it, on the log-odds it equals.
   const auto decision = read_checkpoint_info(run / "best.pt").decision;
   ASSERT_TRUE(decision.has_value());
   EXPECT_EQ(decision->method, "f1");
-  EXPECT_DOUBLE_EQ(evaluation["student_normal"]["calibrated_threshold"].get<double>(),
-                   decision->threshold);
+  EXPECT_NEAR(evaluation["student_normal"]["calibrated_threshold"].get<double>(),
+              eval::log_odds_of_probability(decision->threshold), 1e-9);
   for (const auto& group : evaluation["student_normal"]["groups"])
     EXPECT_TRUE(group.contains("calibrated_metrics")) << group.dump();
   EXPECT_TRUE(evaluation["student_normal"].contains("warnings"));

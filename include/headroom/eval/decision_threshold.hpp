@@ -40,6 +40,13 @@ DecisionCalibration calibrate_decision(std::span<const std::uint8_t> labels,
                                        std::span<const float> scores, const std::string& method,
                                        double target_fpr = 0.01);
 
+// A classifier is thresholded on its attack log-odds (train/model_family.hpp); its calibrated
+// threshold is stored as the P(attack) it equals, so that a checkpoint means the same whichever
+// score reads it. Both directions are exact to double rounding for log-odds within about ±36;
+// log_odds_of_probability(1) is +infinity (nothing is flagged) and of 0 -infinity.
+double probability_of_log_odds(double log_odds);
+double log_odds_of_probability(double probability);
+
 void to_json(nlohmann::json& json, const DecisionCalibration& calibration);
 void from_json(const nlohmann::json& json, DecisionCalibration& calibration);
 

@@ -93,8 +93,16 @@ const ClassifierFamily& classifier_family(std::string_view name);
 // Every registered family's name, in registration order.
 std::vector<std::string_view> model_family_names();
 
-// P(attack) of each graph of a batch from a classifier's logits [graphs, classes], float32 on the
-// logits' device: the score validation and evaluation report and threshold, for every classifier.
+// P(attack) of each graph of a batch from a classifier's logits [graphs, classes] (class 1 is the
+// attack), float32 on the logits' device: what distillation and fusion take as the probability.
 at::Tensor attack_probability(const at::Tensor& logits);
+
+// log(P(attack) / P(not attack)) of each graph, float32 on the logits' device: the score that
+// validation and evaluation rank, threshold and report for every classifier. P(attack) in float32
+// rounds to exactly 1 once the attack logit leads by ~17, which a well-trained model reaches on
+// many windows; the ranking among those windows, and every threshold above them, would be lost.
+// Even odds (P = 0.5) is log-odds 0.
+at::Tensor attack_log_odds(const at::Tensor& logits);
+inline constexpr double kEvenOdds = 0.0;  // the log-odds of P(attack) = 0.5
 
 }  // namespace headroom::train
