@@ -127,28 +127,49 @@ void StoreBuilder::discard_segment(const SegmentSummary& segment) const {
 
 TrainValidationSplit split_train_validation_by_file(
     const std::vector<std::uint32_t>& training_graphs, const std::vector<std::uint32_t>& file_of,
-    double validation_fraction, std::uint64_t seed) {
+    const std::vector<std::uint8_t>& label_of, double validation_fraction, std::uint64_t seed) {
   if (!(validation_fraction >= 0.0 && validation_fraction < 1.0))
     throw std::invalid_argument(
         fmt::format("validation fraction must be in [0, 1), got {}", validation_fraction));
-  if (file_of.size() != training_graphs.size())
-    throw std::invalid_argument("split_train_validation_by_file: one file per graph expected");
+  if (file_of.size() != training_graphs.size() || label_of.size() != training_graphs.size())
+    throw std::invalid_argument(
+        "split_train_validation_by_file: one file and one label per graph expected");
   std::map<std::uint32_t, std::uint64_t> graphs_per_file;
-  for (const auto file : file_of) ++graphs_per_file[file];
+  std::set<std::uint32_t> attack_files;
+  for (std::size_t k = 0; k < file_of.size(); ++k) {
+    ++graphs_per_file[file_of[k]];
+    if (label_of[k] != 0) attack_files.insert(file_of[k]);
+  }
   std::vector<std::uint32_t> files;
   for (const auto& [file, count] : graphs_per_file) files.push_back(file);
   std::mt19937_64 rng(seed);
   for (std::size_t i = files.size(); i > 1; --i)
     std::swap(files[i - 1], files[uniform_below(rng, i)]);
-  const auto target = static_cast<double>(
-      std::llround(validation_fraction * static_cast<double>(training_graphs.size())));
+
   std::set<std::uint32_t> validation_files;
-  double taken = 0;
-  for (std::size_t i = 0; i + 1 < files.size(); ++i) {
-    const auto count = static_cast<double>(graphs_per_file[files[i]]);
-    if (std::abs(taken + count - target) >= std::abs(taken - target)) continue;
-    validation_files.insert(files[i]);
-    taken += count;
+  for (const bool attacks : {true, false}) {
+    std::vector<std::uint32_t> stratum;  // in the shuffled order
+    std::uint64_t stratum_graphs = 0;
+    for (const auto file : files)
+      if (attack_files.count(file) == (attacks ? 1U : 0U)) {
+        stratum.push_back(file);
+        stratum_graphs += graphs_per_file[file];
+      }
+    if (stratum.size() < 2) continue;
+    const auto target = static_cast<double>(
+        std::llround(validation_fraction * static_cast<double>(stratum_graphs)));
+    double taken = 0;
+    for (std::size_t i = 0; i + 1 < stratum.size(); ++i) {
+      const auto count = static_cast<double>(graphs_per_file[stratum[i]]);
+      if (std::abs(taken + count - target) >= std::abs(taken - target)) continue;
+      validation_files.insert(stratum[i]);
+      taken += count;
+    }
+    if (taken == 0 && validation_fraction > 0)
+      validation_files.insert(
+          *std::min_element(stratum.begin(), stratum.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return std::pair(graphs_per_file[a], a) < std::pair(graphs_per_file[b], b);
+          }));
   }
   TrainValidationSplit split;
   for (std::size_t k = 0; k < training_graphs.size(); ++k)
@@ -227,6 +248,7 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
 
   std::vector<std::uint32_t> training_graphs;
   std::vector<std::uint32_t> training_files;  // the file of each training graph
+  std::vector<std::uint8_t> training_labels;  // and its label
   std::vector<std::uint32_t> test_graphs;
   std::uint64_t graph_id = 0;
   std::vector<std::uint32_t> records;
@@ -267,7 +289,10 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
       node_offsets.writer->write_values(std::span<const std::int64_t>(&node_offset, 1));
       edge_offsets.writer->write_values(std::span<const std::int64_t>(&edge_offset, 1));
       (is_train ? training_graphs : test_graphs).push_back(static_cast<std::uint32_t>(graph_id));
-      if (is_train) training_files.push_back(static_cast<std::uint32_t>(i));
+      if (is_train) {
+        training_files.push_back(static_cast<std::uint32_t>(i));
+        training_labels.push_back(label);
+      }
       ++graph_id;
     }
 
@@ -317,7 +342,7 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
 
   const auto split =
       metadata.validation_by == "files"
-          ? split_train_validation_by_file(training_graphs, training_files,
+          ? split_train_validation_by_file(training_graphs, training_files, training_labels,
                                            metadata.validation_fraction, metadata.validation_seed)
           : split_train_validation(training_graphs, metadata.validation_fraction,
                                    metadata.validation_seed);

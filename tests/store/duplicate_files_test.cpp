@@ -15,6 +15,7 @@
 
 #include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/store/store_builder.hpp"
 #include "headroom/util/content_hash.hpp"
 #include "test_support.hpp"
 
@@ -136,6 +137,57 @@ TEST_F(DuplicateFiles, AFileLevelSplitKeepsEveryFileOnOneSide) {
   EXPECT_FALSE(store.validation_ids().empty());
   EXPECT_FALSE(store.train_ids().empty());
   EXPECT_EQ(leaked_windows(store), 0U);
+}
+
+// Attacks and normal traffic in separate recordings (as hcrl_sa's training files are): a file-level
+// validation split still holds both, and training keeps both.
+TEST(FileLevelSplit, StratifiesFilesWithAttacksAndAllNormalFiles) {
+  // Files 0-2 all normal (100, 50, 80 graphs); files 3 and 4 hold attacks (60 and 40 graphs),
+  // each too big for a fifth of its stratum alone (20 graphs): the smallest one goes.
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>> files = {
+      {0, 100}, {1, 50}, {2, 80}, {3, 60}, {4, 40}};
+  std::vector<std::uint32_t> graphs;
+  std::vector<std::uint32_t> file_of;
+  std::vector<std::uint8_t> label_of;
+  for (const auto& [file, count] : files)
+    for (std::uint32_t g = 0; g < count; ++g) {
+      graphs.push_back(static_cast<std::uint32_t>(graphs.size()));
+      file_of.push_back(file);
+      label_of.push_back(file >= 3 && g % 3 == 0 ? 1 : 0);
+    }
+  for (const std::uint64_t seed : {1U, 2U, 3U, 42U}) {
+    const auto split = store::split_train_validation_by_file(graphs, file_of, label_of, 0.2, seed);
+    std::map<std::uint32_t, std::set<bool>> sides;
+    std::set<std::uint8_t> validation_labels;
+    std::set<std::uint8_t> train_labels;
+    std::set<std::uint32_t> validation_attack_files;
+    for (const auto g : split.validation) {
+      sides[file_of[g]].insert(true);
+      validation_labels.insert(label_of[g]);
+      if (file_of[g] >= 3) validation_attack_files.insert(file_of[g]);
+    }
+    for (const auto g : split.train) {
+      sides[file_of[g]].insert(false);
+      train_labels.insert(label_of[g]);
+    }
+    EXPECT_EQ(split.validation.size() + split.train.size(), graphs.size()) << seed;
+    for (const auto& [file, in] : sides) EXPECT_EQ(in.size(), 1U) << "file " << file;
+    EXPECT_EQ(validation_labels, (std::set<std::uint8_t>{0, 1})) << seed;
+    EXPECT_EQ(train_labels, (std::set<std::uint8_t>{0, 1})) << seed;
+    EXPECT_EQ(validation_attack_files, (std::set<std::uint32_t>{4})) << seed;
+    EXPECT_EQ(
+        split.validation,
+        store::split_train_validation_by_file(graphs, file_of, label_of, 0.2, seed).validation);
+  }
+  // A stratum of one file keeps it in training.
+  const std::vector<std::uint8_t> one_attack_file(label_of.size(), 0);
+  auto only_file_4 = one_attack_file;
+  for (std::size_t k = 0; k < file_of.size(); ++k)
+    if (file_of[k] == 4) only_file_4[k] = 1;
+  const auto split = store::split_train_validation_by_file(graphs, file_of, only_file_4, 0.2, 7);
+  for (const auto g : split.validation) EXPECT_NE(file_of[g], 4U);
+  EXPECT_THROW(store::split_train_validation_by_file(graphs, file_of, {0, 1}, 0.2, 7),
+               std::invalid_argument);
 }
 
 TEST(DuplicateFilesOnRealData, HcrlSaTwinsAreLeftOutAndNothingLeaks) {

@@ -92,14 +92,15 @@ TEST(AttackLogOdds, EqualsLogPOverOneMinusPAndKeepsTheRankingWhereFloatProbabili
 }
 
 TEST(AttackLogOdds, ThresholdsRoundTripThroughTheStoredProbability) {
-  for (const double log_odds : {-30.0, -4.25, 0.0, 1e-3, 2.5, 17.0, 30.0}) {
+  for (const double log_odds : {-20.0, -4.25, 0.0, 1e-3, 2.5, 17.0, 20.0}) {
     const double p = eval::probability_of_log_odds(log_odds);
     EXPECT_GT(p, 0.0);
     EXPECT_LT(p, 1.0);
-    EXPECT_NEAR(eval::log_odds_of_probability(p), log_odds,
-                1e-6 * std::max(1.0, std::abs(log_odds)))
-        << log_odds;
+    EXPECT_NEAR(eval::log_odds_of_probability(p), log_odds, 1e-6) << log_odds;
   }
+  // Beyond, the double's resolution next to 1 shows, and the threshold still stays below 1.
+  EXPECT_LT(eval::probability_of_log_odds(30.0), 1.0);
+  EXPECT_NEAR(eval::log_odds_of_probability(eval::probability_of_log_odds(30.0)), 30.0, 1e-2);
   EXPECT_DOUBLE_EQ(eval::probability_of_log_odds(kEvenOdds), 0.5);
   EXPECT_TRUE(std::isinf(eval::log_odds_of_probability(1.0)));
 }

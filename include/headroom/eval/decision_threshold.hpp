@@ -42,8 +42,9 @@ DecisionCalibration calibrate_decision(std::span<const std::uint8_t> labels,
 
 // A classifier is thresholded on its attack log-odds (train/model_family.hpp); its calibrated
 // threshold is stored as the P(attack) it equals, so that a checkpoint means the same whichever
-// score reads it. Both directions are exact to double rounding for log-odds within about ±36;
-// log_odds_of_probability(1) is +infinity (nothing is flagged) and of 0 -infinity.
+// score reads it. The round trip is within 1e-6 for log-odds in ±20 (a double resolves 1 - P to
+// 1e-16, so the error grows as e^|log-odds|: 1e-3 at ±30); log_odds_of_probability(1) is
+// +infinity (nothing is flagged) and of 0 -infinity.
 double probability_of_log_odds(double log_odds);
 double log_odds_of_probability(double probability);
 

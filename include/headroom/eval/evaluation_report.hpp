@@ -53,10 +53,10 @@ std::map<std::uint32_t, std::vector<std::uint32_t>> vehicle_calibration_windows(
 
 struct ModelEvaluation {
   std::string model;  // e.g. "teacher_curriculum"
-  // The score's meaning, which the thresholds are on: "attack log-odds" (classifiers: 0 is
-  // P(attack) 0.5), "fused P(attack)" (fusion) or "anomaly score" (the VGAE's reconstruction
-  // error, whose scale has no fixed cut).
-  std::string score = "attack log-odds";
+  // The score's meaning, which the thresholds are on: "attack log-odds" (the stages'
+  // classifiers: 0 is P(attack) 0.5), "fused P(attack)" (fusion), "anomaly score" (the VGAE's
+  // reconstruction error, whose scale has no fixed cut), or by default "attack probability".
+  std::string score = "attack probability";
   double decision_threshold = 0.5;  // the decision of `metrics`
   std::optional<double> calibrated_threshold;
   std::map<std::string, double> vehicle_thresholds;  // by test file, with vehicle calibration

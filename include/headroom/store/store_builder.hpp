@@ -60,11 +60,16 @@ struct TrainValidationSplit {
 TrainValidationSplit split_train_validation(const std::vector<std::uint32_t>& training_graphs,
                                             double validation_fraction, std::uint64_t seed);
 
-// The same by whole files: `file_of[k]` is the file of training_graphs[k]. Files are taken in a
-// seeded random order into validation while that brings its graph count closer to
-// round(fraction * n); at least one file stays in training. Both results sorted ascending.
+// The same by whole files: `file_of[k]` is the file of training_graphs[k] and `label_of[k]` its
+// label (1: attack). Files are stratified into those holding an attack graph and the all-normal
+// ones, so that validation can measure F1 and calibrate a threshold where attacks and normal
+// traffic come in separate recordings. Within each stratum files are taken in a seeded random
+// order into validation while that brings its graph count closer to round(fraction * the
+// stratum's graphs); a stratum of two or more files gives validation at least its smallest file
+// when that rule took none (fraction > 0), and always keeps one file in training. Both results
+// sorted ascending.
 TrainValidationSplit split_train_validation_by_file(
     const std::vector<std::uint32_t>& training_graphs, const std::vector<std::uint32_t>& file_of,
-    double validation_fraction, std::uint64_t seed);
+    const std::vector<std::uint8_t>& label_of, double validation_fraction, std::uint64_t seed);
 
 }  // namespace headroom::store
