@@ -200,10 +200,6 @@ MeasuredPeak measure_step_peak_on_rank0(const TrainingConfig& config,
   return read;
 }
 
-}  // namespace
-
-namespace {
-
 // memory_plan.json in the run directory: what `headroom report` draws as the plan's breakdown.
 void record_memory_plan(const RunDirectory& run, const MeasuredPeak& measured, double budget,
                         double target_utilization, double reserved_bytes,
