@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 
 namespace headroom::distributed {
@@ -174,6 +175,8 @@ int slurm_tasks_on_node(std::string_view tasks_per_node, int node_id) {
     return value;
   };
   if (node_id < 0) throw std::invalid_argument(fmt::format("SLURM node id {}", node_id));
+  // The whole list is read, so that a malformed one is refused whichever node asks.
+  std::optional<int> tasks;
   long long nodes_before = 0;
   std::size_t start = 0;
   while (start <= tasks_per_node.size()) {
@@ -187,12 +190,14 @@ int slurm_tasks_on_node(std::string_view tasks_per_node, int node_id) {
       repeats = number(entry.substr(open + 2, entry.size() - open - 3));
     }
     const auto count = number(entry.substr(0, open));
-    if (node_id < nodes_before + repeats) return static_cast<int>(count);
+    if (!tasks && node_id < nodes_before + repeats) tasks = static_cast<int>(count);
     nodes_before += repeats;
     start = end + 1;
   }
-  throw std::invalid_argument(
-      fmt::format("SLURM tasks-per-node list '{}' has no node {}", tasks_per_node, node_id));
+  if (!tasks)
+    throw std::invalid_argument(
+        fmt::format("SLURM tasks-per-node list '{}' has no node {}", tasks_per_node, node_id));
+  return *tasks;
 }
 
 int slurm_rendezvous_port(long long job_id) { return 20000 + static_cast<int>(job_id % 20000); }

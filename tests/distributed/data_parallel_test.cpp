@@ -33,6 +33,17 @@ class DataParallelTest : public ::testing::Test {
   static std::size_t training_graphs() {
     return store::GraphStore::open(*store_).train_ids().size();
   }
+  // A batch size B for which batches of 2B in one process are pairs of consecutive batches of B
+  // dealt to two ranks: the last pair must not be cut (the epoch's remainder mod 2B is 0 or more
+  // than B). 0 when none of those tried is.
+  static std::size_t batch_dealt_in_pairs() {
+    const auto graphs = training_graphs();
+    for (const std::size_t candidate : {8, 7, 9, 6, 10, 11, 5, 12}) {
+      const auto remainder = graphs % (2 * candidate);
+      if (remainder == 0 || remainder > candidate) return candidate;
+    }
+    return 0;
+  }
   static inline testing::TempDir* dir_ = nullptr;
   static inline std::filesystem::path* store_ = nullptr;
 };
@@ -82,17 +93,8 @@ void expect_same_weights(const std::filesystem::path& a, const std::filesystem::
 }
 
 TEST_F(DataParallelTest, TwoRanksOfBatchBTrainLikeOneProcessOfBatch2B) {
-  // Batches of 2B in one process are pairs of consecutive batches of B dealt to the two ranks,
-  // as long as the last pair is not cut (the epoch's remainder mod 2B is 0 or more than B).
   const auto graphs = training_graphs();
-  std::size_t batch = 0;
-  for (const std::size_t candidate : {8, 7, 9, 6, 10, 11, 5, 12}) {
-    const auto remainder = graphs % (2 * candidate);
-    if (remainder == 0 || remainder > candidate) {
-      batch = candidate;
-      break;
-    }
-  }
+  const auto batch = batch_dealt_in_pairs();
   ASSERT_GT(batch, 0U) << graphs << " training graphs";
   const auto single_runs = dir_->path() / "single";
   std::string output;
@@ -152,7 +154,8 @@ TEST_F(DataParallelTest, RankZeroAloneCachesTheTeachersOutputsAndTheRanksStillTr
     info.model_config = config;
     train::save_model_checkpoint(teacher, *model, info);
   }
-  const std::size_t batch = 8;
+  const auto batch = batch_dealt_in_pairs();
+  ASSERT_GT(batch, 0U) << training_graphs() << " training graphs";
   const std::string distilled =
       " --pack-batches false --calibration none --use-kd true"
       " --teacher-path " +
