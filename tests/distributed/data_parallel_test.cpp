@@ -206,6 +206,9 @@ TEST_F(DataParallelTest, RankZeroAloneMeasuresThePeakFitAndItsFailureEndsTheOthe
       {"HEADROOM_CACHE_DIR=" + cache.string(), "HEADROOM_CACHE_DIR=" + cache.string()});
   ASSERT_EQ(job.wait_all(std::chrono::seconds(300)), (std::vector<int>{0, 0})) << logs(job, 2);
   EXPECT_NE(job.log(0).find("fit on "), std::string::npos) << job.log(0);
+  // The two ranks share this machine: each plans with half of its host memory.
+  EXPECT_NE(job.log(0).find("limit, shared by 2 ranks on this node)"), std::string::npos)
+      << job.log(0);
   EXPECT_NE(job.log(1).find("rank 1 of 2: peak fit read from " + (cache / "peak-fits").string()),
             std::string::npos)
       << job.log(1);
