@@ -29,7 +29,7 @@ std::shared_ptr<DataParallelJob> DataParallelJob::join(DistributedMode mode,
   if (!job->env_.launched()) return job;
   job->device_ = rank_device(device, job->env_);
   job->group_ = ProcessGroup::connect(job->env_, c10::Device(job->device_), options);
-  util::set_process_role({job->env_.rank, job->env_.world_size});
+  util::set_process_role({job->env_.rank, job->env_.world_size, job->env_.local_world_size});
   train::set_collectives(job->group_);
   job->hooks_.after_backward = weighted_gradient_average(*job->group_);
   fmt::print(stderr, "headroom: rank {} of {} ({}, {} on {}; rendezvous {}:{})\n", job->env_.rank,
@@ -47,20 +47,7 @@ void DataParallelJob::run_on_rank0(const std::string& step, const std::function<
     work();
     return;
   }
-  const auto key = "headroom/done/" + step;
-  if (env_.rank == 0) {
-    try {
-      work();
-    } catch (const std::exception& error) {
-      group_->publish(key, std::string("failed: ") + error.what());
-      throw;
-    }
-    group_->publish(key, "ok");
-    return;
-  }
-  const auto outcome = group_->await(key, std::chrono::hours(24));
-  if (outcome != "ok")
-    throw std::runtime_error(fmt::format("rank 0 could not {}: {}", step, outcome));
+  group_->run_on_rank0(step, work);
 }
 
 }  // namespace headroom::distributed

@@ -1,8 +1,10 @@
 #include "headroom/distributed/launch_environment.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 
 namespace headroom::distributed {
@@ -32,10 +34,27 @@ int optional_int(const EnvironmentLookup& lookup, const char* name, int fallback
 }
 
 void check_rank(const LaunchEnvironment& env) {
-  if (env.world_size < 1 || env.rank < 0 || env.rank >= env.world_size || env.local_rank < 0)
-    throw std::invalid_argument(fmt::format("{} launch: rank {} (local {}) of world size {}",
-                                            to_string(env.launcher), env.rank, env.local_rank,
-                                            env.world_size));
+  if (env.world_size < 1 || env.rank < 0 || env.rank >= env.world_size || env.local_rank < 0 ||
+      env.local_world_size < 1 || env.local_world_size > env.world_size)
+    throw std::invalid_argument(fmt::format(
+        "{} launch: rank {} (local {} of {} on this node) of world size {}",
+        to_string(env.launcher), env.rank, env.local_rank, env.local_world_size, env.world_size));
+}
+
+// The tasks srun placed on this node: the step's distribution (what srun started), else the
+// job's, at this node's index; else the requested --ntasks-per-node; else this task alone.
+int slurm_local_world_size(const EnvironmentLookup& lookup) {
+  const int node_id = optional_int(lookup, "SLURM_NODEID", 0);
+  for (const char* name : {"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"}) {
+    if (const auto list = lookup(name)) {
+      try {
+        return slurm_tasks_on_node(*list, node_id);
+      } catch (const std::invalid_argument& error) {
+        throw std::invalid_argument(fmt::format("environment variable {}: {}", name, error.what()));
+      }
+    }
+  }
+  return optional_int(lookup, "SLURM_NTASKS_PER_NODE", 1);
 }
 
 LaunchEnvironment torchrun(const EnvironmentLookup& lookup) {
@@ -44,6 +63,7 @@ LaunchEnvironment torchrun(const EnvironmentLookup& lookup) {
   env.rank = required_int(lookup, "RANK", "torchrun");
   env.world_size = required_int(lookup, "WORLD_SIZE", "torchrun");
   env.local_rank = optional_int(lookup, "LOCAL_RANK", 0);
+  env.local_world_size = optional_int(lookup, "LOCAL_WORLD_SIZE", 1);
   env.master_addr = lookup("MASTER_ADDR").value_or("127.0.0.1");
   env.master_port = required_int(lookup, "MASTER_PORT", "torchrun");
   return env;
@@ -58,6 +78,7 @@ LaunchEnvironment slurm(const EnvironmentLookup& lookup) {
                        ? required_int(lookup, "SLURM_STEP_NUM_TASKS", "SLURM")
                        : required_int(lookup, "SLURM_NTASKS", "SLURM");
   env.local_rank = optional_int(lookup, "SLURM_LOCALID", 0);
+  env.local_world_size = slurm_local_world_size(lookup);
   if (auto addr = lookup("MASTER_ADDR")) {
     env.master_addr = *addr;
   } else {
@@ -138,6 +159,45 @@ std::string first_slurm_host(std::string_view node_list) {
     throw std::invalid_argument(fmt::format("SLURM node list '{}' is malformed", node_list));
   return std::string(entry.substr(0, open)) + std::string(first) +
          std::string(entry.substr(entry.find(']') + 1));
+}
+
+int slurm_tasks_on_node(std::string_view tasks_per_node, int node_id) {
+  // Entries "COUNT" or "COUNT(xREPEATS)", separated by commas, one per run of nodes.
+  const auto malformed = [&] {
+    return std::invalid_argument(
+        fmt::format("SLURM tasks-per-node list '{}' is malformed", tasks_per_node));
+  };
+  const auto number = [&](std::string_view text) {
+    long long value = 0;
+    const auto [stop, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || stop != text.data() + text.size() || text.empty() || value < 1)
+      throw malformed();
+    return value;
+  };
+  if (node_id < 0) throw std::invalid_argument(fmt::format("SLURM node id {}", node_id));
+  // The whole list is read, so that a malformed one is refused whichever node asks.
+  std::optional<int> tasks;
+  long long nodes_before = 0;
+  std::size_t start = 0;
+  while (start <= tasks_per_node.size()) {
+    const auto end = std::min(tasks_per_node.find(',', start), tasks_per_node.size());
+    const auto entry = tasks_per_node.substr(start, end - start);
+    const auto open = entry.find('(');
+    long long repeats = 1;
+    if (open != std::string_view::npos) {
+      if (entry.size() < open + 4 || entry.substr(open, 2) != "(x" || entry.back() != ')')
+        throw malformed();
+      repeats = number(entry.substr(open + 2, entry.size() - open - 3));
+    }
+    const auto count = number(entry.substr(0, open));
+    if (!tasks && node_id < nodes_before + repeats) tasks = static_cast<int>(count);
+    nodes_before += repeats;
+    start = end + 1;
+  }
+  if (!tasks)
+    throw std::invalid_argument(
+        fmt::format("SLURM tasks-per-node list '{}' has no node {}", tasks_per_node, node_id));
+  return *tasks;
 }
 
 int slurm_rendezvous_port(long long job_id) { return 20000 + static_cast<int>(job_id % 20000); }

@@ -5,6 +5,8 @@
 
 #include <c10/cuda/CUDAFunctions.h>
 #include <fmt/format.h>
+#include <algorithm>
+#include <exception>
 #include <map>
 #include <optional>
 
@@ -20,6 +22,9 @@ struct ProcessGroup::State {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::Backend> backend;
   std::optional<detail::RankHeartbeat> heartbeat;
+  // run_on_rank0 calls so far: every rank makes them in the same order, so the count names the
+  // call's key in the store on every rank (a key once set stays set).
+  std::uint64_t rank0_steps = 0;
 
   // A connection to the job's store. The rendezvous connections (one per rank, rank 0's serving
   // it) count as the store's workers: rank 0's returns once every rank's has connected. Later
@@ -159,6 +164,49 @@ std::string ProcessGroup::await(const std::string& key, std::chrono::millisecond
   } catch (const std::exception& error) {
     state_->fail("waiting for rank 0", error.what());
   }
+}
+
+void ProcessGroup::run_on_rank0(const std::string& step, const std::function<void()>& work) {
+  const auto key = fmt::format("headroom/rank0/{}/{}", state_->rank0_steps++, step);
+  const auto read_key = [&key](int rank) { return fmt::format("{}/read by {}", key, rank); };
+  if (rank() == 0) {
+    std::exception_ptr failure;
+    std::string reason;
+    try {
+      work();
+    } catch (const std::exception& error) {
+      failure = std::current_exception();
+      reason = error.what();
+    } catch (...) {
+      failure = std::current_exception();
+      reason = "an unknown error";
+    }
+    if (!failure) {
+      publish(key, "ok");
+      return;
+    }
+    publish(key, "failed: " + reason);
+    // The store lives in this process: it must outlast the others' reading of the failure, or
+    // they would see only a lost rank 0. A rank that is gone does not answer; it is not waited for
+    // long.
+    std::vector<std::string> readers;
+    for (int r = 1; r < world_size(); ++r) readers.push_back(read_key(r));
+    try {
+      state_->store->wait(readers, std::min<std::chrono::milliseconds>(state_->options.timeout,
+                                                                       std::chrono::seconds(30)));
+    } catch (const std::exception&) {  // the failure rethrown below says more than this one
+    }
+    std::rethrow_exception(failure);
+  }
+  // A day: the work (preprocessing a store, caching a teacher's outputs) may take far longer than
+  // any collective; a lost rank 0 takes the store down with it and ends the wait at once.
+  const auto outcome = await(key, std::chrono::hours(24));
+  if (outcome == "ok") return;
+  publish(read_key(rank()), "");
+  const std::string_view failed = "failed: ";
+  throw std::runtime_error(
+      fmt::format("rank {} of {}: rank 0 could not {}: {}", rank(), world_size(), step,
+                  outcome.starts_with(failed) ? outcome.substr(failed.size()) : outcome));
 }
 
 at::Tensor ProcessGroup::all_gather_concat(const at::Tensor& local) {

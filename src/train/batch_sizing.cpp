@@ -8,6 +8,8 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <fmt/format.h>
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <variant>
@@ -35,13 +37,13 @@ std::string device_identity(const c10::Device& device) {
   return fmt::format("cuda {} {} B", properties->name, properties->totalGlobalMem);
 }
 
-// Every rank packs with rank 0's fit and budget, so that every rank plans the same epochs (fits
-// measured, or read from per-node caches, on different devices could differ in the last bits).
+// Every rank packs with rank 0's fit and budget, so that every rank plans the same epochs (a fit
+// read from another node's cache, or a budget from another machine's memory, could differ).
 void adopt_rank0_sizing(BatchSizing& sizing) {
   auto& f = *sizing.fit;
   std::vector<at::Tensor> values = {
       torch::tensor({f.fixed_bytes, f.bytes_per_node, f.bytes_per_edge, f.bytes_per_graph,
-                     sizing.packing_budget_bytes},
+                     f.max_relative_error, sizing.packing_budget_bytes},
                     torch::kDouble)};
   collectives().broadcast_from_rank0(values);
   const auto agreed = values[0].contiguous();
@@ -50,7 +52,8 @@ void adopt_rank0_sizing(BatchSizing& sizing) {
   f.bytes_per_node = v[1];
   f.bytes_per_edge = v[2];
   f.bytes_per_graph = v[3];
-  sizing.packing_budget_bytes = v[4];
+  f.max_relative_error = v[4];
+  sizing.packing_budget_bytes = v[5];
 }
 
 // The probe runs inside the memory budget (run_training applies it before `prepare`): a probe
@@ -118,13 +121,30 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
       {[&family, &model] { return family.plain_subject(model.config); }, "plain", {}, "train"});
 }
 
-MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
-                               const ModelSpec& model, const StageStep& step) {
-  const auto batches =
+namespace {
+
+// The probe batches of `step` and the cache key of their fit.
+struct ProbePlan {
+  std::vector<std::vector<std::uint32_t>> batches;
+  nlohmann::json key;
+};
+
+ProbePlan probe_plan(const TrainingConfig& config, const store::GraphStore& store,
+                     const ModelSpec& model, const StageStep& step) {
+  ProbePlan plan;
+  plan.batches =
       step.population.empty()
           ? memory::probe_batches(store, config.optimisation.batch_size)
           : memory::probe_batches(store, config.optimisation.batch_size, step.population);
-  const auto key = peak_fit_key(config, model, batches, step.objective, step.population_name);
+  plan.key = peak_fit_key(config, model, plan.batches, step.objective, step.population_name);
+  return plan;
+}
+
+}  // namespace
+
+MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
+                               const ModelSpec& model, const StageStep& step) {
+  const auto [batches, key] = probe_plan(config, store, model, step);
   const memory::PeakFitCache cache(memory::default_peak_fit_cache_dir());
   if (auto cached = cache.load(key))
     return {cached->fit, std::move(cached->samples), cached->file, true};
@@ -151,6 +171,34 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
 }
 
 namespace {
+
+// Rank 0 measures the step's peak (or reads its cached fit) while the other ranks wait, so that a
+// job probes once; the others then read the fit rank 0 stored. Where one cannot (the cache is off,
+// or not on a file system it shares with rank 0, or its device differs, so its key does too), it
+// goes on without: adopt_rank0_sizing gives every rank rank 0's fit either way.
+MeasuredPeak measure_step_peak_on_rank0(const TrainingConfig& config,
+                                        const store::GraphStore& store, const ModelSpec& model,
+                                        const StageStep& step) {
+  std::optional<MeasuredPeak> measured;
+  collectives().run_on_rank0("measure the training step's peak memory",
+                             [&] { measured = measure_step_peak(config, store, model, step); });
+  if (measured) return std::move(*measured);
+  const auto plan = probe_plan(config, store, model, step);
+  const memory::PeakFitCache cache(memory::default_peak_fit_cache_dir());
+  const auto& role = util::process_role();
+  MeasuredPeak read;
+  if (auto cached = cache.load(plan.key)) {
+    read = {cached->fit, std::move(cached->samples), cached->file, true};
+    fmt::print("rank {} of {}: peak fit read from {}, written by rank 0\n", role.rank,
+               role.world_size, read.cache_file.string());
+  } else {
+    fmt::print("rank {} of {}: peak fit taken from rank 0 (this rank's cache has none{})\n",
+               role.rank, role.world_size,
+               cache.enabled() ? " at " + cache.file_for(plan.key).string() : ": it is off");
+  }
+  std::fflush(stdout);
+  return read;
+}
 
 // memory_plan.json in the run directory: what `headroom report` draws as the plan's breakdown.
 void record_memory_plan(const RunDirectory& run, const MeasuredPeak& measured, double budget,
@@ -191,11 +239,12 @@ BatchSizing plan_batch_sizing(const TrainingConfig& config, const store::GraphSt
   sizing.max_graphs = config.optimisation.batch_size;
   if (!config.memory.pack_batches) return sizing;
   const auto budget = resolve_memory_budget(config.memory, training_device(config.run));
-  const auto measured = measure_step_peak(config, store, model, step);
+  auto measured = measure_step_peak_on_rank0(config, store, model, step);
   sizing.fit = measured.fit;
   sizing.packing_budget_bytes =
       config.memory.target_utilization * static_cast<double>(budget) - reserved_bytes;
   adopt_rank0_sizing(sizing);
+  measured.fit = *sizing.fit;
   const auto& f = measured.fit;
   run.log(fmt::format(
       "memory plan: peak = {} + {:.0f} B/node + {:.0f} B/edge + {:.0f} B/graph ({} {} probe "

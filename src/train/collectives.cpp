@@ -12,6 +12,9 @@ class SingleProcess final : public Collectives {
   void all_reduce_sum(std::vector<at::Tensor>& /*tensors*/) override {}
   void broadcast_from_rank0(std::vector<at::Tensor>& /*tensors*/) override {}
   at::Tensor all_gather_concat(const at::Tensor& local) override { return local; }
+  void run_on_rank0(const std::string& /*step*/, const std::function<void()>& work) override {
+    work();
+  }
 };
 
 std::shared_ptr<Collectives>& installed() {

@@ -10,6 +10,7 @@
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train/training_loop.hpp"
 #include "headroom/util/byte_size.hpp"
+#include "headroom/util/process_role.hpp"
 
 namespace headroom::train {
 namespace {
@@ -48,7 +49,8 @@ double largest_batch_bytes(const store::GraphStore& store, std::span<const std::
 }  // namespace
 
 memory::HostMemoryBudget host_memory_budget(const MemoryOptions& memory) {
-  return memory::resolve_host_memory_budget(memory.host_budget, memory::detect_host_memory_limit());
+  return memory::resolve_host_memory_budget(memory.host_budget, memory::detect_host_memory_limit(),
+                                            util::process_role().ranks_on_node);
 }
 
 double host_baseline_bytes() {

@@ -3,12 +3,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include <torch/nn/module.h>
 
 #include "headroom/store/graph_store.hpp"
+#include "headroom/train/collectives.hpp"
 #include "headroom/train/prepared_stage_step.hpp"
 #include "headroom/train/run_directory.hpp"
 #include "headroom/train/teacher_output_cache.hpp"
@@ -38,7 +40,9 @@ inline double parameter_bytes(const torch::nn::Module& module) {
 
 // Opens or builds the distilled stage's teacher output cache over `ids`, then releases the
 // teacher: no teacher parameter stays anywhere. The teacher moves to `device` only when the cache
-// has to be built; `outputs(teacher, batch)` returns the spec's tensors for a batch.
+// has to be built; `outputs(teacher, batch)` returns the spec's tensors for a batch. In a
+// data-parallel run, rank 0 alone opens or builds the file while the other ranks wait; they then
+// open the file rank 0 wrote (the runs directory is on a file system every rank sees).
 template <typename Teacher, typename Outputs>
 TeacherOutputCache cache_teacher_outputs(Teacher& teacher, TeacherOutputSpec spec,
                                          const std::vector<std::uint32_t>& ids,
@@ -48,15 +52,19 @@ TeacherOutputCache cache_teacher_outputs(Teacher& teacher, TeacherOutputSpec spe
                                          Outputs outputs) {
   auto settings = teacher_cache_settings(config, run, teacher_file, device);
   settings.spec = std::move(spec);
-  auto cache = TeacherOutputCache::open_or_build(settings, store, ids, [&] {
-    teacher->to(device);
-    return TeacherForward([model = teacher, outputs](const loader::GraphBatch& batch) mutable {
-      return outputs(model, batch);
+  std::optional<TeacherOutputCache> cache;
+  collectives().run_on_rank0("build the teacher output cache", [&] {
+    cache = TeacherOutputCache::open_or_build(settings, store, ids, [&] {
+      teacher->to(device);
+      return TeacherForward([model = teacher, outputs](const loader::GraphBatch& batch) mutable {
+        return outputs(model, batch);
+      });
     });
   });
+  if (!cache) cache = open_teacher_outputs_of_rank0(settings, store, ids);
   teacher = nullptr;
-  run.log(cache.summary());
-  return cache;
+  run.log(cache->summary());
+  return std::move(*cache);
 }
 
 // A stage behind PreparedStageStep, for any stage class with prepare_inputs(), model_spec(),

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "headroom/train/training_loop.hpp"
 #include "headroom/util/byte_size.hpp"
 #include "headroom/util/file_writer.hpp"
+#include "headroom/util/process_role.hpp"
 #include "headroom/util/stale_temporaries.hpp"
 
 namespace headroom::train {
@@ -379,6 +381,23 @@ TeacherCacheSettings teacher_cache_settings(const TrainingConfig& config, const 
   settings.device = device;
   settings.batch_size = config.optimisation.eval_batch_size;
   return settings;
+}
+
+TeacherOutputCache open_teacher_outputs_of_rank0(const TeacherCacheSettings& settings,
+                                                 const store::GraphStore& store,
+                                                 std::span<const std::uint32_t> graph_ids) {
+  const auto& role = util::process_role();
+  std::string why_not;
+  auto cache = TeacherOutputCache::open(settings, store, graph_ids, &why_not);
+  if (!cache)
+    throw std::runtime_error(fmt::format(
+        "rank {} of {}: cannot use the teacher output cache {} that rank 0 wrote ({}); every rank "
+        "must see the same runs directory",
+        role.rank, role.world_size, settings.file.string(), why_not));
+  fmt::print("rank {} of {}: {}, written by rank 0\n", role.rank, role.world_size,
+             cache->summary());
+  std::fflush(stdout);
+  return std::move(*cache);
 }
 
 std::string TeacherOutputCache::summary() const {

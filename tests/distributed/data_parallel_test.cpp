@@ -1,16 +1,18 @@
 // Data-parallel training on c10d's Gloo over loopback, each rank a separate headroom process
 // started the way torchrun starts them (testing::LocalJob): N ranks train like one process on N
-// times the batch, every graph is trained once per epoch on some rank, only rank 0 writes, and a
-// lost rank ends the job with an error naming it.
+// times the batch, every graph is trained once per epoch on some rank, only rank 0 writes, rank 0
+// alone builds the caches the others read, and a lost rank ends the job with an error naming it.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "headroom/models/gat_with_jk.hpp"
 #include "headroom/store/graph_store.hpp"
 #include "headroom/train/model_checkpoint.hpp"
 #include "test_support.hpp"
@@ -31,6 +33,17 @@ class DataParallelTest : public ::testing::Test {
   static std::size_t training_graphs() {
     return store::GraphStore::open(*store_).train_ids().size();
   }
+  // A batch size B for which batches of 2B in one process are pairs of consecutive batches of B
+  // dealt to two ranks: the last pair must not be cut (the epoch's remainder mod 2B is 0 or more
+  // than B). 0 when none of those tried is.
+  static std::size_t batch_dealt_in_pairs() {
+    const auto graphs = training_graphs();
+    for (const std::size_t candidate : {8, 7, 9, 6, 10, 11, 5, 12}) {
+      const auto remainder = graphs % (2 * candidate);
+      if (remainder == 0 || remainder > candidate) return candidate;
+    }
+    return 0;
+  }
   static inline testing::TempDir* dir_ = nullptr;
   static inline std::filesystem::path* store_ = nullptr;
 };
@@ -42,6 +55,20 @@ std::string train_command(const std::filesystem::path& store, const std::filesys
          " --preset gat,student --dropout 0 --patience 10 --threads 1 --progress false"
          " --seed 3 --max-epochs " +
          std::to_string(epochs) + " --batch-size " + std::to_string(batch_size) + " " + extra;
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+std::size_t files_under(const std::filesystem::path& dir) {
+  if (!std::filesystem::exists(dir)) return 0;
+  std::size_t count = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
+    count += entry.is_regular_file() ? 1 : 0;
+  return count;
 }
 
 std::string logs(const testing::LocalJob& job, int ranks) {
@@ -66,17 +93,8 @@ void expect_same_weights(const std::filesystem::path& a, const std::filesystem::
 }
 
 TEST_F(DataParallelTest, TwoRanksOfBatchBTrainLikeOneProcessOfBatch2B) {
-  // Batches of 2B in one process are pairs of consecutive batches of B dealt to the two ranks,
-  // as long as the last pair is not cut (the epoch's remainder mod 2B is 0 or more than B).
   const auto graphs = training_graphs();
-  std::size_t batch = 0;
-  for (const std::size_t candidate : {8, 7, 9, 6, 10, 11, 5, 12}) {
-    const auto remainder = graphs % (2 * candidate);
-    if (remainder == 0 || remainder > candidate) {
-      batch = candidate;
-      break;
-    }
-  }
+  const auto batch = batch_dealt_in_pairs();
   ASSERT_GT(batch, 0U) << graphs << " training graphs";
   const auto single_runs = dir_->path() / "single";
   std::string output;
@@ -119,6 +137,98 @@ TEST_F(DataParallelTest, TwoRanksOfBatchBTrainLikeOneProcessOfBatch2B) {
       EXPECT_EQ(ranks[e]["validation"][metric], single[e]["validation"][metric]) << metric;
   }
   expect_same_weights(run(ranks_runs) / "best.pt", run(single_runs) / "best.pt", 1e-5);
+}
+
+TEST_F(DataParallelTest, RankZeroAloneCachesTheTeachersOutputsAndTheRanksStillTrainLikeOne) {
+  // An untrained teacher: what matters is that every process distils from the same outputs.
+  const auto teacher = dir_->path() / "kd_teacher.pt";
+  {
+    const auto store = store::GraphStore::open(*store_);
+    torch::manual_seed(5);
+    const auto config =
+        models::gat_preset(models::ModelSize::kStudent,
+                           static_cast<std::int64_t>(store.metadata().vocabulary.size()) + 1);
+    models::GATWithJK model(config);
+    train::CheckpointInfo info;
+    info.kind = "gat";
+    info.model_config = config;
+    train::save_model_checkpoint(teacher, *model, info);
+  }
+  const auto batch = batch_dealt_in_pairs();
+  ASSERT_GT(batch, 0U) << training_graphs() << " training graphs";
+  const std::string distilled =
+      " --pack-batches false --calibration none --use-kd true"
+      " --teacher-path " +
+      teacher.string();
+  const auto single_runs = dir_->path() / "kd_single";
+  std::string output;
+  ASSERT_EQ(testing::run_command(
+                train_command(*store_, single_runs, 2 * batch, distilled) + " 2>&1", &output),
+            0)
+      << output;
+
+  const auto ranks_runs = dir_->path() / "kd_two_ranks";
+  testing::LocalJob job(train_command(*store_, ranks_runs, batch, distilled), 2,
+                        dir_->path() / "logs_kd_two_ranks");
+  ASSERT_EQ(job.wait_all(std::chrono::seconds(300)), (std::vector<int>{0, 0})) << logs(job, 2);
+  // Rank 0 built the file (its log says so once); rank 1 built nothing and read rank 0's.
+  EXPECT_EQ(occurrences(logs(job, 2), "teacher outputs cached: "), 1U) << logs(job, 2);
+  EXPECT_NE(job.log(0).find("teacher outputs cached: "), std::string::npos) << job.log(0);
+  EXPECT_NE(job.log(1).find("rank 1 of 2: teacher outputs reused: "), std::string::npos)
+      << job.log(1);
+  EXPECT_NE(job.log(1).find("written by rank 0"), std::string::npos) << job.log(1);
+
+  const auto run = [](const std::filesystem::path& runs) {
+    return runs / store_->filename() / "student_normal_kd";
+  };
+  EXPECT_TRUE(std::filesystem::exists(run(ranks_runs) / "teacher_outputs.bin"));
+  const auto single = testing::read_metrics(run(single_runs) / "metrics.jsonl");
+  const auto ranks = testing::read_metrics(run(ranks_runs) / "metrics.jsonl");
+  ASSERT_EQ(ranks.size(), single.size());
+  for (std::size_t e = 0; e < ranks.size(); ++e) {
+    SCOPED_TRACE(::testing::Message() << "epoch " << e);
+    EXPECT_EQ(ranks[e]["graphs"], training_graphs());
+    EXPECT_NEAR(ranks[e]["train_loss"].get<double>(), single[e]["train_loss"].get<double>(),
+                1e-5 * std::abs(single[e]["train_loss"].get<double>()));
+  }
+  // Rank 1 distilled from the same outputs as rank 0: otherwise the averaged gradients, and so the
+  // weights, would differ from one process's.
+  expect_same_weights(run(ranks_runs) / "best.pt", run(single_runs) / "best.pt", 1e-5);
+}
+
+TEST_F(DataParallelTest, RankZeroAloneMeasuresThePeakFitAndItsFailureEndsTheOtherRanks) {
+  // The cache directory is shared, as a home directory is on a cluster: rank 0 probes and stores
+  // the fit, rank 1 reads it and probes nothing.
+  const auto cache = dir_->path() / "fit_cache";
+  const auto runs = dir_->path() / "fit_once";
+  testing::LocalJob job(
+      train_command(*store_, runs, 16, "", 1), 2, dir_->path() / "logs_fit_once",
+      {"HEADROOM_CACHE_DIR=" + cache.string(), "HEADROOM_CACHE_DIR=" + cache.string()});
+  ASSERT_EQ(job.wait_all(std::chrono::seconds(300)), (std::vector<int>{0, 0})) << logs(job, 2);
+  EXPECT_NE(job.log(0).find("fit on "), std::string::npos) << job.log(0);
+  // The two ranks share this machine: each plans with half of its host memory.
+  EXPECT_NE(job.log(0).find("limit, shared by 2 ranks on this node)"), std::string::npos)
+      << job.log(0);
+  EXPECT_NE(job.log(1).find("rank 1 of 2: peak fit read from " + (cache / "peak-fits").string()),
+            std::string::npos)
+      << job.log(1);
+  EXPECT_EQ(files_under(cache / "peak-fits"), 1U);
+
+  // Rank 0 cannot store its fit (its cache directory cannot be created): rank 1, which would have
+  // measured and stored its own, ends at once with rank 0's reason and has written nothing.
+  const auto rank1_cache = dir_->path() / "fit_cache_rank1";
+  testing::LocalJob failing(
+      train_command(*store_, dir_->path() / "fit_failing", 16, "", 1), 2,
+      dir_->path() / "logs_fit_failing",
+      {"HEADROOM_CACHE_DIR=/dev/null/headroom", "HEADROOM_CACHE_DIR=" + rank1_cache.string()});
+  const auto statuses = failing.wait_all(std::chrono::seconds(120));
+  EXPECT_EQ(statuses, (std::vector<int>{1, 1})) << logs(failing, 2);
+  EXPECT_NE(failing.log(1).find("rank 1 of 2: rank 0 could not measure the training step's peak "
+                                "memory: /dev/null/headroom/peak-fits: cannot create"),
+            std::string::npos)
+      << failing.log(1);
+  EXPECT_EQ(failing.log(1).find("lost rank"), std::string::npos) << failing.log(1);
+  EXPECT_EQ(files_under(rank1_cache), 0U);
 }
 
 TEST_F(DataParallelTest, ThreeRanksWithBytePackingTrainEveryGraphOncePerEpoch) {

@@ -66,6 +66,64 @@ TEST(LaunchEnvironment, SlurmStepDerivesAddressAndPortUnlessSet) {
   EXPECT_EQ(env.master_port, 29500);
 }
 
+TEST(LaunchEnvironment, RanksOnThisNodeFromTorchrun) {
+  std::map<std::string, std::string> torchrun = {
+      {"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"MASTER_PORT", "29400"}};
+  EXPECT_EQ(detect_launch(variables(torchrun)).local_world_size, 1)
+      << "without LOCAL_WORLD_SIZE a rank counts itself alone on its node, as before";
+  torchrun["LOCAL_WORLD_SIZE"] = "4";
+  EXPECT_EQ(detect_launch(variables(torchrun)).local_world_size, 4);
+  torchrun["LOCAL_WORLD_SIZE"] = "16";
+  EXPECT_THROW(detect_launch(variables(torchrun)), std::invalid_argument)
+      << "more ranks on the node than in the job";
+}
+
+TEST(LaunchEnvironment, RanksOnThisNodeFromSlurm) {
+  const std::map<std::string, std::string> step = {{"SLURM_PROCID", "5"}, {"SLURM_STEP_ID", "0"},
+                                                   {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"},
+                                                   {"SLURM_JOB_ID", "7"}, {"MASTER_ADDR", "gpu03"},
+                                                   {"SLURM_NODEID", "2"}};
+  EXPECT_EQ(detect_launch(variables(step)).local_world_size, 1) << "nothing says more";
+
+  auto requested = step;
+  requested["SLURM_NTASKS_PER_NODE"] = "2";
+  EXPECT_EQ(detect_launch(variables(requested)).local_world_size, 2);
+
+  // The job's distribution wins over the request, at this node's index (node 2 of 2(x2),3,1).
+  auto job = requested;
+  job["SLURM_TASKS_PER_NODE"] = "2(x2),3,1";
+  EXPECT_EQ(detect_launch(variables(job)).local_world_size, 3);
+  // The step's distribution (what srun started) wins over the job's.
+  auto srun = job;
+  srun["SLURM_STEP_TASKS_PER_NODE"] = "4(x3)";
+  EXPECT_EQ(detect_launch(variables(srun)).local_world_size, 4);
+  // Without SLURM_NODEID: the first node's count.
+  srun.erase("SLURM_NODEID");
+  srun["SLURM_STEP_TASKS_PER_NODE"] = "2,4";
+  EXPECT_EQ(detect_launch(variables(srun)).local_world_size, 2);
+
+  auto malformed = step;
+  malformed["SLURM_STEP_TASKS_PER_NODE"] = "2(3)";
+  try {
+    detect_launch(variables(malformed));
+    FAIL() << "a malformed tasks-per-node list was accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("SLURM_STEP_TASKS_PER_NODE"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(LaunchEnvironment, SlurmTasksPerNodeLists) {
+  EXPECT_EQ(slurm_tasks_on_node("4", 0), 4);
+  EXPECT_EQ(slurm_tasks_on_node("2(x3),1", 0), 2);
+  EXPECT_EQ(slurm_tasks_on_node("2(x3),1", 2), 2);
+  EXPECT_EQ(slurm_tasks_on_node("2(x3),1", 3), 1);
+  EXPECT_EQ(slurm_tasks_on_node("1,8(x2)", 2), 8);
+  EXPECT_THROW(slurm_tasks_on_node("2(x3),1", 4), std::invalid_argument) << "past the last node";
+  for (const char* bad : {"", "x", "2,", "0", "2(x0)", "2(x3", "2(3)", "-1"})
+    EXPECT_THROW(slurm_tasks_on_node(bad, 0), std::invalid_argument) << "'" << bad << "'";
+}
+
 TEST(LaunchEnvironment, FirstHostOfSlurmNodeLists) {
   EXPECT_EQ(first_slurm_host("node17"), "node17");
   EXPECT_EQ(first_slurm_host("a1,b2"), "a1");

@@ -55,6 +55,9 @@ class ProcessGroup final : public train::Collectives {
   void all_reduce_sum(std::vector<at::Tensor>& tensors) override;
   void broadcast_from_rank0(std::vector<at::Tensor>& tensors) override;
   at::Tensor all_gather_concat(const at::Tensor& local) override;
+  // Rank 0 publishes the outcome of `work` in the rendezvous store ("ok" or the failure) under a
+  // key of its own per call, which the other ranks await (see train::Collectives).
+  void run_on_rank0(const std::string& step, const std::function<void()>& work) override;
 
   // A value published in the rendezvous store, and the wait for it (up to `timeout`): how ranks
   // wait for work one rank does alone, which may take longer than any collective may.

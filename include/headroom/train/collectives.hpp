@@ -13,7 +13,9 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace headroom::train {
@@ -32,6 +34,14 @@ class Collectives {
   // Every rank's 1-D `local` (lengths may differ between ranks; same dtype), concatenated in rank
   // order; the same tensor on every rank, on `local`'s device.
   virtual at::Tensor all_gather_concat(const at::Tensor& local) = 0;
+
+  // Runs `work` on rank 0 alone while the other ranks wait for it, however long it takes (the
+  // wait is not bounded by the collective timeout, but a lost rank 0 still ends it): how one
+  // process builds a file that every rank then reads. Returns on every rank once `work` returned
+  // on rank 0. When `work` throws there, rank 0 rethrows it and every other rank throws
+  // std::runtime_error "rank 0 could not <step>: <what>", so no rank waits for a file that will
+  // not come. `step` says what `work` does ("build the teacher output cache").
+  virtual void run_on_rank0(const std::string& step, const std::function<void()>& work) = 0;
 };
 
 // The collectives of this process: set_collectives's, or those of a single process.

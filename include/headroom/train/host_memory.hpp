@@ -13,8 +13,9 @@
 
 namespace headroom::train {
 
-// memory.host_budget, or the detected limit less the margin. Throws std::invalid_argument when
-// the flag exceeds the detected limit.
+// memory.host_budget, or the detected limit less the margin, divided among the run's ranks on this
+// machine (util::process_role()). Throws std::invalid_argument when the flag exceeds the detected
+// limit.
 memory::HostMemoryBudget host_memory_budget(const MemoryOptions& memory);
 
 // Bytes: the anonymous RSS less the CPU tensors' live and cached bytes (those are planned inside

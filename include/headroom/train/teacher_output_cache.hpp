@@ -134,4 +134,12 @@ TeacherCacheSettings teacher_cache_settings(const TrainingConfig& config, const 
                                             const std::filesystem::path& teacher_checkpoint,
                                             const c10::Device& device);
 
+// The cache that rank 0 of a data-parallel run has just opened or built at settings.file
+// (Collectives::run_on_rank0), opened by another rank, which says so on its console (the run log
+// is rank 0's). Throws std::runtime_error naming this rank, the file and why it cannot be used
+// here (most likely a runs directory that is not on a file system every rank sees).
+TeacherOutputCache open_teacher_outputs_of_rank0(const TeacherCacheSettings& settings,
+                                                 const store::GraphStore& store,
+                                                 std::span<const std::uint32_t> graph_ids);
+
 }  // namespace headroom::train

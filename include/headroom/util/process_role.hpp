@@ -8,14 +8,15 @@
 namespace headroom::util {
 
 struct ProcessRole {
-  int rank = 0;        // this process's index among the run's processes
-  int world_size = 1;  // the run's processes
+  int rank = 0;           // this process's index among the run's processes
+  int world_size = 1;     // the run's processes
+  int ranks_on_node = 1;  // the run's processes on this machine, this one included
   bool writes() const { return rank == 0; }
 };
 
 // The role set by set_process_role, or the single-process default.
 const ProcessRole& process_role();
-// Throws std::invalid_argument unless 0 <= rank < world_size.
+// Throws std::invalid_argument unless 0 <= rank < world_size and 1 <= ranks_on_node <= world_size.
 void set_process_role(ProcessRole role);
 
 }  // namespace headroom::util
