@@ -254,15 +254,23 @@ void apply_thread_count(const RunOptions& run) {
 
 namespace {
 
-// Inference needs no gradient bookkeeping: on OOM the batch is simply run in halves.
+// Inference needs no gradient bookkeeping: on OOM the batch is simply run in halves. A single
+// graph that does not fit cannot be split further: the error, still an out-of-memory error (so
+// that the training loop adds where and how to resume), names the graph and the device.
 void run_splitting_on_oom(const store::GraphStore& store, const loader::GraphBatch& host,
                           const c10::Device& device,
                           const std::function<void(const loader::GraphBatch&)>& fn) {
   try {
+    const util::AllocationSite site("inference");
     fn(host.to(device, /*non_blocking=*/true));
     return;
-  } catch (const c10::OutOfMemoryError&) {
-    if (host.num_graphs <= 1) throw;
+  } catch (const c10::OutOfMemoryError& error) {
+    if (host.num_graphs <= 1)
+      throw c10::OutOfMemoryError(fmt::format(
+          "out of memory in inference (scoring, validation or evaluation) on one graph alone: "
+          "graph {} ({} nodes, {} edges) on {}: {}",
+          host.graph_id_list().front(), host.num_nodes, host.edge_index.size(1), device.str(),
+          error.what_without_backtrace()));
     at::autocast::clear_cache();
     if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
   }
@@ -467,6 +475,7 @@ class EpochLoop {
 
   EpochStats train_epoch(std::int64_t epoch);
   void finish_epoch(std::int64_t epoch, const EpochStats& stats, Clock::time_point epoch_start);
+  void save_state_named_on_oom(std::int64_t epoch, bool cuda);
 
   const TrainingConfig& config_;
   RunDirectory& run_;
@@ -585,7 +594,8 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
     info.epoch = epoch;
     info.validation_loss = validation.loss;
     if (util::process_role().writes())
-      save_model_checkpoint(run_.best_checkpoint(), *task_.model, info);
+      outside_the_step(epoch, "checkpoint",
+                       [&] { save_model_checkpoint(run_.best_checkpoint(), *task_.model, info); });
   } else {
     ++state_.bad_epochs;
   }
@@ -622,7 +632,19 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
       epoch + 1, config_.optimisation.max_epochs, stats.train_loss, validation.loss,
       improved ? " *" : "", graphs_per_second, stats.wait_seconds,
       static_cast<double>(epoch_peak) / (1 << 20)));
-  if (util::process_role().writes()) save_state(run_, task_, optimizer_, state_, cuda);
+  if (util::process_role().writes()) save_state_named_on_oom(epoch, cuda);
+}
+
+// last.pt is replaced atomically: when writing it runs out of memory, it still holds the epoch
+// before, and that is where the same command resumes.
+void EpochLoop::save_state_named_on_oom(std::int64_t epoch, bool cuda) {
+  try {
+    const util::AllocationSite site("checkpoint");
+    save_state(run_, task_, optimizer_, state_, cuda);
+  } catch (const c10::OutOfMemoryError&) {
+    --state_.epochs_done;
+    outside_the_step(epoch, "checkpoint", [] { throw; });
+  }
 }
 
 // The lines of a multi-line text, for a log that takes one line at a time.

@@ -201,6 +201,55 @@ TEST_F(OomGuardRun, MetricsOutOfMemoryNamesWhereAndTheRunResumes) {
   expect_same_weights("metrics");
 }
 
+TEST_F(OomGuardRun, CheckpointOutOfMemoryNamesWhereAndTheRunResumes) {
+  // The first allocation made while writing a checkpoint (best.pt or last.pt of epoch 1) fails.
+  std::string output;
+  EXPECT_EQ(testing::run_command(
+                "HEADROOM_INJECT_OOM=0:1:4:checkpoint " + command("checkpoint", ""), &output),
+            1)
+      << output;
+  EXPECT_NE(output.find("out of memory in the checkpoint of epoch 1, outside the guarded "
+                        "training step"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("no epoch was completed: run the same command again to start over"),
+            std::string::npos)
+      << output;
+  ASSERT_EQ(testing::run_command(command("checkpoint", ""), &output), 0) << output;
+  ASSERT_EQ(metrics("checkpoint").size(), 2U);
+  expect_same_weights("checkpoint");
+}
+
+TEST_F(OomGuardRun, InferenceRunsInHalvesAndOneGraphThatDoesNotFitIsNamed) {
+  // Validation's first three forward allocations fail: its batch is redone in halves, and the
+  // run ends as the undisturbed one.
+  std::string output;
+  ASSERT_EQ(testing::run_command(
+                "HEADROOM_INJECT_OOM=0:3:4:inference " + command("inference_split", ""), &output),
+            0)
+      << output;
+  const auto reference = metrics("reference");
+  const auto split = metrics("inference_split");
+  ASSERT_EQ(split.size(), 2U);
+  for (std::size_t e = 0; e < split.size(); ++e)
+    EXPECT_NEAR(split[e]["validation_loss"].get<double>(),
+                reference[e]["validation_loss"].get<double>(), 1e-5)
+        << e;
+  expect_same_weights("inference_split");
+
+  // Every forward allocation fails: down to one graph, which cannot be split, and is named.
+  EXPECT_EQ(
+      testing::run_command(
+          "HEADROOM_INJECT_OOM=0:100000000:4:inference " + command("inference_never", ""), &output),
+      1)
+      << output;
+  EXPECT_NE(output.find("out of memory in the validation of epoch 1"), std::string::npos) << output;
+  EXPECT_NE(output.find("in inference (scoring, validation or evaluation) on one graph alone: "
+                        "graph "),
+            std::string::npos)
+      << output;
+}
+
 TEST_F(OomGuardRun, MalformedInjectionSpecIsAClearError) {
   std::string output;
   EXPECT_EQ(testing::run_command("HEADROOM_INJECT_OOM=lots " + command("bad", ""), &output), 1);
