@@ -57,9 +57,9 @@ void adopt_rank0_sizing(BatchSizing& sizing) {
 }
 
 // The probe runs inside the memory budget (run_training applies it before `prepare`): a probe
-// batch whose step is refused is measured on its first half instead, down to one graph. The
-// sample is then a smaller batch, which the fit takes as it is; a single graph whose step does
-// not fit is an error, since no batch of the run could be trained either.
+// batch whose collation or step is refused is measured on its first half instead, down to one
+// graph. The sample is then a smaller batch, which the fit takes as it is; a single graph that
+// does not fit is an error, since no batch of the run could be trained either.
 memory::PeakSample probe_within_budget(const store::GraphStore& store,
                                        std::span<const std::uint32_t> ids,
                                        const ProbeSubjectFactory& make,
@@ -71,8 +71,8 @@ memory::PeakSample probe_within_budget(const store::GraphStore& store,
     if (options.device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
     if (ids.size() <= 1)
       throw std::runtime_error(fmt::format(
-          "memory probe: the training step of graph {} alone does not fit in the memory budget "
-          "(raise --memory-budget): {}",
+          "memory probe: graph {} alone (its collation or its training step) does not fit in the "
+          "memory budget (raise --memory-budget): {}",
           ids.empty() ? -1 : static_cast<std::int64_t>(ids[0]), error.what_without_backtrace()));
   }
   return probe_within_budget(store, ids.first(ids.size() / 2), make, options);

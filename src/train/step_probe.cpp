@@ -9,6 +9,7 @@
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train/model_family.hpp"
+#include "headroom/util/allocation_site.hpp"
 
 namespace headroom::train {
 
@@ -17,8 +18,12 @@ memory::PeakSample probe_step_peak(const store::GraphStore& store,
                                    const ProbeSubjectFactory& make,
                                    const PeakProbeOptions& options) {
   memory::install_counting_cpu_allocator();
-  loader::CollateOptions collate_options;
-  const auto batch = loader::collate(store, ids, collate_options);
+  // Its own allocation site: a probe batch whose collation runs out of memory is probed smaller,
+  // like one whose step does (train/batch_sizing.cpp), and the error can say which it was.
+  const auto batch = [&] {
+    const util::AllocationSite site("probe-collate");
+    return loader::collate(store, ids, loader::CollateOptions{});
+  }();
 
   ProbeSubject subject = make();
   std::vector<at::Tensor> parameters;

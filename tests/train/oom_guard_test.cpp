@@ -250,6 +250,29 @@ TEST_F(OomGuardRun, InferenceRunsInHalvesAndOneGraphThatDoesNotFitIsNamed) {
       << output;
 }
 
+TEST_F(OomGuardRun, ProbeCollationOutOfMemoryProbesSmallerOrNamesTheGraph) {
+  // The peak probe's collation fails once: it probes a smaller batch and trains as the reference.
+  // The peak-fit cache is off (HEADROOM_CACHE_DIR=off) so that the probe runs.
+  std::string output;
+  ASSERT_EQ(testing::run_command("HEADROOM_CACHE_DIR=off HEADROOM_INJECT_OOM=0:1:4:probe-collate " +
+                                     command("probe_once", ""),
+                                 &output),
+            0)
+      << output;
+  ASSERT_EQ(metrics("probe_once").size(), 2U);
+  expect_same_weights("probe_once");
+  // It always fails: down to one graph, named, before any training.
+  EXPECT_EQ(testing::run_command(
+                "HEADROOM_CACHE_DIR=off HEADROOM_INJECT_OOM=0:100000000:4:probe-collate " +
+                    command("probe_never", ""),
+                &output),
+            1)
+      << output;
+  EXPECT_NE(output.find("alone (its collation or its training step) does not fit"),
+            std::string::npos)
+      << output;
+}
+
 TEST_F(OomGuardRun, MalformedInjectionSpecIsAClearError) {
   std::string output;
   EXPECT_EQ(testing::run_command("HEADROOM_INJECT_OOM=lots " + command("bad", ""), &output), 1);
