@@ -140,14 +140,21 @@ ProbePlan probe_plan(const TrainingConfig& config, const store::GraphStore& stor
   return plan;
 }
 
+// The fit `cache` holds for `key`, as a measurement read from it; nullopt when it holds none.
+std::optional<MeasuredPeak> cached_measurement(const memory::PeakFitCache& cache,
+                                               const nlohmann::json& key) {
+  auto cached = cache.load(key);
+  if (!cached) return std::nullopt;
+  return MeasuredPeak{cached->fit, std::move(cached->samples), cached->file, true};
+}
+
 }  // namespace
 
 MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphStore& store,
                                const ModelSpec& model, const StageStep& step) {
   const auto [batches, key] = probe_plan(config, store, model, step);
   const memory::PeakFitCache cache(memory::default_peak_fit_cache_dir());
-  if (auto cached = cache.load(key))
-    return {cached->fit, std::move(cached->samples), cached->file, true};
+  if (auto cached = cached_measurement(cache, key)) return std::move(*cached);
 
   const auto options = probe_options(config);
   // Probing builds models and runs dropout: keep the training's random streams where the caller
@@ -187,8 +194,8 @@ MeasuredPeak measure_step_peak_on_rank0(const TrainingConfig& config,
   const memory::PeakFitCache cache(memory::default_peak_fit_cache_dir());
   const auto& role = util::process_role();
   MeasuredPeak read;
-  if (auto cached = cache.load(plan.key)) {
-    read = {cached->fit, std::move(cached->samples), cached->file, true};
+  if (auto cached = cached_measurement(cache, plan.key)) {
+    read = std::move(*cached);
     fmt::print("rank {} of {}: peak fit read from {}, written by rank 0\n", role.rank,
                role.world_size, read.cache_file.string());
   } else {
