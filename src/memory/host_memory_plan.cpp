@@ -53,9 +53,11 @@ void plan_cpu(const HostPlanInputs& in, HostMemoryPlan& plan) {
         "planner leaves free in the CPU tensor budget",
         in.prefetch_depth, plan.prefetch_depth, plan.prefetch_depth, bytes(in.train_batch_bytes),
         bytes(free_share)));
-  add(plan, fmt::format("prefetch queue ({} + 1 batches)", plan.prefetch_depth),
-      queue_bytes(plan.prefetch_depth, in.train_batch_bytes), false,
-      "inside the CPU tensor budget");
+  // Inference (evaluation, scoring) queues no training batches.
+  if (in.train_batch_bytes > 0)
+    add(plan, fmt::format("prefetch queue ({} + 1 batches)", plan.prefetch_depth),
+        queue_bytes(plan.prefetch_depth, in.train_batch_bytes), false,
+        "inside the CPU tensor budget");
   add(plan, fmt::format("validation queue ({} + 1 batches)", in.eval_prefetch_depth),
       queue_bytes(in.eval_prefetch_depth, in.eval_batch_bytes), false,
       "inside the CPU tensor budget");
@@ -72,8 +74,9 @@ void plan_cuda(const HostPlanInputs& in, HostMemoryPlan& plan) {
     plan.adaptations.push_back(fmt::format(
         "prefetch depth {} -> {}: the pinned batch queue must fit in the host budget {}",
         in.prefetch_depth, plan.prefetch_depth, bytes(in.budget_bytes)));
-  add(plan, fmt::format("prefetch queue ({} + 1 batches)", plan.prefetch_depth),
-      queue_bytes(plan.prefetch_depth, in.train_batch_bytes), true, "pinned");
+  if (in.train_batch_bytes > 0)
+    add(plan, fmt::format("prefetch queue ({} + 1 batches)", plan.prefetch_depth),
+        queue_bytes(plan.prefetch_depth, in.train_batch_bytes), true, "pinned");
   add(plan, fmt::format("validation queue ({} + 1 batches)", in.eval_prefetch_depth),
       queue_bytes(in.eval_prefetch_depth, in.eval_batch_bytes), true, "pinned");
 }

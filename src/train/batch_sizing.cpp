@@ -8,7 +8,9 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <fmt/format.h>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -17,6 +19,7 @@
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/memory/batch_packer.hpp"
 #include "headroom/memory/peak_fit_cache.hpp"
+#include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train/collectives.hpp"
 #include "headroom/train/precision.hpp"
 #include "headroom/train/training_loop.hpp"
@@ -63,10 +66,11 @@ void adopt_rank0_sizing(BatchSizing& sizing) {
 memory::PeakSample probe_within_budget(const store::GraphStore& store,
                                        std::span<const std::uint32_t> ids,
                                        const ProbeSubjectFactory& make,
-                                       const PeakProbeOptions& options) {
+                                       const PeakProbeOptions& options, std::int64_t& oom_events) {
   try {
     return probe_step_peak(store, ids, make, options);
   } catch (const c10::OutOfMemoryError& error) {
+    ++oom_events;
     at::autocast::clear_cache();
     if (options.device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
     if (ids.size() <= 1)
@@ -75,7 +79,7 @@ memory::PeakSample probe_within_budget(const store::GraphStore& store,
           "memory budget (raise --memory-budget): {}",
           ids.empty() ? -1 : static_cast<std::int64_t>(ids[0]), error.what_without_backtrace()));
   }
-  return probe_within_budget(store, ids.first(ids.size() / 2), make, options);
+  return probe_within_budget(store, ids.first(ids.size() / 2), make, options, oom_events);
 }
 
 }  // namespace
@@ -129,6 +133,53 @@ struct ProbePlan {
   nlohmann::json key;
 };
 
+// The bytes a probe batch may take on the training device: the planner's share of the budget in
+// force (CPU: the counting allocator's; CUDA: --memory-budget or the device's memory) less what is
+// already live (a teacher, the stage's own model). Infinite when no budget is in force.
+double probe_allowance(const TrainingConfig& config) {
+  const auto device = training_device(config.run);
+  double budget = 0;
+  double live = 0;
+  if (device.is_cuda()) {
+    budget = static_cast<double>(resolve_memory_budget(config.memory, device));
+    live = static_cast<double>(
+        memory::cuda_tensor_memory(std::max<int>(0, device.index())).allocated_bytes);
+  } else {
+    budget = static_cast<double>(memory::cpu_tensor_budget());
+    live = static_cast<double>(memory::cpu_tensor_memory().current_bytes);
+  }
+  if (budget <= 0) return std::numeric_limits<double>::infinity();
+  return config.memory.target_utilization * std::max(0.0, budget - live);
+}
+
+// Before anything is measured, the static estimate (always high: docs/benchmarks.md) sizes each
+// probe batch to `allowance`, so that the probe does not ask for memory the budget would refuse:
+// the largest prefix of the batch whose estimated step fits, at least one graph. The OOM fallback
+// in probe_within_budget stays for what the estimate does not cover.
+void fit_probe_batches_to_budget(const TrainingConfig& config, const store::GraphStore& store,
+                                 const ModelSpec& model,
+                                 std::vector<std::vector<std::uint32_t>>& batches) {
+  const double allowance = probe_allowance(config);
+  if (!std::isfinite(allowance)) return;
+  const auto estimate = model_family(model.family)
+                            .static_estimate(model.config, parse_precision(config.run.precision) !=
+                                                               Precision::kFloat32);
+  if (!estimate) return;
+  const auto index = store.size_index();
+  for (auto& batch : batches) {
+    std::uint64_t nodes = 0;
+    std::uint64_t edges = 0;
+    std::size_t fitting = 0;
+    for (const auto id : batch) {
+      nodes += index.num_nodes[id];
+      edges += index.num_edges[id];
+      if (estimate->predict(nodes, edges, fitting + 1) > allowance) break;
+      ++fitting;
+    }
+    batch.resize(std::max<std::size_t>(1, fitting));
+  }
+}
+
 ProbePlan probe_plan(const TrainingConfig& config, const store::GraphStore& store,
                      const ModelSpec& model, const StageStep& step) {
   ProbePlan plan;
@@ -136,6 +187,7 @@ ProbePlan probe_plan(const TrainingConfig& config, const store::GraphStore& stor
       step.population.empty()
           ? memory::probe_batches(store, config.optimisation.batch_size)
           : memory::probe_batches(store, config.optimisation.batch_size, step.population);
+  fit_probe_batches_to_budget(config, store, model, plan.batches);
   plan.key = peak_fit_key(config, model, plan.batches, step.objective, step.population_name);
   return plan;
 }
@@ -166,7 +218,8 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
     cuda_state = at::globalContext().defaultGenerator(at::kCUDA).get_state();
   MeasuredPeak measured;
   for (const auto& batch : batches)
-    measured.samples.push_back(probe_within_budget(store, batch, step.make, options));
+    measured.samples.push_back(
+        probe_within_budget(store, batch, step.make, options, measured.probe_oom_events));
   cpu_generator.set_state(cpu_state);
   if (cuda_state) {
     auto cuda_generator = at::globalContext().defaultGenerator(at::kCUDA);
@@ -229,6 +282,7 @@ void record_memory_plan(const RunDirectory& run, const MeasuredPeak& measured, d
                                {"bytes_per_graph", f.bytes_per_graph},
                                {"max_relative_error", f.max_relative_error},
                                {"from_cache", measured.from_cache},
+                               {"probe_oom_events", measured.probe_oom_events},
                                {"memory_budget", budget},
                                {"target_utilization", target_utilization},
                                {"reserved_bytes", reserved_bytes},

@@ -10,8 +10,10 @@
 #include <stdexcept>
 
 #include "headroom/eval/decision_threshold.hpp"
+#include "headroom/train/command_budget.hpp"
 #include "headroom/train/fusion_stage.hpp"
 #include "headroom/train/graph_scores.hpp"
+#include "headroom/train/host_memory.hpp"
 #include "headroom/train/model_checkpoint.hpp"
 #include "headroom/train/model_family.hpp"
 #include "headroom/train/run_directory.hpp"
@@ -186,17 +188,29 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
 
   EvaluationStageResult result;
   result.run_dir = run.path();
+  // Every model is scored inside the memory budgets, each as its own memory phase.
+  const auto budgets = apply_command_budgets(config, store, run, CommandWork::kInference);
   // Earlier evaluations of other models stay: a model's entry is replaced only by its own.
   nlohmann::json summary = read_summary(run.path() / "evaluation.json");
   for (const auto& source : sources) {
     const auto checkpoint = resolve_checkpoint_path(source);
-    auto evaluated = evaluate_model(config, run, store, ids, checkpoint, model_name(source));
+    std::optional<eval::ModelEvaluation> evaluated;
+    const auto peak = run_phase(budgets.device, [&] {
+      evaluated = evaluate_model(config, run, store, ids, checkpoint, model_name(source));
+    });
+    check_host_memory(budgets.host, "evaluating " + model_name(source),
+                      "lower --eval-batch-size, or raise --host-memory-budget");
     if (!evaluated) continue;
     auto& evaluation = *evaluated;
     run.log(fmt::format("\n{} ({})\n{}", evaluation.model, checkpoint.string(),
                         eval::render_table(evaluation)));
+    run.log(fmt::format("{} on {}: tensor {}", evaluation.model, budgets.device.str(),
+                        phase_peak_text(peak, budgets.device_budget)));
     nlohmann::json json = evaluation;
     json["checkpoint"] = checkpoint.string();
+    json["memory"] = {{"device", budgets.device.str()},
+                      {"peak_tensor_bytes", peak},
+                      {"memory_budget", budgets.device_budget}};
     if (util::process_role().writes())
       util::write_file_atomically(run.path() / (evaluation.model + ".json"), json.dump(2) + "\n");
     summary[evaluation.model] = json;

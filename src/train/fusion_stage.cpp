@@ -14,6 +14,7 @@
 #include "headroom/eval/binary_metrics.hpp"
 #include "headroom/eval/decision_threshold.hpp"
 #include "headroom/eval/evaluation_report.hpp"
+#include "headroom/train/command_budget.hpp"
 #include "headroom/train/fusion_features.hpp"
 #include "headroom/train/fusion_learner.hpp"
 #include "headroom/train/metrics_sink.hpp"
@@ -118,7 +119,11 @@ class FusionStage {
       result.outcome = *finished;
       return result;
     }
-    prepare_data();
+    // Scoring the validation split runs both models: inside the memory budgets, as a phase.
+    const auto budgets = apply_command_budgets(config_, store_, run_, CommandWork::kInference);
+    const auto peak = run_phase(budgets.device, [this] { prepare_data(); });
+    run_.log(fmt::format("scoring on {}: tensor {}", budgets.device.str(),
+                         phase_peak_text(peak, budgets.device_budget)));
     torch::manual_seed(config_.run.seed);
     learner_ = make_fusion_learner(config_.fusion.method, nullptr, learner_options());
     auto& outcome = result.outcome;

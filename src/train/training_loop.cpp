@@ -13,11 +13,11 @@
 #include "headroom/loader/batch_prefetcher.hpp"
 #include "headroom/loader/collate.hpp"
 #include "headroom/loader/epoch_order.hpp"
-#include "headroom/memory/cuda_allocator_defaults.hpp"
 #include "headroom/memory/rank_batches.hpp"
 #include "headroom/memory/system_memory.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train/collectives.hpp"
+#include "headroom/train/command_budget.hpp"
 #include "headroom/train/host_memory.hpp"
 #include "headroom/train/metrics_sink.hpp"
 #include "headroom/train/oom_guard.hpp"
@@ -153,29 +153,6 @@ LoopState load_state(const RunDirectory& run, const TrainingTask& task,
 
 std::int64_t epoch_peak_bytes(const memory::MemorySnapshot& snapshot, bool cuda) {
   return cuda ? snapshot.cuda.peak_allocated_bytes : snapshot.cpu.peak_bytes;
-}
-
-// On CPU the counting allocator refuses tensor allocations past the budget (OutOfMemoryError, which
-// the OOM guard handles); on CUDA the caching allocator is capped at the budget's share of the
-// device.
-void apply_memory_budget(const TrainingConfig& config, std::int64_t budget,
-                         const c10::Device& device, RunDirectory& run) {
-  if (device.is_cuda()) {
-    const auto settings = memory::cuda_allocator_settings();
-    run.log("CUDA caching allocator: " + (settings.empty() ? "LibTorch defaults" : settings));
-    const auto index = std::max<int>(0, device.index());
-    const auto total = static_cast<double>(at::cuda::getDeviceProperties(index)->totalGlobalMem);
-    c10::cuda::CUDACachingAllocator::setMemoryFraction(
-        std::min(1.0, static_cast<double>(budget) / total), index);
-  } else {
-    memory::set_cpu_tensor_budget(budget);
-  }
-  run.log(fmt::format("memory budget {} on {}{}",
-                      util::format_byte_size(static_cast<double>(budget)), device.str(),
-                      config.memory.budget > 0
-                          ? ""
-                          : (device.is_cuda() ? " (default: the device's memory)"
-                                              : " (default: what the host memory budget leaves)")));
 }
 
 // A sampled step's memory: what metrics.jsonl records between epoch lines.
@@ -647,34 +624,12 @@ void EpochLoop::save_state_named_on_oom(std::int64_t epoch, bool cuda) {
   }
 }
 
-// The lines of a multi-line text, for a log that takes one line at a time.
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t begin = 0;
-  while (begin < text.size()) {
-    const auto end = std::min(text.find('\n', begin), text.size());
-    lines.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return lines;
-}
-
 // Runs the stage's `prepare` as its own memory phase and logs that phase's peak, so that a
 // budget overrun before training (none is possible once the budget is applied) would show.
 void run_prepare_within_budget(const TrainingTask& task, std::int64_t budget,
                                const c10::Device& device, RunDirectory& run) {
-  const bool cuda = device.is_cuda();
-  const int cuda_index = cuda ? std::max<int>(0, device.index()) : -1;
-  memory::reset_peak(cuda_index);
-  task.prepare();
-  const auto peak = epoch_peak_bytes(memory::memory_snapshot(cuda_index), cuda);
-  if (cuda)
-    c10::cuda::CUDACachingAllocator::emptyCache();
-  else
-    memory::release_cached_host_memory();
-  run.log(fmt::format("before training (probing, scoring, caches): peak {} ({:.1f}% of the budget)",
-                      util::format_byte_size(static_cast<double>(peak)),
-                      100.0 * static_cast<double>(peak) / static_cast<double>(budget)));
+  const auto peak = run_phase(device, task.prepare);
+  run.log("before training (probing, scoring, caches): " + phase_peak_text(peak, budget));
 }
 
 }  // namespace
@@ -717,20 +672,13 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
   // The budget holds from the first byte: probing, difficulty scoring and teacher caches in
   // `prepare` run inside it (a probe batch that does not fit is probed smaller), and what they
   // leave cached is released before the first epoch, which then measures its own peak.
-  auto host_budget = host_memory_budget(config.memory);
-  const auto host_plan = plan_run_host_memory(config, *task.store, host_budget);
-  for (const auto& line : split_lines(memory::render_host_memory_plan(host_plan))) run.log(line);
-  if (!host_plan.fits) throw std::runtime_error(memory::host_plan_failure(host_plan));
+  const auto budgets = apply_command_budgets(config, *task.store, run, CommandWork::kTraining);
   // Only the prefetch depth changes: it is not part of the configuration a resume must match.
   TrainingConfig adapted = config;
-  adapted.run.prefetch_depth = host_plan.prefetch_depth;
-  const auto budget = device.is_cuda() || config.memory.budget > 0
-                          ? resolve_memory_budget(config.memory, device)
-                          : static_cast<std::int64_t>(host_plan.cpu_tensor_budget);
-  apply_memory_budget(config, budget, device, run);
-  if (task.prepare) run_prepare_within_budget(task, budget, device, run);
+  adapted.run.prefetch_depth = budgets.host_plan.prefetch_depth;
+  if (task.prepare) run_prepare_within_budget(task, budgets.device_budget, device, run);
 
-  EpochLoop loop(adapted, run, task, hooks, budget, std::move(host_budget));
+  EpochLoop loop(adapted, run, task, hooks, budgets.device_budget, budgets.host);
   TrainingOutcome outcome;
   loop.start(agree_with_rank0(collectives(), resumable_training(config, run)), outcome);
   record_training_config(config, run);

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "headroom/train/gradient_clipping.hpp"
+
 namespace headroom::train {
 
 TrainingStep::TrainingStep(const store::GraphStore& store, std::vector<at::Tensor> parameters,
@@ -40,8 +42,7 @@ StepOutcome TrainingStep::run(const loader::GraphBatch& host_batch) {
                                            : host_batch.num_graphs));
   outcome.applied = scaler_.unscale(parameters_);
   if (outcome.applied) {
-    if (settings_.gradient_clip > 0)
-      torch::nn::utils::clip_grad_norm_(parameters_, settings_.gradient_clip);
+    if (settings_.gradient_clip > 0) clip_gradient_norm(parameters_, settings_.gradient_clip);
     optimizer_.step();
   }
   scaler_.update(outcome.applied);

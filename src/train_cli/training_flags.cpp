@@ -184,7 +184,8 @@ void TrainingFlags::add_memory_flags(CLI::App& command) {
   const std::string memory = kMemoryGroup;
   command
       .add_option("--memory-budget", memory_budget,
-                  "Device memory for training, e.g. 1GB, 512MiB (default: GPU total, or RAM)")
+                  "Device memory for training, evaluation and scoring, e.g. 1GB, 512MiB (default: "
+                  "GPU total, or what the host budget leaves)")
       ->group(memory);
   command
       .add_option("--host-memory-budget", host_memory_budget,

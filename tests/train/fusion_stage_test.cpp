@@ -3,6 +3,7 @@
 // be, and is evaluated like any model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -118,6 +119,67 @@ TEST_F(FusionStage, LogisticFusionTrainsAndBeatsChanceOnHeldOutGraphs) {
   EXPECT_EQ(result["training"]["epochs"], 40);
   EXPECT_GT(result["training"]["best_metrics"]["roc_auc"].get<double>(), 0.5);
   EXPECT_FALSE(result["training"]["best_metrics"].contains("mean_classifier_weight"));
+}
+
+// Evaluation and fusion's scoring run models on the device like training does, so they keep to
+// --memory-budget as training does: each model's peak is recorded and stays within it, a batch
+// that does not fit is scored in parts, and the results are those of the unbudgeted run.
+TEST_F(FusionStage, EvaluationAndFusionScoringKeepToTheMemoryBudget) {
+  const auto models = classifier_.string() + "," + autoencoder_.string();
+  const auto evaluate = [&](const std::string& name, const std::string& budget) {
+    const auto runs = dir_->path() / name;
+    std::string output;
+    EXPECT_EQ(testing::run_command(std::string(HEADROOM_BINARY) + " evaluation --store " +
+                                       store_.string() + " --runs-dir " + runs.string() +
+                                       " --threads 1 --progress false --eval-batch-size 4096" +
+                                       " --models " + models + budget,
+                                   &output),
+              0)
+        << output;
+    return read_json(runs / "store" / "evaluation" / "evaluation.json");
+  };
+  const auto free = evaluate("evaluation-free", "");
+  std::int64_t free_peak = 0;
+  for (const auto& [name, entry] : free.items())
+    free_peak = std::max(free_peak, entry["memory"]["peak_tensor_bytes"].get<std::int64_t>());
+  ASSERT_GT(free_peak, 0) << free.dump(2);
+  const std::int64_t budget = free_peak / 2;
+  const auto budgeted = evaluate("evaluation-budget", " --memory-budget " + std::to_string(budget));
+  ASSERT_EQ(budgeted.size(), 2U) << budgeted.dump(2);
+  for (const auto& [name, entry] : budgeted.items()) {
+    EXPECT_EQ(entry["memory"]["memory_budget"], budget) << name;
+    EXPECT_LE(entry["memory"]["peak_tensor_bytes"].get<std::int64_t>(), budget) << name;
+    const auto& groups = entry["groups"];
+    const auto& reference = free[name]["groups"];
+    ASSERT_EQ(groups.size(), reference.size()) << name;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      EXPECT_EQ(groups[g]["metrics"]["count"], reference[g]["metrics"]["count"]) << name;
+      const auto& auc = groups[g]["metrics"]["roc_auc"];
+      if (auc.is_number()) {
+        EXPECT_NEAR(auc.get<double>(), reference[g]["metrics"]["roc_auc"].get<double>(), 1e-4)
+            << name << " group " << g;
+      }
+    }
+  }
+
+  // Fusion scores the validation split with both models inside the same budget, as its own
+  // memory phase, and fits to what it fits without one.
+  const auto fuse = [&](const std::string& name, const std::string& extra) {
+    const auto runs = dir_->path() / name;
+    std::string output;
+    EXPECT_EQ(testing::run_command(fusion(runs, "logistic") + extra + " 2>&1", &output), 0)
+        << output;
+    return std::make_pair(output, read_json(runs / "store" / "fusion_logistic" / "result.json"));
+  };
+  const auto [free_log, free_result] = fuse("fusion-free", "");
+  const auto [log, result] = fuse("fusion-budget", " --memory-budget " + std::to_string(budget));
+  const auto line = log.find("scoring on cpu: tensor peak");
+  ASSERT_NE(line, std::string::npos) << log;
+  const auto share = log.find("% of the memory budget", line);
+  ASSERT_NE(share, std::string::npos) << log;
+  const auto open = log.rfind('(', share);
+  EXPECT_LE(std::stod(log.substr(open + 1, share - open - 1)), 100.0) << log.substr(line, 120);
+  EXPECT_EQ(result["training"]["best_metrics"], free_result["training"]["best_metrics"]);
 }
 
 TEST_F(FusionStage, MissingModelNamesTheFlag) {

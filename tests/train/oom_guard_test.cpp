@@ -112,6 +112,9 @@ TEST_F(OomGuardRun, ProbeAndFirstEpochStayWithinASmallBudget) {
   ASSERT_FALSE(plan.at("probe_batches").empty());
   for (const auto& sample : plan.at("probe_batches"))
     EXPECT_LE(sample.at("peak_bytes").get<double>(), static_cast<double>(budget)) << sample.dump();
+  // The static estimate sized the probe batches to the budget before anything was measured: the
+  // probe never asked for memory the budget refused.
+  EXPECT_EQ(plan.at("probe_oom_events"), 0) << plan.dump(2);
 
   const auto marker = output.find("before training (probing, scoring, caches): peak");
   ASSERT_NE(marker, std::string::npos) << output;
@@ -148,8 +151,10 @@ TEST_F(OomGuardRun, ProbeAndFirstEpochStayWithinASmallCudaBudget) {
       << output;
   std::ifstream plan_file(run_dir("cuda-budget") / "memory_plan.json");
   ASSERT_TRUE(plan_file) << output;
-  for (const auto& sample : nlohmann::json::parse(plan_file).at("probe_batches"))
+  const auto plan = nlohmann::json::parse(plan_file);
+  for (const auto& sample : plan.at("probe_batches"))
     EXPECT_LE(sample.at("peak_bytes").get<double>(), static_cast<double>(budget)) << sample.dump();
+  EXPECT_EQ(plan.at("probe_oom_events"), 0) << plan.dump(2);
   for (const auto& line : metrics("cuda-budget"))
     EXPECT_LE(line["memory"]["cuda"]["peak_allocated_bytes"].get<std::int64_t>(), budget)
         << "epoch " << line["epoch"];

@@ -35,6 +35,9 @@ struct MeasuredPeak {
   std::vector<memory::PeakSample> samples;
   std::filesystem::path cache_file;  // read or written (empty: the cache is disabled)
   bool from_cache = false;
+  // Probe batches the budget refused (each then probed on its first half). The static estimate
+  // sizes the probe batches so that this stays 0 whenever the estimate holds.
+  std::int64_t probe_oom_events = 0;
 };
 
 // The step a stage will train, for probing: fresh subjects with the stage's own loss, and the

@@ -1,0 +1,104 @@
+#include "headroom/train/command_budget.hpp"
+
+#include <torch/torch.h>
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <fmt/format.h>
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "headroom/memory/cuda_allocator_defaults.hpp"
+#include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/train/host_memory.hpp"
+#include "headroom/train/training_loop.hpp"
+#include "headroom/util/byte_size.hpp"
+
+namespace headroom::train {
+namespace {
+
+void log_lines(RunDirectory& run, const std::string& text) {
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    const auto end = std::min(text.find('\n', begin), text.size());
+    run.log(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+}
+
+void apply_device_budget(const TrainingConfig& config, std::int64_t budget,
+                         const c10::Device& device, RunDirectory& run) {
+  if (device.is_cuda()) {
+    const auto settings = memory::cuda_allocator_settings();
+    run.log("CUDA caching allocator: " + (settings.empty() ? "LibTorch defaults" : settings));
+    const auto index = std::max<int>(0, device.index());
+    const auto total = static_cast<double>(at::cuda::getDeviceProperties(index)->totalGlobalMem);
+    c10::cuda::CUDACachingAllocator::setMemoryFraction(
+        std::min(1.0, static_cast<double>(budget) / total), index);
+  } else {
+    memory::set_cpu_tensor_budget(budget);
+  }
+  run.log(fmt::format("memory budget {} on {}{}",
+                      util::format_byte_size(static_cast<double>(budget)), device.str(),
+                      config.memory.budget > 0
+                          ? ""
+                          : (device.is_cuda() ? " (default: the device's memory)"
+                                              : " (default: what the host memory budget leaves)")));
+}
+
+}  // namespace
+
+CommandBudgets apply_command_budgets(const TrainingConfig& config, const store::GraphStore& store,
+                                     RunDirectory& run, CommandWork work) {
+  CommandBudgets budgets;
+  budgets.device = training_device(config.run);
+  budgets.host = host_memory_budget(config.memory);
+  if (work == CommandWork::kTraining) {
+    budgets.host_plan = plan_run_host_memory(config, store, budgets.host);
+  } else {
+    // Inference keeps no training batches queued.
+    TrainingConfig inference = config;
+    inference.optimisation.batch_size = 0;
+    inference.run.prefetch_depth = 0;
+    budgets.host_plan = plan_run_host_memory(inference, store, budgets.host);
+  }
+  log_lines(run, memory::render_host_memory_plan(budgets.host_plan));
+  if (!budgets.host_plan.fits)
+    throw std::runtime_error(memory::host_plan_failure(budgets.host_plan));
+  budgets.device_budget = budgets.device.is_cuda() || config.memory.budget > 0
+                              ? resolve_memory_budget(config.memory, budgets.device)
+                              : static_cast<std::int64_t>(budgets.host_plan.cpu_tensor_budget);
+  apply_device_budget(config, budgets.device_budget, budgets.device, run);
+  return budgets;
+}
+
+std::int64_t run_phase(const c10::Device& device, const std::function<void()>& work) {
+  const bool cuda = device.is_cuda();
+  const int cuda_index = cuda ? std::max<int>(0, device.index()) : -1;
+  memory::reset_peak(cuda_index);
+  const auto release = [&] {
+    if (cuda)
+      c10::cuda::CUDACachingAllocator::emptyCache();
+    else
+      memory::release_cached_host_memory();
+  };
+  try {
+    work();
+  } catch (...) {
+    release();
+    throw;
+  }
+  const auto snapshot = memory::memory_snapshot(cuda_index);
+  release();
+  return cuda ? snapshot.cuda.peak_allocated_bytes : snapshot.cpu.peak_bytes;
+}
+
+std::string phase_peak_text(std::int64_t peak_bytes, std::int64_t budget_bytes) {
+  return fmt::format("peak {} ({:.1f}% of the memory budget)",
+                     util::format_byte_size(static_cast<double>(peak_bytes)),
+                     100.0 * static_cast<double>(peak_bytes) / static_cast<double>(budget_bytes));
+}
+
+}  // namespace headroom::train
