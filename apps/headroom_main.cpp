@@ -9,6 +9,7 @@
 #include <string>
 
 #include "headroom/cli/commands.hpp"
+#include "headroom/cli/parse_errors.hpp"
 #include "headroom/cli/training_handover.hpp"
 
 int main(int argc, char** argv) {
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return headroom::cli::report_parse_error(app, e);
   } catch (const std::exception& e) {
     std::cerr << "headroom: error: " << e.what() << '\n';
     return 1;

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "headroom/cli/commands.hpp"
+#include "headroom/cli/parse_errors.hpp"
 #include "headroom/memory/cuda_allocator_defaults.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train_cli/train_commands.hpp"
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
     headroom::memory::inject_cpu_allocation_failures_from_environment();
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return headroom::cli::report_parse_error(app, e);
   } catch (const c10::Error& e) {  // LibTorch errors: the message without its C++ backtrace
     std::cerr << "headroom: error: " << e.what_without_backtrace() << '\n';
     return 1;

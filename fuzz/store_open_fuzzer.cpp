@@ -29,6 +29,7 @@
 #include "headroom/store/store_metadata.hpp"
 #include "headroom/store/store_summary.hpp"
 #include "headroom/synthetic/synthetic_traffic.hpp"
+#include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 
 namespace fs = std::filesystem;
@@ -62,13 +63,6 @@ std::vector<fs::path> store_files() {
   return files;
 }
 
-std::string slurp(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 void write(const fs::path& file, std::string_view bytes) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -79,7 +73,8 @@ void write(const fs::path& file, std::string_view bytes) {
 // checksum. False when `file` is not an array.
 bool reseal_array(const fs::path& dir, const fs::path& file) {
   const auto pristine = pristine_store() / store::kManifestFileName;
-  store::StoreMetadata metadata = store::parse_manifest(slurp(pristine), pristine.string());
+  store::StoreMetadata metadata =
+      store::parse_manifest(util::read_file(pristine), pristine.string());
   for (auto& [name, record] : metadata.arrays) {
     if (record.file != file.string()) continue;
     record.xxh3 = headroom::util::checksum_hex(headroom::util::checksum_file(dir / file));
@@ -124,7 +119,7 @@ void write_seeds(const fs::path& dir) {
   fs::create_directories(dir);
   const auto& files = store_files();
   for (std::size_t i = 0; i < files.size(); ++i) {
-    const std::string content = slurp(pristine_store() / files[i]);
+    const std::string content = util::read_file(pristine_store() / files[i]);
     for (char mode : {0, 1, 2}) {
       if (mode == 2 && files[i] != store::kManifestFileName) continue;
       const std::string prefix{mode, static_cast<char>(i)};

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "headroom/graph/window_graph.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::preprocess::detail {
 namespace {
@@ -75,7 +76,7 @@ void check_options(const PreprocessOptions& options) {
   options.window.validate();
   if (options.vocabulary_from != "all" && options.vocabulary_from != "normal")
     throw std::invalid_argument("--vocabulary-from must be all or normal, not '" +
-                                options.vocabulary_from + "'");
+                                util::printable(options.vocabulary_from) + "'");
   if (options.reader.format == can::LogFormat::kMappedCsv) options.reader.mapping.validate();
 }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 
 namespace headroom::preprocess {
@@ -95,14 +96,6 @@ PartFileRecord record_from(const nlohmann::json& j) {
   r.has_frames = j.at("has_frames").get<bool>();
   r.node_feature_count = j.value("node_feature_count", graph::kNodeFeatureCount);
   return r;
-}
-
-std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot read '{}'", file.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace
@@ -195,7 +188,7 @@ StorePart read_part_manifest(const std::filesystem::path& part) {
         fmt::format("{} has no {} (not a part headroom wrote)", where, kPartManifestFileName));
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(read_text(file));
+    json = nlohmann::json::parse(util::read_file(file));
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(
         fmt::format("{}: {} is not valid JSON ({})", where, kPartManifestFileName, e.what()));

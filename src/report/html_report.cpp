@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "report_page.hpp"
 
@@ -24,18 +25,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path.string() + ": cannot read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 json read_json_or_null(const fs::path& path) {
   if (!fs::exists(path)) return nullptr;
   try {
-    return json::parse(read_text(path));
+    return json::parse(util::read_file(path));
   } catch (const json::parse_error& e) {
     throw std::runtime_error(fmt::format("{}: not JSON ({})", path.string(), e.what()));
   }
@@ -337,7 +330,7 @@ std::filesystem::path write_html_report(const std::filesystem::path& path,
                              "scripts/setup.sh does)");
   const auto data = collect_report_data(path);
   const fs::path target = out.value_or(path / "report.html");
-  util::write_file_atomically(target, render_html_report(data, read_text(library)));
+  util::write_file_atomically(target, render_html_report(data, util::read_file(library)));
   return target;
 }
 

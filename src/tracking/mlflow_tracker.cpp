@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "headroom/tracking/metric_scalars.hpp"
+#include "headroom/util/file_reader.hpp"
 
 #ifndef HEADROOM_COMMIT
 #define HEADROOM_COMMIT "unknown"
@@ -56,14 +57,6 @@ nlohmann::json key_values(const Pairs& pairs) {
   auto out = nlohmann::json::array();
   for (const auto& [key, value] : pairs) out.push_back({{"key", key}, {"value", value}});
   return out;
-}
-
-std::optional<std::string> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
 }
 
 struct MetricPoint {
@@ -523,7 +516,7 @@ void MlflowTracker::start_parent(const std::string& name, const train::TrainingC
 
 void MlflowTracker::log_parent_artifact(const std::filesystem::path& file) {
   if (parent_ < 0) return;
-  if (auto content = read_file(file))
+  if (auto content = util::read_file_if_readable(file))
     worker_->log_artifact(parent_, file.filename().string(), std::move(*content));
 }
 
@@ -549,7 +542,7 @@ void MlflowTracker::stage_ended(std::string_view error) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(stage_dir_, ec))
     if (entry.path().extension() == ".json")
-      if (auto content = read_file(entry.path()))
+      if (auto content = util::read_file_if_readable(entry.path()))
         worker_->log_artifact(stage_, entry.path().filename().string(), std::move(*content));
   if (!error.empty()) worker_->set_tag(stage_, "error", std::string(error));
   worker_->end_run(stage_, error.empty() ? RunStatus::kFinished : RunStatus::kFailed);

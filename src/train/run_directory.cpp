@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/process_role.hpp"
 
@@ -17,12 +18,10 @@ namespace headroom::train {
 namespace {
 
 nlohmann::json read_json_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) return nullptr;
-  std::stringstream text;
-  text << in.rdbuf();
+  const auto text = util::read_file_if_readable(file);
+  if (!text) return nullptr;
   try {
-    return nlohmann::json::parse(text.str());
+    return nlohmann::json::parse(*text);
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
   }

@@ -160,6 +160,38 @@ TEST_F(OomGuardRun, ProbeAndFirstEpochStayWithinASmallCudaBudget) {
         << "epoch " << line["epoch"];
 }
 
+// A real CUDA out-of-memory (the caching allocator capped at 40% of the unconstrained step's peak,
+// batches not packed): the guard splits the batches and the run ends with the weights of the
+// unconstrained CUDA run.
+TEST_F(OomGuardRun, RealCudaOutOfMemoryIsSplitWithTheSameResult) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  std::string output;
+  ASSERT_EQ(testing::run_command(command("cuda-split-reference", "--device cuda"), &output), 0)
+      << output;
+  const auto reference = metrics("cuda-split-reference");
+  ASSERT_EQ(reference.size(), 2U);
+  const auto budget =
+      reference[0]["memory"]["cuda"]["peak_allocated_bytes"].get<std::int64_t>() * 2 / 5;
+  ASSERT_EQ(testing::run_command(command("cuda-split",
+                                         "--device cuda --pack-batches false "
+                                         "--memory-budget " +
+                                             std::to_string(budget)),
+                                 &output),
+            0)
+      << output;
+  std::int64_t events = 0;
+  for (const auto& line : metrics("cuda-split")) {
+    events += line["oom_events"].get<std::int64_t>();
+    EXPECT_LE(line["memory"]["cuda"]["peak_allocated_bytes"].get<std::int64_t>(), budget);
+  }
+  EXPECT_GT(events, 0) << "the cap should have refused whole batches";
+  auto a = train::load_gat_checkpoint(run_dir("cuda-split-reference") / "best.pt", torch::kCPU);
+  auto b = train::load_gat_checkpoint(run_dir("cuda-split") / "best.pt", torch::kCPU);
+  const auto pb = b->named_parameters();
+  for (const auto& item : a->named_parameters())
+    EXPECT_TRUE(torch::allclose(item.value(), pb[item.key()], 1e-4, 1e-5)) << item.key();
+}
+
 // Issue 15 item 5: collation allocates outside the guarded step, on the prefetcher's thread. A
 // failure there is retried (once the queue has drained) and the run ends as an undisturbed one.
 TEST_F(OomGuardRun, CollationOutOfMemoryIsRetried) {

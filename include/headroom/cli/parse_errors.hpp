@@ -1,0 +1,16 @@
+// How a command-line parse error reaches the user. CLI11's messages quote what was typed
+// ("Could not convert: --threads = ..."), and what was typed may hold control bytes or be
+// megabytes long: the message is printed through util::printable (escaped and bounded), as every
+// other error that quotes input is. --help and --version, which CLI11 signals as parse errors with
+// exit code 0, print as CLI11 prints them. Both binaries' main() end here. Thread-safe (writes to
+// std::cerr / std::cout only).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace headroom::cli {
+
+// Prints `error` for `app` and returns the process exit code to use.
+int report_parse_error(const CLI::App& app, const CLI::ParseError& error);
+
+}  // namespace headroom::cli
