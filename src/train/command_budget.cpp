@@ -28,26 +28,6 @@ void log_lines(RunDirectory& run, const std::string& text) {
   }
 }
 
-void apply_device_budget(const TrainingConfig& config, std::int64_t budget,
-                         const c10::Device& device, RunDirectory& run) {
-  if (device.is_cuda()) {
-    const auto settings = memory::cuda_allocator_settings();
-    run.log("CUDA caching allocator: " + (settings.empty() ? "LibTorch defaults" : settings));
-    const auto index = std::max<int>(0, device.index());
-    const auto total = static_cast<double>(at::cuda::getDeviceProperties(index)->totalGlobalMem);
-    c10::cuda::CUDACachingAllocator::setMemoryFraction(
-        std::min(1.0, static_cast<double>(budget) / total), index);
-  } else {
-    memory::set_cpu_tensor_budget(budget);
-  }
-  run.log(fmt::format("memory budget {} on {}{}",
-                      util::format_byte_size(static_cast<double>(budget)), device.str(),
-                      config.memory.budget > 0
-                          ? ""
-                          : (device.is_cuda() ? " (default: the device's memory)"
-                                              : " (default: what the host memory budget leaves)")));
-}
-
 }  // namespace
 
 CommandBudgets apply_command_budgets(const TrainingConfig& config, const store::GraphStore& store,
@@ -70,8 +50,30 @@ CommandBudgets apply_command_budgets(const TrainingConfig& config, const store::
   budgets.device_budget = budgets.device.is_cuda() || config.memory.budget > 0
                               ? resolve_memory_budget(config.memory, budgets.device)
                               : static_cast<std::int64_t>(budgets.host_plan.cpu_tensor_budget);
-  apply_device_budget(config, budgets.device_budget, budgets.device, run);
+  run.log(apply_device_budget(config, budgets.device_budget, budgets.device));
   return budgets;
+}
+
+std::string apply_device_budget(const TrainingConfig& config, std::int64_t budget,
+                                const c10::Device& device) {
+  std::string allocator;
+  if (device.is_cuda()) {
+    const auto settings = memory::cuda_allocator_settings();
+    allocator = "; CUDA caching allocator: " + (settings.empty() ? "LibTorch defaults" : settings);
+    const auto index = std::max<int>(0, device.index());
+    const auto total = static_cast<double>(at::cuda::getDeviceProperties(index)->totalGlobalMem);
+    c10::cuda::CUDACachingAllocator::setMemoryFraction(
+        std::min(1.0, static_cast<double>(budget) / total), index);
+  } else {
+    memory::set_cpu_tensor_budget(budget);
+  }
+  return fmt::format("memory budget {} on {}{}{}",
+                     util::format_byte_size(static_cast<double>(budget)), device.str(),
+                     config.memory.budget > 0
+                         ? ""
+                         : (device.is_cuda() ? " (default: the device's memory)"
+                                             : " (default: what the host memory budget leaves)"),
+                     allocator);
 }
 
 std::int64_t run_phase(const c10::Device& device, const std::function<void()>& work) {

@@ -10,6 +10,7 @@
 #include "headroom/cli/commands.hpp"
 #include "headroom/memory/memory_plan.hpp"
 #include "headroom/train/batch_sizing.hpp"
+#include "headroom/train/command_budget.hpp"
 #include "headroom/train/host_memory.hpp"
 #include "headroom/train/model_checkpoint.hpp"
 #include "headroom/train/model_family.hpp"
@@ -119,6 +120,13 @@ nlohmann::json host_json(const memory::HostMemoryPlan& plan, const memory::HostM
   return json;
 }
 
+// The highest peak the probe measured (0 when the fit came from the cache without samples).
+double largest_probe_peak(const train::MeasuredPeak& measured) {
+  double largest = 0;
+  for (const auto& sample : measured.samples) largest = std::max(largest, sample.peak_bytes);
+  return largest;
+}
+
 }  // namespace
 
 void add_plan_command(CLI::App& app) {
@@ -163,6 +171,10 @@ void add_plan_command(CLI::App& app) {
       measured.fit = *estimate;
       name += ", static estimate";
     } else {
+      // Measuring runs training steps on the device: inside the budget being planned for, as
+      // training's own probe does (probe batches sized by the static estimate, then the guard).
+      train::apply_device_budget(config, train::resolve_memory_budget(config.memory, device),
+                                 device);
       measured = train::measure_step_peak(config, store, model);
     }
     const auto& fit = measured.fit;
@@ -176,7 +188,10 @@ void add_plan_command(CLI::App& app) {
       out["mode"] = *mode;
       out["host"] = host_json(host, host_budget.limit);
       if (*mode == "measured")
-        out["fit_cache"] = {{"file", measured.cache_file.string()}, {"hit", measured.from_cache}};
+        out["fit_cache"] = {{"file", measured.cache_file.string()},
+                            {"hit", measured.from_cache},
+                            {"probe_peak_bytes", largest_probe_peak(measured)},
+                            {"probe_oom_events", measured.probe_oom_events}};
       fmt::print("{}\n", out.dump(2));
     } else {
       fmt::print("{}", memory::render_memory_plan(plan));

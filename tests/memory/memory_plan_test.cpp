@@ -107,5 +107,34 @@ TEST(PlanCommand, PrintsTheBreakdownAndItsJson) {
   EXPECT_NE(testing::run_command(base + " --mode guess 2>&1", &output), 0);
 }
 
+// Issue 15 item 17 for `headroom plan`: measuring runs training steps, so it keeps to the budget
+// it plans for. With a fresh fit cache and a budget of 60% of the unconstrained probe's largest
+// peak (the teacher's weights and Adam state alone are a third of it), no probe step exceeds the
+// budget and none is refused: the static estimate sized them.
+TEST(PlanCommand, MeasuringKeepsToTheBudgetItPlansFor) {
+  testing::TempDir dir;
+  const auto store = testing::build_synthetic_store(dir.path(), 20000);
+  const auto plan = [&](const std::string& cache, const std::string& budget) {
+    std::string output;
+    EXPECT_EQ(
+        testing::run_command("HEADROOM_CACHE_DIR=" + (dir / cache).string() + " " +
+                                 std::string(HEADROOM_BINARY) + " plan --store " + store.string() +
+                                 " --preset gat,teacher --batch-size 256 --threads 2 --json" +
+                                 budget + " 2>/dev/null",
+                             &output),
+        0)
+        << output;
+    return nlohmann::json::parse(output)["fit_cache"];
+  };
+  const auto free = plan("free-cache", "");
+  ASSERT_FALSE(free["hit"].get<bool>());
+  const auto budget = static_cast<std::int64_t>(free["probe_peak_bytes"].get<double>() * 3 / 5);
+  const auto budgeted = plan("budget-cache", " --memory-budget " + std::to_string(budget));
+  ASSERT_FALSE(budgeted["hit"].get<bool>());
+  EXPECT_GT(budgeted["probe_peak_bytes"].get<double>(), 0.0);
+  EXPECT_LE(budgeted["probe_peak_bytes"].get<double>(), static_cast<double>(budget));
+  EXPECT_EQ(budgeted["probe_oom_events"], 0);
+}
+
 }  // namespace
 }  // namespace headroom::memory

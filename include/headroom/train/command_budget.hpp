@@ -38,6 +38,11 @@ enum class CommandWork { kTraining, kInference };
 CommandBudgets apply_command_budgets(const TrainingConfig& config, const store::GraphStore& store,
                                      RunDirectory& run, CommandWork work);
 
+// Applies `budget` bytes on `device` alone (no host plan): what `headroom plan` does before it
+// measures. Returns the line that says so, for a log.
+std::string apply_device_budget(const TrainingConfig& config, std::int64_t budget,
+                                const c10::Device& device);
+
 // Runs `work` as one phase: the device's peak counter starts at what is live, and what the phase
 // leaves cached (freed host blocks, the CUDA caching allocator's unused blocks) is released
 // afterwards, so that the next phase measures its own peak. Returns the phase's peak tensor bytes
