@@ -74,7 +74,7 @@ void write(const fs::path& file, std::string_view bytes) {
 bool reseal_array(const fs::path& dir, const fs::path& file) {
   const auto pristine = pristine_store() / store::kManifestFileName;
   store::StoreMetadata metadata =
-      store::parse_manifest(util::read_file(pristine), pristine.string());
+      store::parse_manifest(headroom::util::read_file(pristine), pristine.string());
   for (auto& [name, record] : metadata.arrays) {
     if (record.file != file.string()) continue;
     record.xxh3 = headroom::util::checksum_hex(headroom::util::checksum_file(dir / file));
@@ -119,7 +119,7 @@ void write_seeds(const fs::path& dir) {
   fs::create_directories(dir);
   const auto& files = store_files();
   for (std::size_t i = 0; i < files.size(); ++i) {
-    const std::string content = util::read_file(pristine_store() / files[i]);
+    const std::string content = headroom::util::read_file(pristine_store() / files[i]);
     for (char mode : {0, 1, 2}) {
       if (mode == 2 && files[i] != store::kManifestFileName) continue;
       const std::string prefix{mode, static_cast<char>(i)};
