@@ -121,8 +121,15 @@ class Store:
                 if a["bytes"] > 0
                 else np.zeros(shape, dtype=a["dtype"])
             )
-        # Index len(vocabulary) is the out-of-vocabulary ID: num_ids = vocabulary + 1.
-        self.num_ids = len(self.manifest["vocabulary"]) + 1
+        # The embedded identity's classes (graph/node_features.hpp, identity_classes): under
+        # can-id the vocabulary index, len(vocabulary) being the out-of-vocabulary ID; under the
+        # ID-agnostic identities a fixed number of ranks or hash buckets.
+        identity = self.manifest.get("node_identity", "can-id")
+        self.num_ids = {"frequency-rank": 32, "hashed-id": 256}.get(
+            identity, len(self.manifest["vocabulary"]) + 1
+        )
+        # Node features per node, feature 0 being the identity (as float).
+        self.in_features = int(self.manifest.get("node_feature_count", 11))
         self.path = path
 
     def graph(self, g, edge_attr=False):
@@ -190,7 +197,6 @@ VGAE_PRESETS = {
     "teacher": dict(embedding_dim=32, hidden=(480, 240), latent=48, heads=4, dropout=0.15),
     "student": dict(embedding_dim=4, hidden=(80, 40), latent=16, heads=1, dropout=0.1),
 }
-IN_FEATURES = 11  # feature 0: the CAN-ID index (as float)
 DECODER_HEADS = 4
 LOGVAR_CLAMP = 20.0
 
@@ -209,13 +215,13 @@ class GATWithJK(nn.Module):
     """ID embedding + features, GATConv blocks (ReLU, dropout), jumping knowledge by
     concatenation, global mean pool, fully connected head."""
 
-    def __init__(self, num_ids, embedding_dim, hidden, layers, heads, fc_layers, dropout,
-                 checkpointing, num_classes=2):
+    def __init__(self, num_ids, in_features, embedding_dim, hidden, layers, heads, fc_layers,
+                 dropout, checkpointing, num_classes=2):
         super().__init__()
         self.dropout = dropout
         self.checkpointing = checkpointing
         self.id_embedding = nn.Embedding(num_ids, embedding_dim)
-        width = embedding_dim + IN_FEATURES - 1
+        width = embedding_dim + in_features - 1
         self.convs = nn.ModuleList()
         for _ in range(layers):
             self.convs.append(GATConv(width, hidden, heads=heads, concat=True))
@@ -248,12 +254,13 @@ class VGAE(nn.Module):
     10 features (sigmoid), an ID classifier and the neighbourhood MLP latent -> latent -> latent ->
     IDs."""
 
-    def __init__(self, num_ids, embedding_dim, hidden, latent, heads, dropout, checkpointing):
+    def __init__(self, num_ids, in_features, embedding_dim, hidden, latent, heads, dropout,
+                 checkpointing):
         super().__init__()
         self.dropout = dropout
         self.checkpointing = checkpointing
         self.id_embedding = nn.Embedding(num_ids, embedding_dim)
-        width = embedding_dim + IN_FEATURES - 1
+        width = embedding_dim + in_features - 1
         self.encoder = nn.ModuleList()
         self.encoder_norms = nn.ModuleList()
         for i, out in enumerate(hidden):
@@ -266,7 +273,7 @@ class VGAE(nn.Module):
         self.decoder = GATConv(latent, hidden[-1] // DECODER_HEADS, heads=DECODER_HEADS,
                                concat=True)
         self.decoder_norm = nn.BatchNorm1d(hidden[-1])
-        self.reconstruction = GATConv(hidden[-1], IN_FEATURES - 1, heads=1, concat=True)
+        self.reconstruction = GATConv(hidden[-1], in_features - 1, heads=1, concat=True)
         self.id_classifier = nn.Linear(latent, num_ids)
         self.neighbour_decoder = nn.Sequential(
             nn.Linear(latent, latent), nn.ReLU(), nn.Dropout(dropout),
@@ -317,9 +324,11 @@ def vgae_loss(out, x, edge_index, num_ids):
 
 # headroom's parameter counts, from its layer formulas (tests/models/models_test.cpp), computed
 # independently of the PyG modules above: the self-check compares the two.
-def headroom_gat_parameters(num_ids, embedding_dim, hidden, layers, heads, fc_layers, **_):
+def headroom_gat_parameters(
+    num_ids, in_features, embedding_dim, hidden, layers, heads, fc_layers, **_
+):
     total = num_ids * embedding_dim
-    width = embedding_dim + IN_FEATURES - 1
+    width = embedding_dim + in_features - 1
     for _ in range(layers):
         total += width * heads * hidden + 3 * heads * hidden  # projection, att_src, att_dst, bias
         width = heads * hidden
@@ -327,17 +336,17 @@ def headroom_gat_parameters(num_ids, embedding_dim, hidden, layers, heads, fc_la
     return total + (fc_layers - 1) * (jk * jk + jk) + (jk * 2 + 2)
 
 
-def headroom_vgae_parameters(num_ids, embedding_dim, hidden, latent, **_):
+def headroom_vgae_parameters(num_ids, in_features, embedding_dim, hidden, latent, **_):
     def conv(n_in, n_out):  # over all heads: projection, att_src, att_dst, bias
         return n_in * n_out + 3 * n_out
 
     total = num_ids * embedding_dim
-    width = embedding_dim + IN_FEATURES - 1
+    width = embedding_dim + in_features - 1
     for out in hidden:
         total += conv(width, out) + 2 * out  # + BatchNorm
         width = out
     total += 2 * (width * latent + latent)  # mu, log sigma^2
-    total += conv(latent, hidden[-1]) + 2 * hidden[-1] + conv(hidden[-1], IN_FEATURES - 1)
+    total += conv(latent, hidden[-1]) + 2 * hidden[-1] + conv(hidden[-1], in_features - 1)
     total += latent * num_ids + num_ids  # ID classifier
     total += 2 * (latent * latent + latent) + latent * num_ids + num_ids  # neighbourhood MLP
     return total
@@ -520,16 +529,18 @@ def run_case(settings, kind, size, batch_size, allocator_path):
 
     if kind == "gat":
         preset = GAT_PRESETS[size]
-        module = GATWithJK(num_ids, checkpointing=settings.checkpointing, **preset)
-        expected = headroom_gat_parameters(num_ids, **preset)
+        module = GATWithJK(
+            num_ids, store.in_features, checkpointing=settings.checkpointing, **preset
+        )
+        expected = headroom_gat_parameters(num_ids, store.in_features, **preset)
 
         def loss_of(b):
             logits = module(b.x, b.edge_index, b.batch, b.num_graphs)
             return F.cross_entropy(logits, b.y)
     else:
         preset = VGAE_PRESETS[size]
-        module = VGAE(num_ids, checkpointing=settings.checkpointing, **preset)
-        expected = headroom_vgae_parameters(num_ids, **preset)
+        module = VGAE(num_ids, store.in_features, checkpointing=settings.checkpointing, **preset)
+        expected = headroom_vgae_parameters(num_ids, store.in_features, **preset)
 
         def loss_of(b):
             return vgae_loss(module(b.x, b.edge_index), b.x, b.edge_index, num_ids)

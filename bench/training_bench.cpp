@@ -20,14 +20,17 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <variant>
 
 #include "bench_store.hpp"
 #include "headroom/loader/batch_prefetcher.hpp"
 #include "headroom/loader/epoch_order.hpp"
+#include "headroom/memory/peak_probe.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/models/vgae.hpp"
 #include "headroom/nn/gat_conv.hpp"
+#include "headroom/store/store_metadata.hpp"
 #include "headroom/train/losses.hpp"
 #include "headroom/train/precision.hpp"
 #include "headroom/train/training_step.hpp"
@@ -61,7 +64,7 @@ nlohmann::json run_case(const Settings& settings, const Case& c) {
   const c10::Device device(settings.device);
   const auto precision = train::parse_precision(settings.precision);
   const auto store = store::GraphStore::open(settings.store);
-  const auto num_ids = static_cast<std::int64_t>(store.metadata().vocabulary.size()) + 1;
+  const auto num_ids = static_cast<std::int64_t>(store::identity_classes(store.metadata()));
   const auto labels = store.size_index().label;
   std::vector<std::uint32_t> ids;
   for (const auto id : store.train_ids())
@@ -74,8 +77,11 @@ nlohmann::json run_case(const Settings& settings, const Case& c) {
   std::function<at::Tensor(const loader::GraphBatch&)> loss;
   models::GATWithJK gat{nullptr};
   models::VGAE vgae{nullptr};
+  // The store's identity classes and node features (memory::probe_model_preset), as training
+  // builds its models.
+  const auto preset = memory::probe_model_preset(store, c.kind, c.size);
   if (c.kind == models::ModelKind::kGat) {
-    auto config = models::gat_preset(c.size, num_ids);
+    auto config = std::get<models::GatConfig>(preset);
     config.gradient_checkpointing = settings.checkpointing;
     gat = models::GATWithJK(config);
     module = gat.ptr();
@@ -84,7 +90,7 @@ nlohmann::json run_case(const Settings& settings, const Case& c) {
           gat->forward(b.x, b.edge_index, b.batch, b.num_graphs).to(torch::kFloat), b.y);
     };
   } else {
-    auto config = models::vgae_preset(c.size, num_ids);
+    auto config = std::get<models::VgaeConfig>(preset);
     config.gradient_checkpointing = settings.checkpointing;
     vgae = models::VGAE(config);
     module = vgae.ptr();
