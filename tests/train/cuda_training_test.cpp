@@ -9,6 +9,7 @@
 
 #include <limits>
 
+#include "gat_training_loss.hpp"
 #include "headroom/loader/collate.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/models/gat_with_jk.hpp"
@@ -64,13 +65,8 @@ class CudaTraining : public ::testing::Test {
     StepSettings settings;
     settings.device = device;
     settings.precision = precision;
-    TrainingStep step(
-        store, model->parameters(), optimizer,
-        [&](const loader::GraphBatch& batch) {
-          return torch::cross_entropy_loss(
-              model->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs), batch.y);
-        },
-        settings);
+    TrainingStep step(store, model->parameters(), optimizer, testing::gat_cross_entropy(model),
+                      settings);
     std::size_t position = 0;
     if (hook)
       step.set_gradient_hook(

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "gat_training_loss.hpp"
 #include "headroom/loader/collate.hpp"
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/store/graph_store.hpp"
@@ -123,13 +124,8 @@ TEST(TrainingStepOnCuda, TheGatTeachersStepNeverBlocksTheHost) {
   StepSettings settings;
   settings.device = torch::Device(torch::kCUDA, 0);
   settings.gradient_clip = 1.0;
-  TrainingStep step(
-      store, model->parameters(), optimizer,
-      [&](const loader::GraphBatch& batch) {
-        return torch::cross_entropy_loss(
-            model->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs), batch.y);
-      },
-      settings);
+  TrainingStep step(store, model->parameters(), optimizer, testing::gat_cross_entropy(model),
+                    settings);
   loader::CollateOptions pinned;
   pinned.pin_memory = true;  // as the prefetcher collates for a CUDA run
   const auto batch = loader::collate(store, store.train_ids().first(64), pinned);

@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "gat_training_loss.hpp"
 #include "headroom/loader/collate.hpp"
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/store/graph_store.hpp"
@@ -48,13 +49,8 @@ std::vector<at::Tensor> update_of_one_step(
   torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.1));
   StepSettings settings;
   settings.gradient_clip = 0;
-  TrainingStep step(
-      store, model->parameters(), optimizer,
-      [&](const loader::GraphBatch& batch) {
-        return torch::cross_entropy_loss(
-            model->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs), batch.y);
-      },
-      settings);
+  TrainingStep step(store, model->parameters(), optimizer, testing::gat_cross_entropy(model),
+                    settings);
   if (hook)
     step.set_gradient_hook([&](const std::vector<at::Tensor>& parameters, double batch_weight) {
       ++*hook_calls;
