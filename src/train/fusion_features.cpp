@@ -21,6 +21,28 @@ constexpr std::int64_t kFirstScaled = kReconstructionScore;
 constexpr std::int64_t kScaledCount = kUnknownIdShare - kReconstructionScore;
 constexpr double kScaledClip = 10.0;
 
+// At most 1,001 evenly spaced order statistics of `values` (the whole sorted list when shorter).
+std::vector<float> sorted_quantiles(const at::Tensor& values) {
+  const at::Tensor sorted = std::get<0>(values.to(at::kFloat).contiguous().sort());
+  const std::int64_t n = sorted.size(0);
+  const std::int64_t kept = std::min<std::int64_t>(n, 1001);
+  std::vector<float> quantiles;
+  for (std::int64_t q = 0; q < kept; ++q)
+    quantiles.push_back(sorted[kept == 1 ? 0 : q * (n - 1) / (kept - 1)].item<float>());
+  return quantiles;
+}
+
+float q99(const std::vector<float>& sorted) {
+  return sorted[static_cast<std::size_t>(
+      std::lround(0.99 * static_cast<double>(sorted.size() - 1)))];
+}
+
+// (log-odds - q99) / spread: 0 at the normal graphs' 99th percentile.
+at::Tensor standardised_log_odds(const at::Tensor& signals, const FusionScaling& scaling) {
+  return (signals.select(1, kAttackLogOdds).to(at::kDouble) - q99(scaling.normal_log_odds)) /
+         scaling.log_odds_spread;
+}
+
 at::Tensor log_scale(const at::Tensor& signals) {
   return at::log(signals.slice(1, kFirstScaled, kFirstScaled + kScaledCount).clamp_min(0) + 1e-6);
 }
@@ -71,9 +93,10 @@ at::Tensor batch_signals(models::GraphClassifierImpl& classifier, models::VGAE& 
                       at::ones({batch.edge_index.size(1)}, node_error.options()));
   const at::Tensor unknown = at::zeros_like(node_error);  // per graph from the store, afterwards
   const at::Tensor score = graph_reconstruction_score(out, batch).to(at::kFloat);
+  const at::Tensor log_odds = attack_log_odds(logits).to(at::kFloat);
   return at::stack({probability, logit, score, per_graph.mean(node_error), per_graph.mean(id_error),
                     per_graph.mean(neighbour_error), per_graph.max(node_error), per_graph.mean(kl),
-                    per_graph.counts, edges, per_graph.mean(unknown)},
+                    per_graph.counts, edges, per_graph.mean(unknown), log_odds},
                    1);
 }
 
@@ -132,24 +155,28 @@ FusionScaling FusionScaling::fit(const at::Tensor& signals, std::span<const std:
     scaling.mean.push_back(mean[i].item<double>());
     scaling.spread.push_back(std::max(spread[i].item<double>(), 1e-6));
   }
-  const at::Tensor scores = std::get<0>(rows.select(1, kReconstructionScore).sort());
-  const std::int64_t n = scores.size(0);
-  const std::int64_t kept = std::min<std::int64_t>(n, 1001);
-  for (std::int64_t q = 0; q < kept; ++q) {
-    const std::int64_t index = kept == 1 ? 0 : q * (n - 1) / (kept - 1);
-    scaling.normal_scores.push_back(scores[index].item<float>());
-  }
+  scaling.normal_scores = sorted_quantiles(rows.select(1, kReconstructionScore));
+  const at::Tensor log_odds = rows.select(1, kAttackLogOdds);
+  scaling.normal_log_odds = sorted_quantiles(log_odds);
+  scaling.log_odds_spread =
+      std::max(log_odds.size(0) > 1 ? log_odds.to(at::kDouble).std().item<double>() : 0.0, 1e-3);
   return scaling;
 }
 
 void to_json(nlohmann::json& json, const FusionScaling& s) {
   json = {{"mean", s.mean}, {"spread", s.spread}, {"normal_scores", s.normal_scores}};
+  if (!s.normal_log_odds.empty()) {
+    json["normal_log_odds"] = s.normal_log_odds;
+    json["log_odds_spread"] = s.log_odds_spread;
+  }
 }
 
 void from_json(const nlohmann::json& json, FusionScaling& s) {
   json.at("mean").get_to(s.mean);
   json.at("spread").get_to(s.spread);
   json.at("normal_scores").get_to(s.normal_scores);
+  s.normal_log_odds = json.value("normal_log_odds", std::vector<float>{});
+  s.log_odds_spread = json.value("log_odds_spread", 1.0);
   if (s.mean.size() != kScaledCount || s.spread.size() != kScaledCount || s.normal_scores.empty())
     throw std::invalid_argument("fusion scaling: wrong number of values");
 }
@@ -157,17 +184,25 @@ void from_json(const nlohmann::json& json, FusionScaling& s) {
 at::Tensor anomaly_levels(const at::Tensor& signals, const FusionScaling& scaling) {
   // sigmoid((log score - log q99) / spread): 0.5 at the normal graphs' 99th percentile, rising
   // with the spread of their log scores, so that nearly every normal graph lies below 0.5.
-  const auto& normal = scaling.normal_scores;
-  const auto q99 =
-      normal[static_cast<std::size_t>(std::lround(0.99 * static_cast<double>(normal.size() - 1)))];
   const at::Tensor scores = signals.select(1, kReconstructionScore).to(at::kDouble);
-  const at::Tensor log_ratio = at::log(scores.clamp_min(0) + 1e-6) - std::log(q99 + 1e-6);
+  const at::Tensor log_ratio =
+      at::log(scores.clamp_min(0) + 1e-6) - std::log(q99(scaling.normal_scores) + 1e-6);
   return at::sigmoid(log_ratio / scaling.spread[0]).to(at::kFloat);
 }
 
+at::Tensor attack_levels(const at::Tensor& signals, const FusionScaling& scaling) {
+  if (scaling.normal_log_odds.empty())
+    return signals.select(1, kAttackProbability).to(at::kFloat).contiguous();
+  return at::sigmoid(standardised_log_odds(signals, scaling)).to(at::kFloat);
+}
+
 at::Tensor fusion_states(const at::Tensor& signals, const FusionScaling& scaling) {
-  const at::Tensor p = signals.select(1, kAttackProbability).to(at::kFloat);
-  const at::Tensor logit = signals.select(1, kAttackLogit).to(at::kFloat) / 20.0;
+  const at::Tensor p = attack_levels(signals, scaling);
+  const at::Tensor logit =
+      scaling.normal_log_odds.empty()
+          ? signals.select(1, kAttackLogit).to(at::kFloat) / 20.0
+          : (standardised_log_odds(signals, scaling).clamp(-kScaledClip, kScaledClip) / kScaledClip)
+                .to(at::kFloat);
   const at::Tensor a = anomaly_levels(signals, scaling);
   const at::Tensor mean = torch::tensor(scaling.mean, torch::kDouble);
   const at::Tensor spread = torch::tensor(scaling.spread, torch::kDouble);

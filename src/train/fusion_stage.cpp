@@ -71,7 +71,7 @@ FusionData fusion_data(const at::Tensor& signals, std::span<const std::uint8_t> 
                        const FusionScaling& scaling) {
   std::vector<float> y(labels.begin(), labels.end());
   return {fusion_states(signals, scaling), torch::tensor(y, torch::kFloat),
-          signals.select(1, kAttackProbability).contiguous(), anomaly_levels(signals, scaling)};
+          attack_levels(signals, scaling), anomaly_levels(signals, scaling)};
 }
 
 std::vector<std::uint8_t> labels_of(const store::GraphStore& store,

@@ -125,11 +125,12 @@ TEST(FusionLearners, UnknownKindIsRefused) {
 }
 
 at::Tensor example_signals() {
-  // p, logit, score, node, id, neighbour, worst node, kl, nodes, edges, unknown share
-  return torch::tensor({{0.1F, -2.2F, 0.10F, 0.01F, 0.2F, 0.05F, 0.02F, 0.3F, 20.F, 60.F, 0.F},
-                        {0.2F, -1.4F, 0.20F, 0.02F, 0.3F, 0.06F, 0.04F, 0.2F, 22.F, 70.F, 0.F},
-                        {0.3F, -0.8F, 0.30F, 0.03F, 0.4F, 0.07F, 0.06F, 0.4F, 24.F, 66.F, 0.1F},
-                        {0.9F, 2.2F, 9.00F, 0.50F, 4.0F, 0.50F, 2.00F, 3.0F, 2.F, 1.F, 1.F}});
+  // p, logit, score, node, id, neighbour, worst node, kl, nodes, edges, unknown share, log-odds
+  return torch::tensor(
+      {{0.1F, -2.2F, 0.10F, 0.01F, 0.2F, 0.05F, 0.02F, 0.3F, 20.F, 60.F, 0.F, -2.2F},
+       {0.2F, -1.4F, 0.20F, 0.02F, 0.3F, 0.06F, 0.04F, 0.2F, 22.F, 70.F, 0.F, -1.4F},
+       {0.3F, -0.8F, 0.30F, 0.03F, 0.4F, 0.07F, 0.06F, 0.4F, 24.F, 66.F, 0.1F, -0.8F},
+       {0.9F, 2.2F, 9.00F, 0.50F, 4.0F, 0.50F, 2.00F, 3.0F, 2.F, 1.F, 1.F, 2.2F}});
 }
 
 TEST(FusionFeatures, ScalingComesFromNormalGraphsOnly) {
@@ -151,14 +152,49 @@ TEST(FusionFeatures, ScalingComesFromNormalGraphsOnly) {
 
   const at::Tensor states = fusion_states(signals, scaling);
   ASSERT_EQ(states.sizes(), (std::vector<std::int64_t>{4, kFusionStateSize}));
-  EXPECT_FLOAT_EQ(states[3][0].item<float>(), 0.9F);                // p
+  const at::Tensor p = attack_levels(signals, scaling);
+  EXPECT_FLOAT_EQ(states[3][0].item<float>(), p[3].item<float>());  // p
   EXPECT_FLOAT_EQ(states[3][3].item<float>(), a[3].item<float>());  // a
   EXPECT_FLOAT_EQ(states[3][12].item<float>(), 1.F);                // the unknown-ID share
-  EXPECT_NEAR(states[3][13].item<float>(), 0.9F - a[3].item<float>(), 1e-6);  // p - a
+  EXPECT_NEAR(states[3][13].item<float>(), p[3].item<float>() - a[3].item<float>(),
+              1e-6);                                  // p - a
   EXPECT_LE(states.abs().max().item<float>(), 10.F);  // scaled values are clipped
 
   EXPECT_THROW(FusionScaling::fit(signals, std::vector<std::uint8_t>{1, 1, 1, 1}),
                std::invalid_argument);
+}
+
+// The classifier's attack level is read from the log-odds: 0.5 at the normal graphs' 99th
+// percentile, like a. Where P(attack) is exactly 1 in float32 for a normal window and an attack
+// (log-odds 20 and 40: a vehicle the classifier never saw), the levels stay apart once scaled on
+// that vehicle's normal windows, which is what vehicle calibration does.
+TEST(FusionFeatures, AttackLevelComesFromTheLogOddsAndDoesNotTieWhereProbabilityDoes) {
+  at::Tensor signals = example_signals().repeat({2, 1});
+  const std::vector<float> log_odds = {18, 20, 19, 40, 21, 19.5F, 20.5F, 45};
+  for (std::int64_t i = 0; i < 8; ++i) {
+    signals[i][kAttackLogOdds] = log_odds[static_cast<std::size_t>(i)];
+    signals[i][kAttackProbability] = 1.0F;  // what float32 softmax gives at these log-odds
+  }
+  const std::vector<std::uint8_t> labels = {0, 0, 0, 1, 0, 0, 0, 1};
+  const auto scaling = FusionScaling::fit(signals, labels);
+  EXPECT_FLOAT_EQ(scaling.normal_log_odds.back(), 21.F);
+  const at::Tensor p = attack_levels(signals, scaling);
+  EXPECT_NEAR(p[4].item<float>(), 0.5F, 1e-5) << "0.5 at the normal 99th percentile (21)";
+  for (const std::int64_t normal : {0, 1, 2, 4, 5, 6})
+    for (const std::int64_t attack : {3, 7})
+      EXPECT_LT(p[normal].item<float>(), p[attack].item<float>()) << normal << " " << attack;
+  EXPECT_GT(p[3].item<float>(), 0.99F);
+
+  // A scaling fitted before the attack level existed (no log-odds in its JSON) keeps p =
+  // P(attack) and the logit state, so that its checkpoint decides as it did.
+  nlohmann::json legacy = scaling;
+  legacy.erase("normal_log_odds");
+  legacy.erase("log_odds_spread");
+  const auto old_scaling = legacy.get<FusionScaling>();
+  EXPECT_TRUE(torch::equal(attack_levels(signals, old_scaling),
+                           signals.select(1, kAttackProbability).contiguous()));
+  const at::Tensor old_states = fusion_states(signals, old_scaling);
+  EXPECT_TRUE(torch::allclose(old_states.select(1, 1), signals.select(1, kAttackLogit) / 20.0));
 }
 
 TEST(FusionFeatures, ScalingRoundTripsThroughJson) {
@@ -168,6 +204,8 @@ TEST(FusionFeatures, ScalingRoundTripsThroughJson) {
   EXPECT_EQ(back.mean, scaling.mean);
   EXPECT_EQ(back.spread, scaling.spread);
   EXPECT_EQ(back.normal_scores, scaling.normal_scores);
+  EXPECT_EQ(back.normal_log_odds, scaling.normal_log_odds);
+  EXPECT_DOUBLE_EQ(back.log_odds_spread, scaling.log_odds_spread);
   nlohmann::json broken = json;
   broken["mean"] = std::vector<double>{1.0};
   EXPECT_THROW(broken.get<FusionScaling>(), std::invalid_argument);

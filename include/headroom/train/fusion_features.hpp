@@ -1,8 +1,12 @@
 // What a fusion of a graph classifier and a VGAE sees of each graph. Signals are the raw per-graph
 // outputs of both models (fusion_signals); the state is those signals scaled against the normal
 // graphs the fusion was fitted on (FusionScaling), plus the two scores that get fused:
-// p, the classifier's P(attack), and a, the VGAE's anomaly level in (0, 1): 0.5 at the 99th
-// percentile of the normal fitting graphs' reconstruction scores (anomaly_levels).
+// p, the classifier's attack level, and a, the VGAE's anomaly level, both in (0, 1) and both 0.5
+// at the 99th percentile of the normal fitting graphs (attack_levels, anomaly_levels). The attack
+// level is read from the attack log-odds, not from P(attack): P(attack) is exactly 1 in float32
+// once the logits are ~17 apart, which on a vehicle not seen in training ties its normal windows
+// with its attacks (docs/detection.md), so rescaling on that vehicle's normal windows could not
+// separate them.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +37,7 @@ enum FusionSignal : std::int64_t {
   kNodeCount,
   kEdgeCount,
   kUnknownIdShare,  // share of nodes whose CAN ID is out of the vocabulary (unknown_id_shares)
+  kAttackLogOdds,   // the classifier's attack log-odds (attack_log_odds), unclamped
   kFusionSignalCount
 };
 
@@ -57,6 +62,11 @@ struct FusionScaling {
   std::vector<double> mean;
   std::vector<double> spread;        // standard deviation, at least 1e-6
   std::vector<float> normal_scores;  // sorted; at most 1,001 quantiles are kept
+  // The same for the attack log-odds, and the spread of the normal graphs' log-odds (at least
+  // 1e-3). Empty in a fusion fitted before the attack level existed: its p stays P(attack), and
+  // its states are what they were, so that its checkpoint decides as it did.
+  std::vector<float> normal_log_odds;
+  double log_odds_spread = 1.0;
 
   // Fitted on the rows of `signals` whose label is 0. Throws std::invalid_argument when there are
   // none.
@@ -68,8 +78,12 @@ void from_json(const nlohmann::json& json, FusionScaling& scaling);
 // a per graph, float [G] in (0, 1): sigmoid((log score - log q99) / s), q99 the 99th percentile
 // of the normal scores and s the spread of their logs.
 at::Tensor anomaly_levels(const at::Tensor& signals, const FusionScaling& scaling);
-// float [G, kFusionStateSize]: p, the logit / 20, |2p - 1|, a, the scaled signals 2..9 (clipped
-// to +-10), the unknown-ID share, p - a and p * a.
+// p per graph, float [G] in (0, 1): sigmoid((log-odds - q99) / s), q99 the 99th percentile of
+// the normal graphs' attack log-odds and s their spread; P(attack) for a scaling without them.
+at::Tensor attack_levels(const at::Tensor& signals, const FusionScaling& scaling);
+// float [G, kFusionStateSize]: p, the log-odds scaled as p is (clipped to +-10, / 10; the logit /
+// 20 for a scaling without log-odds), |2p - 1|, a, the scaled signals 2..9 (clipped to +-10), the
+// unknown-ID share, p - a and p * a.
 at::Tensor fusion_states(const at::Tensor& signals, const FusionScaling& scaling);
 
 }  // namespace headroom::train

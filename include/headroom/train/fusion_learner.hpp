@@ -1,4 +1,4 @@
-// How a fusion stage learns to combine a classifier's P(attack) p with a VGAE's anomaly level a
+// How a fusion stage learns to combine a classifier's attack level p with a VGAE's anomaly level a
 // (fusion_features.hpp). Two learners, one interface:
 //  - "fusion-dqn" (upstream's fusion): a Double DQN whose action per graph is the classifier's
 //    weight w in {0, 0.05, ..., 1}; the fused score is w p + (1 - w) a and the reward is +-1 for a
@@ -28,7 +28,7 @@ namespace headroom::train {
 struct FusionData {
   at::Tensor states;       // float [G, kFusionStateSize]
   at::Tensor labels;       // float [G], 1 = attack
-  at::Tensor probability;  // p, float [G]
+  at::Tensor probability;  // p, the attack level (attack_levels), float [G]
   at::Tensor anomaly;      // a, float [G]
 
   std::int64_t size() const { return labels.defined() ? labels.size(0) : 0; }
