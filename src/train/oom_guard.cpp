@@ -5,6 +5,7 @@
 #include <ATen/autocast_mode.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <fmt/format.h>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -56,8 +57,15 @@ GuardedStep OomGuard::run(const loader::GraphBatch& host_batch,
                           const std::function<void(const at::Tensor&)>& backward,
                           const std::function<void()>& zero_grad) {
   // Dropout and sampling draw from the default generators: a retry starts from the same state.
+  // (A generator's state is its seed and offset, read on the host: no device synchronisation.)
   auto cpu_generator = at::globalContext().defaultGenerator(at::kCPU);
   const auto cpu_state = cpu_generator.get_state();
+  std::optional<at::Generator> cuda_generator;
+  at::Tensor cuda_state;
+  if (device_.is_cuda()) {
+    cuda_generator = at::globalContext().defaultGenerator(device_);
+    cuda_state = cuda_generator->get_state();
+  }
   std::int64_t oom_events = 0;
   std::int64_t parts =
       std::min<std::int64_t>(parts_, std::max<std::int64_t>(1, host_batch.num_graphs));
@@ -74,6 +82,7 @@ GuardedStep OomGuard::run(const loader::GraphBatch& host_batch,
       at::autocast::clear_cache();
       if (device_.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
       cpu_generator.set_state(cpu_state);
+      if (cuda_generator) cuda_generator->set_state(cuda_state);
       if (parts >= host_batch.num_graphs) {
         total_oom_events_ += oom_events;
         const auto ids = host_batch.graph_ids.to(torch::kCPU).to(torch::kInt64);
