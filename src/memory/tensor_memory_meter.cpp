@@ -82,6 +82,10 @@ MemorySnapshot memory_snapshot(int cuda_device) {
   return snapshot;
 }
 
+std::int64_t device_peak_bytes(const MemorySnapshot& snapshot, bool cuda) {
+  return cuda ? snapshot.cuda.peak_allocated_bytes : snapshot.cpu.peak_bytes;
+}
+
 void reset_peak(int cuda_device) {
   detail::reset_cpu_tensor_peak();
   if (cuda_device >= 0) {

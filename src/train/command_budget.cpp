@@ -94,7 +94,7 @@ std::int64_t run_phase(const c10::Device& device, const std::function<void()>& w
   }
   const auto snapshot = memory::memory_snapshot(cuda_index);
   release();
-  return cuda ? snapshot.cuda.peak_allocated_bytes : snapshot.cpu.peak_bytes;
+  return memory::device_peak_bytes(snapshot, cuda);
 }
 
 std::string phase_peak_text(std::int64_t peak_bytes, std::int64_t budget_bytes) {

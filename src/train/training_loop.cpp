@@ -151,17 +151,13 @@ LoopState load_state(const RunDirectory& run, const TrainingTask& task,
   return state;
 }
 
-std::int64_t epoch_peak_bytes(const memory::MemorySnapshot& snapshot, bool cuda) {
-  return cuda ? snapshot.cuda.peak_allocated_bytes : snapshot.cpu.peak_bytes;
-}
-
 // A sampled step's memory: what metrics.jsonl records between epoch lines.
 nlohmann::json step_memory_line(std::int64_t epoch, std::int64_t step, std::int64_t graphs,
                                 std::int64_t oom_events, std::int64_t budget, int cuda_index) {
   const auto snapshot = memory::memory_snapshot(cuda_index);
   const bool cuda = cuda_index >= 0;
   const auto current = cuda ? snapshot.cuda.allocated_bytes : snapshot.cpu.current_bytes;
-  const auto peak = epoch_peak_bytes(snapshot, cuda);
+  const auto peak = memory::device_peak_bytes(snapshot, cuda);
   nlohmann::json line = {{"type", "step"},
                          {"epoch", epoch},
                          {"step", step},
@@ -557,8 +553,8 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
     AutocastScope autocast(precision_, device_);
     return task_.validate();
   });
-  const auto memory = memory::memory_snapshot(cuda_index_);
-  const auto epoch_peak = epoch_peak_bytes(memory, cuda);
+  const auto snapshot = memory::memory_snapshot(cuda_index_);
+  const auto epoch_peak = memory::device_peak_bytes(snapshot, cuda);
   state_.peak_tensor_bytes = std::max(state_.peak_tensor_bytes, epoch_peak);
 
   const bool improved = validation.loss < state_.best_loss;
@@ -594,7 +590,7 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
       {"graphs_per_second", graphs_per_second},
       {"batch_wait_seconds", stats.wait_seconds},
       {"learning_rate", effective_learning_rate(config_)},
-      {"memory", memory},
+      {"memory", snapshot},
       {"plan", stats.plan_info},
       {"oom_events", stats.oom_events},
       {"split_steps", stats.split_steps},

@@ -161,6 +161,8 @@ void add_plan_command(CLI::App& app) {
     std::string name = models::to_string(config.model.size) + " " + config.model.family;
     name += fmt::format(", {}, precision {}, checkpointing {}", device.str(), config.run.precision,
                         config.model.gradient_checkpointing ? "on" : "off");
+    // Resolved once: on CPU the default depends on the process's memory, which measuring changes.
+    const auto budget_bytes = train::resolve_memory_budget(config.memory, device);
     train::MeasuredPeak measured;
     if (*mode == "static") {
       const auto estimate = family.static_estimate(
@@ -173,12 +175,11 @@ void add_plan_command(CLI::App& app) {
     } else {
       // Measuring runs training steps on the device: inside the budget being planned for, as
       // training's own probe does (probe batches sized by the static estimate, then the guard).
-      train::apply_device_budget(config, train::resolve_memory_budget(config.memory, device),
-                                 device);
+      train::apply_device_budget(config, budget_bytes, device);
       measured = train::measure_step_peak(config, store, model);
     }
     const auto& fit = measured.fit;
-    const auto budget = static_cast<double>(train::resolve_memory_budget(config.memory, device));
+    const auto budget = static_cast<double>(budget_bytes);
     const auto plan = memory::make_memory_plan(
         fit, name, parameters, static_cast<std::int64_t>(store.metadata().node_feature_count),
         quantile_graph(store, 0.5), quantile_graph(store, 0.95), budget,

@@ -71,6 +71,9 @@ std::int64_t injected_cpu_allocation_failures();  // failures injected so far
 CpuTensorMemory cpu_tensor_memory();
 CudaTensorMemory cuda_tensor_memory(int device = 0);
 MemorySnapshot memory_snapshot(int cuda_device = -1);  // -1: no CUDA statistics
+// The training device's peak tensor bytes in `snapshot`: the CUDA caching allocator's peak when
+// `cuda`, the counting CPU allocator's otherwise.
+std::int64_t device_peak_bytes(const MemorySnapshot& snapshot, bool cuda);
 
 // Starts a new phase: CPU peak := current; CUDA peak statistics reset when CUDA is available.
 void reset_peak(int cuda_device = -1);
