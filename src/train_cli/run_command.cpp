@@ -95,7 +95,8 @@ void add_run_command(CLI::App& app) {
     const auto result = train::run_pipeline(config, job->hooks(), trackers->observers());
     fmt::print("\n{}", train::render_pipeline_summary(result));
     if (!util::process_role().writes()) return;  // the report is rank 0's, like the run files
-    const auto report = report::write_html_report(runs);
+    // The run's own report: replaced every run, like its store (only ever a headroom report).
+    const auto report = report::write_html_report(runs, std::nullopt, std::nullopt, true);
     fmt::print("\nreport: {}\n", report.string());
     trackers->log_parent_artifact(report);
     trackers->end_parent(tracking::RunStatus::kFinished);
