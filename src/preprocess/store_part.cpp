@@ -233,9 +233,9 @@ bool is_part_file(const std::filesystem::path& relative, bool is_directory) {
   const auto digits_end = name.find_first_not_of("0123456789", prefix.size());
   if (digits_end == std::string::npos || digits_end < prefix.size() + 6) return false;
   const std::string suffix = name.substr(digits_end);
-  return suffix == ".frames" || std::find(store::kSegmentFileSuffixes.begin(),
-                                          store::kSegmentFileSuffixes.end(),
-                                          suffix) != store::kSegmentFileSuffixes.end();
+  return suffix == ".frames" ||
+         std::find(store::kSegmentFileSuffixes.begin(), store::kSegmentFileSuffixes.end(),
+                   suffix) != store::kSegmentFileSuffixes.end();
 }
 
 bool is_staged_part_entry(const std::filesystem::path& relative, bool is_directory) {

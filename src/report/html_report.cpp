@@ -321,9 +321,9 @@ void check_report_target(const fs::path& target, const ReportInputs& inputs, boo
   const auto target_path = resolved(target);
   for (const auto& input : inputs)
     if (resolved(input) == target_path)
-      throw std::runtime_error(fmt::format(
-          "'{}' is one of the report's inputs ({}); choose another --out", where,
-          util::printable_path(input)));
+      throw std::runtime_error(
+          fmt::format("'{}' is one of the report's inputs ({}); choose another --out", where,
+                      util::printable_path(input)));
   std::error_code ec;
   const auto status = fs::symlink_status(target, ec);
   if (ec || !fs::exists(status)) return;
@@ -332,7 +332,8 @@ void check_report_target(const fs::path& target, const ReportInputs& inputs, boo
         "'{}' exists and is not a report headroom wrote; remove it yourself or choose another "
         "--out",
         where));
-  if (!replace) throw std::runtime_error(fmt::format("'{}' exists (use --force to replace it)", where));
+  if (!replace)
+    throw std::runtime_error(fmt::format("'{}' exists (use --force to replace it)", where));
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "headroom/store/store_builder.hpp"
 
-
 #include <fmt/format.h>
 #include <algorithm>
 #include <cerrno>
@@ -191,8 +190,8 @@ StoreBuilder::~StoreBuilder() = default;
 
 std::unique_ptr<GraphSegmentWriter> StoreBuilder::open_segment(std::size_t segment,
                                                                SegmentKeys keys) const {
-  return std::make_unique<GraphSegmentWriter>(temporary_directory() / fmt::format("segment-{:06}", segment),
-                                              keys);
+  return std::make_unique<GraphSegmentWriter>(
+      temporary_directory() / fmt::format("segment-{:06}", segment), keys);
 }
 
 void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSummary>& segments,
@@ -348,8 +347,7 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
   }
 
   // The manifest is the commit record: written last, and a store without it never opens.
-  util::write_file_atomically(temporary_directory() / kManifestFileName,
-                              render_manifest(metadata));
+  util::write_file_atomically(temporary_directory() / kManifestFileName, render_manifest(metadata));
   std::error_code ec;
   if (!overwrite_ && std::filesystem::exists(std::filesystem::symlink_status(store_path_, ec))) {
     throw std::runtime_error(fmt::format("store '{}' already exists (use --force to replace it)",

@@ -46,7 +46,8 @@ bool is_staged_store_entry(const fs::path& relative, bool is_directory) {
   const std::string name = relative.string();
   // The manifest goes in through write_file_atomically's temporary.
   return !is_directory && relative.parent_path().empty() &&
-         (is_segment_file(name) || starts_with(name, std::string(kManifestFileName) + ".tmp-headroom-"));
+         (is_segment_file(name) ||
+          starts_with(name, std::string(kManifestFileName) + ".tmp-headroom-"));
 }
 
 std::string why_not_a_store(const fs::path& directory) {

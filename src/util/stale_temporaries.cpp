@@ -45,7 +45,8 @@ bool is_stale_temporary(const std::filesystem::path& entry, std::string_view tar
   if (dash == std::string_view::npos) return false;
   const std::string_view digits = rest.substr(0, dash);
   const std::string_view token = rest.substr(dash + 1);
-  if (digits.empty() || digits.size() > 9 || digits.front() == '0' || !all_of(digits, "0123456789")) return false;
+  if (digits.empty() || digits.size() > 9 || digits.front() == '0' || !all_of(digits, "0123456789"))
+    return false;
   if (token.size() != kTokenDigits || !all_of(token, "0123456789abcdef")) return false;
   const auto pid = static_cast<pid_t>(std::stol(std::string(digits)));
   // EPERM: the process exists but belongs to someone else.

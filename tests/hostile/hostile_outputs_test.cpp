@@ -126,12 +126,12 @@ TEST_F(HostileOutputs, RunsStoreRebuildKeepsAHomeNamedAsItsStore) {
   write_text_file(home / "manifest.json", R"({"name": "web"})");
   const auto before = snapshot(dir_.path());
   std::string output;
-  EXPECT_NE(run_command(headroom(fmt::format("run '{}' --store '{}' --runs-dir '{}' "
-                                             "--max-epochs 1 --progress false",
-                                             data_.string(), home.string(),
-                                             (dir_ / "runs").string())),
-                        &output),
-            0);
+  EXPECT_NE(
+      run_command(headroom(fmt::format("run '{}' --store '{}' --runs-dir '{}' "
+                                       "--max-epochs 1 --progress false",
+                                       data_.string(), home.string(), (dir_ / "runs").string())),
+                  &output),
+      0);
   EXPECT_NE(output.find("is not a graph store that headroom wrote"), std::string::npos) << output;
   auto after = snapshot(dir_.path());
   EXPECT_EQ(after, before);
@@ -194,9 +194,9 @@ TEST_F(HostileOutputs, NamesThatOnlyLookLikeTemporariesSurviveEveryWriter) {
   std::string output;
   ASSERT_EQ(preprocess(home / "results", "", &output), 0) << output;
   ASSERT_EQ(preprocess(home / "results", "--force", &output), 0) << output;
-  ASSERT_EQ(run_command(headroom(fmt::format("generate --out '{}' --frames 2000",
-                                             (home / "sim").string())),
-                        &output),
+  ASSERT_EQ(run_command(
+                headroom(fmt::format("generate --out '{}' --frames 2000", (home / "sim").string())),
+                &output),
             0)
       << output;
   auto after = snapshot(home);
@@ -287,11 +287,11 @@ std::string with_full_disk(const std::string& command) {
 TEST_F(HostileReport, AFailedWriteOnAFullDiskLeavesNoTemporary) {
   fs::create_directories(dir_ / "out");
   std::string output;
-  EXPECT_EQ(run_command(with_full_disk(fmt::format("'{}' report '{}' --out '{}'", HEADROOM_BINARY,
-                                                   runs_.string(),
-                                                   (dir_ / "out" / "r.html").string())),
-                        &output),
-            1)
+  EXPECT_EQ(
+      run_command(with_full_disk(fmt::format("'{}' report '{}' --out '{}'", HEADROOM_BINARY,
+                                             runs_.string(), (dir_ / "out" / "r.html").string())),
+                  &output),
+      1)
       << output;
   EXPECT_TRUE(fs::is_empty(dir_ / "out")) << snapshot(dir_ / "out").begin()->first;
 }
@@ -305,11 +305,11 @@ TEST_F(HostileOutputs, AFailedStoreOrDatasetWriteOnAFullDiskLeavesNoTemporary) {
                         &output),
             1)
       << output;
-  EXPECT_EQ(run_command(with_full_disk(fmt::format("'{}' generate --out '{}' --frames 20000",
-                                                   HEADROOM_BINARY,
-                                                   (dir_ / "out" / "sim").string())),
-                        &output),
-            1)
+  EXPECT_EQ(
+      run_command(with_full_disk(fmt::format("'{}' generate --out '{}' --frames 20000",
+                                             HEADROOM_BINARY, (dir_ / "out" / "sim").string())),
+                  &output),
+      1)
       << output;
   EXPECT_TRUE(fs::is_empty(dir_ / "out")) << snapshot(dir_ / "out").begin()->first;
 }

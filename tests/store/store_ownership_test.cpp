@@ -16,7 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string why_not(const fs::path& directory) { return graph_store_kind().why_not_ours(directory); }
+std::string why_not(const fs::path& directory) {
+  return graph_store_kind().why_not_ours(directory);
+}
 
 TEST(StoreOwnership, ARealStoreIsRecognisedAndLookAlikesAreNot) {
   testing::TempDir dir;
@@ -26,8 +28,7 @@ TEST(StoreOwnership, ARealStoreIsRecognisedAndLookAlikesAreNot) {
   testing::write_text_file(dir / "empty_manifest" / "manifest.json", "");
   EXPECT_NE(why_not(dir / "empty_manifest"), "");
   testing::write_text_file(dir / "web_app" / "manifest.json", R"({"name": "my app"})");
-  EXPECT_NE(why_not(dir / "web_app").find("not a headroom graph store manifest"),
-            std::string::npos)
+  EXPECT_NE(why_not(dir / "web_app").find("not a headroom graph store manifest"), std::string::npos)
       << why_not(dir / "web_app");
   fs::create_directories(dir / "no_manifest");
   EXPECT_NE(why_not(dir / "no_manifest").find("no manifest.json"), std::string::npos);
@@ -48,9 +49,9 @@ TEST(StoreOwnership, ARealStoreIsRecognisedAndLookAlikesAreNot) {
 
 TEST(StoreOwnership, StagedEntriesAreTheBuildersOnly) {
   const auto kind = graph_store_kind();
-  for (const char* own : {"manifest.json", "node_features.f32", "split_test.u32",
-                          "segment-000003.graphs", "segment-1234567.edge_features",
-                          "manifest.json.tmp-headroom-12-00000000000000ab"})
+  for (const char* own :
+       {"manifest.json", "node_features.f32", "split_test.u32", "segment-000003.graphs",
+        "segment-1234567.edge_features", "manifest.json.tmp-headroom-12-00000000000000ab"})
     EXPECT_TRUE(kind.is_staged_entry(own, false)) << own;
   for (const char* other : {"notes.txt", "segment-3.graphs", "segment-000003.txt", ".ssh",
                             "manifest.json.tmp-12", "thesis/ch1.tex"})

@@ -484,8 +484,8 @@ TEST(SyntheticDataset, OnlyWhatTheGeneratorWroteIsRecognised) {
       << why_not(dir / "d");
 
   // Someone else's synthetic.json: another generator's, an empty one, one that is not JSON.
-  for (const std::string manifest : {R"({"generator": "faker", "files": []})", std::string(),
-                                     std::string("{\"generator\": \"headroom generate\"")}) {
+  for (const auto& manifest : {std::string(R"({"generator": "faker", "files": []})"), std::string(),
+                               std::string("{\"generator\": \"headroom generate\"")}) {
     testing::write_text_file(dir / "other" / "synthetic.json", manifest);
     EXPECT_NE(why_not(dir / "other").find("is not one `headroom generate` wrote"),
               std::string::npos)

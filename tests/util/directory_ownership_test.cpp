@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -89,13 +91,15 @@ TEST(RequireReplaceable, NamesWhyADirectoryIsNotTheKinds) {
   // The record's name alone is not enough: its content must be the writer's, and nothing else
   // may be there.
   write_text_file(dir / "forged" / "record.txt", "");
-  EXPECT_NE(message_of([&] { require_replaceable(dir / "forged", toy_kind()); })
-                .find("is not a toy output that headroom wrote (no record of ours)"),
+  EXPECT_NE(message_of([&] {
+              require_replaceable(dir / "forged", toy_kind());
+            }).find("is not a toy output that headroom wrote (no record of ours)"),
             std::string::npos);
   write_toy(dir / "added");
   write_text_file(dir / "added" / "thesis" / "ch1.tex", "years");
-  EXPECT_NE(message_of([&] { require_replaceable(dir / "added", toy_kind()); })
-                .find("it holds 'thesis' that headroom did not write"),
+  EXPECT_NE(message_of([&] {
+              require_replaceable(dir / "added", toy_kind());
+            }).find("it holds 'thesis' that headroom did not write"),
             std::string::npos);
   write_text_file(dir / "file", "precious");
   EXPECT_THROW(require_replaceable(dir / "file", toy_kind()), std::runtime_error);
@@ -137,7 +141,8 @@ TEST(StagedDirectory, RemovesAKilledRunsStagingOnlyWhenItHoldsNothingElse) {
   ASSERT_EQ(names_in(dir.path()).size(), 2U);
   // Someone put a file into one of them after the kill: that one stays, the other goes.
   for (const auto& name : names_in(dir.path()))
-    if (fs::exists(dir / name / "tree" / "data")) write_text_file(dir / name / "tree" / "x", "mine");
+    if (fs::exists(dir / name / "tree" / "data"))
+      write_text_file(dir / name / "tree" / "x", "mine");
   {
     StagedDirectory staged(dir / "out", false, toy_kind());
     write_toy(staged.staging());
@@ -193,8 +198,9 @@ TEST(StagedDirectory, ReplacingDeletesTheOldTreeOnlyIfItIsStillHeadroomsAlone) {
   // A directory that is not the kind's is refused when the writer starts and again at the swap.
   write_text_file(dir / "home" / "record.txt", "ours");
   write_text_file(dir / "home" / ".ssh" / "id_rsa", "secret");
-  EXPECT_NE(message_of([&] { StagedDirectory(dir / "home", true, toy_kind()); })
-                .find("it holds '.ssh' that headroom did not write"),
+  EXPECT_NE(message_of([&] {
+              StagedDirectory(dir / "home", true, toy_kind());
+            }).find("it holds '.ssh' that headroom did not write"),
             std::string::npos);
   StagedDirectory late(dir / "late", true, toy_kind());
   write_toy(late.staging());

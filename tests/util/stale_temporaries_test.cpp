@@ -78,11 +78,11 @@ TEST(StaleTemporaries, OnlyTheExactNameFormOfADeadProcessCounts) {
   EXPECT_FALSE(is_stale_temporary("x.tmp-" + std::to_string(dead), "x"));
   EXPECT_FALSE(is_stale_temporary("x.tmp-2023", "x"));
   const std::string base = "x.tmp-headroom-" + std::to_string(dead);
-  for (const std::string other :
+  for (const auto& other :
        {base, base + "-", base + "-0123456789abcde", base + "-0123456789abcdef0",
         base + "-0123456789ABCDEF", base + "-0123456789abcdeg", std::string("x.tmp-headroom--1-0"),
         "x.tmp-headroom-0" + std::to_string(dead) + "-0123456789abcdef",
-        "x.tmp-headroom-1234567890-0123456789abcdef"})
+        std::string("x.tmp-headroom-1234567890-0123456789abcdef")})
     EXPECT_FALSE(is_stale_temporary(other, "x")) << other;
 }
 

@@ -46,16 +46,17 @@ struct SyntheticDatasetSummary {
 };
 
 // Writes the dataset to `root`, atomically: everything goes to a sibling staging directory
-// (util/staged_directory.hpp), every file is fsynced, and only a complete dataset is renamed to `root`,
-// so an interrupted run never leaves a partial `root` (at most a stale staging directory, which a
-// later run removes). Memory use is bounded (one write buffer) whatever total_frames is.
+// (util/staged_directory.hpp), every file is fsynced, and only a complete dataset is renamed to
+// `root`, so an interrupted run never leaves a partial `root` (at most a stale staging directory,
+// which a later run removes). Memory use is bounded (one write buffer) whatever total_frames is.
 //
 // If `root` exists: without `overwrite`, throws std::runtime_error("<root> exists (use --force to
 // replace it)"); with `overwrite`, the old directory is replaced once the new one is complete, but
 // only if it is empty or synthetic_dataset_kind() recognises it as a generated dataset --
-// anything else is refused with std::runtime_error rather than deleted. Throws std::invalid_argument when
-// total_frames < kMinSyntheticFrames and std::filesystem::filesystem_error / std::runtime_error on
-// I/O failure (the staging directory is removed).
+// anything else is refused with std::runtime_error rather than deleted. Throws
+// std::invalid_argument when total_frames < kMinSyntheticFrames and
+// std::filesystem::filesystem_error / std::runtime_error on I/O failure (the staging directory is
+// removed).
 //
 // Thread-safe for distinct roots; concurrent runs on the same root do not corrupt it (one wins).
 SyntheticDatasetSummary generate_synthetic_dataset(const std::filesystem::path& root,
