@@ -137,6 +137,21 @@ TEST_F(HostileOutputs, RunsStoreRebuildKeepsAHomeNamedAsItsStore) {
   EXPECT_EQ(after, before);
 }
 
+TEST_F(HostileOutputs, RunRefusesSomeonesPageWhereItsReportGoesBeforeItTrains) {
+  const auto page = dir_ / "runs" / "store" / "report.html";
+  write_text_file(page, "<!DOCTYPE html><title>my notes</title>");
+  std::string output;
+  EXPECT_NE(run_command(headroom(fmt::format("run '{}' --store '{}' --runs-dir '{}' "
+                                             "--max-epochs 1 --progress false",
+                                             data_.string(), (dir_ / "store").string(),
+                                             (dir_ / "runs").string())),
+                        &output),
+            0);
+  EXPECT_NE(output.find("is not a report headroom wrote"), std::string::npos) << output;
+  EXPECT_EQ(read_bytes(page), "<!DOCTYPE html><title>my notes</title>");
+  EXPECT_FALSE(fs::exists(dir_ / "store")) << "refused before anything was built";
+}
+
 TEST_F(HostileOutputs, GenerateForceKeepsSomeoneElsesSyntheticDataset) {
   const auto theirs = dir_ / "sim";
   write_text_file(theirs / "synthetic.json", R"({"generator": "my-simulator", "files": []})");
