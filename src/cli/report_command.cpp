@@ -14,6 +14,7 @@ void add_report_command(CLI::App& app) {
   struct State {
     std::string path;
     std::string out;
+    bool force = false;
   };
   auto state = std::make_shared<State>();
   command
@@ -22,13 +23,16 @@ void add_report_command(CLI::App& app) {
                    "run directory")
       ->required();
   command->add_option("--out", state->out, "The HTML file (default: RUN_DIR/report.html)");
+  command->add_flag("--force", state->force,
+                    "Replace an existing report (only a report headroom wrote; never an input)");
   command->footer(
       "Example: headroom report runs/synthetic\n"
       "         headroom report runs/synthetic/teacher_curriculum --out curriculum.html");
   command->callback([state] {
     const auto written = report::write_html_report(
         state->path,
-        state->out.empty() ? std::nullopt : std::optional<std::filesystem::path>(state->out));
+        state->out.empty() ? std::nullopt : std::optional<std::filesystem::path>(state->out),
+        std::nullopt, state->force);
     fmt::print("report written to {}\n", written.string());
   });
 }

@@ -11,6 +11,7 @@
 #include "headroom/preprocess/store_part.hpp"
 #include "headroom/preprocess/window_frames.hpp"
 #include "headroom/store/store_metadata.hpp"
+#include "headroom/store/store_ownership.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/output_path.hpp"
 #include "headroom/util/progress_bar.hpp"
@@ -32,7 +33,7 @@ void check_shard_outputs(const std::filesystem::path& dataset_root,
     throw std::runtime_error(fmt::format(
         "store '{}' already exists (use --force to replace it when the parts are assembled)",
         store_path.string()));
-  util::require_replaceable(store_path, store::kManifestFileName, "graph store");
+  util::require_replaceable(store_path, store::graph_store_kind());
 }
 
 struct ShardContext {
@@ -92,7 +93,7 @@ ShardReport preprocess_shard(const std::filesystem::path& dataset_root,
   const unsigned threads = detail::worker_threads(options);
 
   util::StagedDirectory part(parts_directory(store_path) / shard_name(shard), options.overwrite,
-                             kPartManifestFileName, "store part");
+                             store_part_kind());
   std::uint64_t shard_bytes = 0;
   for (const auto i : files) shard_bytes += layout.files[i].size_bytes;
   util::ProgressBar progress_bar(fmt::format("shard {}/{}", shard.index, shard.count), shard_bytes,

@@ -220,10 +220,9 @@ void rekey_test_files(const dataset::DatasetLayout& layout, const std::vector<Pa
 }
 
 // The parts are consumed once the store is in place; a failed assembly leaves them for a retry.
+// A part someone added files to stays (with a warning): only headroom's entries are deleted.
 void remove_parts(const std::filesystem::path& directory, const std::vector<LoadedPart>& parts) {
-  for (const auto& part : parts)
-    if (!util::remove_tree(part.directory))
-      throw std::runtime_error(fmt::format("cannot remove part '{}'", part.directory.string()));
+  for (const auto& part : parts) util::remove_if_ours(part.directory, store_part_kind());
   std::error_code ignored;
   std::filesystem::remove(directory, ignored);  // only when nothing else is left in it
 }

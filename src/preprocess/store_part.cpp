@@ -1,6 +1,7 @@
 #include "headroom/preprocess/store_part.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -214,6 +215,48 @@ StorePart read_part_manifest(const std::filesystem::path& part) {
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: manifest is incomplete ({})", where, e.what()));
   }
+}
+
+namespace {
+
+bool starts_with(const std::string& text, std::string_view prefix) {
+  return text.compare(0, prefix.size(), prefix) == 0;
+}
+
+// `file-<6 or more digits>` and a segment suffix or ".frames": what a part holds per file.
+bool is_part_file(const std::filesystem::path& relative, bool is_directory) {
+  const std::string name = relative.string();
+  if (is_directory || !relative.parent_path().empty()) return false;
+  if (name == kPartManifestFileName) return true;
+  constexpr std::string_view prefix = "file-";
+  if (!starts_with(name, prefix)) return false;
+  const auto digits_end = name.find_first_not_of("0123456789", prefix.size());
+  if (digits_end == std::string::npos || digits_end < prefix.size() + 6) return false;
+  const std::string suffix = name.substr(digits_end);
+  return suffix == ".frames" ||
+         std::find(store::kSegmentFileSuffixes.begin(), store::kSegmentFileSuffixes.end(),
+                   suffix) != store::kSegmentFileSuffixes.end();
+}
+
+bool is_staged_part_entry(const std::filesystem::path& relative, bool is_directory) {
+  return is_part_file(relative, is_directory) ||
+         (!is_directory && relative.parent_path().empty() &&
+          starts_with(relative.string(), std::string(kPartManifestFileName) + ".tmp-headroom-"));
+}
+
+std::string why_not_a_part(const std::filesystem::path& directory) {
+  try {
+    read_part_manifest(directory);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return util::describe_foreign_entries(util::foreign_entries(directory, is_part_file));
+}
+
+}  // namespace
+
+util::DirectoryKind store_part_kind() {
+  return {"store part", why_not_a_part, is_staged_part_entry};
 }
 
 }  // namespace headroom::preprocess

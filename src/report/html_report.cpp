@@ -13,6 +13,7 @@
 
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
+#include "headroom/util/printable_text.hpp"
 #include "report_page.hpp"
 
 #ifndef HEADROOM_CHART_JS
@@ -25,7 +26,11 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-json read_json_or_null(const fs::path& path) {
+// Every file the report reads or looks for, so that --out can never name one of them.
+using ReportInputs = std::vector<fs::path>;
+
+json read_json_or_null(const fs::path& path, ReportInputs& inputs) {
+  inputs.push_back(path);
   if (!fs::exists(path)) return nullptr;
   try {
     return json::parse(util::read_file(path));
@@ -36,7 +41,8 @@ json read_json_or_null(const fs::path& path) {
 
 // metrics.jsonl: epoch lines, and step lines with "global_step" (steps counted across epochs).
 // A torn last line (the run was killed mid-write) is skipped; a bad line elsewhere is an error.
-void read_metrics(const fs::path& path, json& epochs, json& steps) {
+void read_metrics(const fs::path& path, json& epochs, json& steps, ReportInputs& inputs) {
+  inputs.push_back(path);
   std::ifstream in(path);
   std::string line;
   std::int64_t steps_before_epoch = 0;
@@ -61,16 +67,16 @@ void read_metrics(const fs::path& path, json& epochs, json& steps) {
   }
 }
 
-json collect_stage(const fs::path& dir) {
+json collect_stage(const fs::path& dir, ReportInputs& inputs) {
   json stage = {{"name", dir.filename().string()},
                 {"dir", dir.string()},
                 {"epochs", json::array()},
                 {"steps", json::array()}};
-  read_metrics(dir / "metrics.jsonl", stage["epochs"], stage["steps"]);
-  const auto config = read_json_or_null(dir / "config.json");
+  read_metrics(dir / "metrics.jsonl", stage["epochs"], stage["steps"], inputs);
+  const auto config = read_json_or_null(dir / "config.json", inputs);
   stage["config"] = config.is_object() ? config.value("config", json::object()) : json::object();
-  stage["plan"] = read_json_or_null(dir / "memory_plan.json");
-  const auto result = read_json_or_null(dir / "result.json");
+  stage["plan"] = read_json_or_null(dir / "memory_plan.json", inputs);
+  const auto result = read_json_or_null(dir / "result.json", inputs);
   stage["result"] = result.is_object() ? result.value("training", json::object()) : json::object();
   return stage;
 }
@@ -91,14 +97,14 @@ std::vector<fs::path> stage_directories(const fs::path& root) {
   return dirs;
 }
 
-json collect_evaluation(const fs::path& dir) {
-  const auto combined = read_json_or_null(dir / "evaluation.json");
+json collect_evaluation(const fs::path& dir, ReportInputs& inputs) {
+  const auto combined = read_json_or_null(dir / "evaluation.json", inputs);
   if (combined.is_object()) return combined;
   json models = json::object();
   if (!fs::is_directory(dir)) return models;
   for (const auto& entry : fs::directory_iterator(dir))
     if (entry.path().extension() == ".json") {
-      const auto model = read_json_or_null(entry.path());
+      const auto model = read_json_or_null(entry.path(), inputs);
       if (model.is_object() && model.contains("groups"))
         models[model.value("model", entry.path().stem().string())] = model;
     }
@@ -274,7 +280,9 @@ std::string model_metrics_table(const std::string& model, const json& report) {
 
 }  // namespace
 
-nlohmann::json collect_report_data(const std::filesystem::path& path) {
+namespace {
+
+json collect(const fs::path& path, ReportInputs& inputs) {
   if (!fs::is_directory(path))
     throw std::runtime_error(path.string() +
                              ": not a directory (give a run directory or a run "
@@ -283,19 +291,64 @@ nlohmann::json collect_report_data(const std::filesystem::path& path) {
                {"stages", json::array()},
                {"evaluation", json::object()}};
   if (fs::exists(path / "metrics.jsonl")) {
-    data["stages"].push_back(collect_stage(path));
+    data["stages"].push_back(collect_stage(path, inputs));
   } else {
-    for (const auto& dir : stage_directories(path)) data["stages"].push_back(collect_stage(dir));
-    data["evaluation"] = collect_evaluation(path / "evaluation");
+    for (const auto& dir : stage_directories(path))
+      data["stages"].push_back(collect_stage(dir, inputs));
+    data["evaluation"] = collect_evaluation(path / "evaluation", inputs);
   }
   if (fs::exists(path / "evaluation.json") || path.filename() == "evaluation")
-    data["evaluation"] = collect_evaluation(path);
+    data["evaluation"] = collect_evaluation(path, inputs);
   if (data["stages"].empty() && data["evaluation"].empty())
     throw std::runtime_error(
         path.string() +
         ": holds no stage (no metrics.jsonl) and no "
         "evaluation; give a run directory or a run root such as runs/<dataset>");
   return data;
+}
+
+// The absolute, symlink-free spelling of `path` as far as it exists.
+fs::path resolved(const fs::path& path) {
+  std::error_code ec;
+  auto result = fs::weakly_canonical(fs::absolute(path), ec);
+  return ec ? fs::absolute(path).lexically_normal() : result;
+}
+
+// Throws unless `target` may receive the report: never one of its inputs; an existing file only
+// when it is a report headroom wrote and `replace` is set.
+void check_report_target(const fs::path& target, const ReportInputs& inputs, bool replace) {
+  const auto where = util::printable_path(target);
+  const auto target_path = resolved(target);
+  for (const auto& input : inputs)
+    if (resolved(input) == target_path)
+      throw std::runtime_error(
+          fmt::format("'{}' is one of the report's inputs ({}); choose another --out", where,
+                      util::printable_path(input)));
+  std::error_code ec;
+  const auto status = fs::symlink_status(target, ec);
+  if (ec || !fs::exists(status)) return;
+  if (!fs::is_regular_file(status) || !is_headroom_report(target))
+    throw std::runtime_error(fmt::format(
+        "'{}' exists and is not a report headroom wrote; remove it yourself or choose another "
+        "--out",
+        where));
+  if (!replace)
+    throw std::runtime_error(fmt::format("'{}' exists (use --force to replace it)", where));
+}
+
+}  // namespace
+
+nlohmann::json collect_report_data(const std::filesystem::path& path) {
+  ReportInputs inputs;
+  return collect(path, inputs);
+}
+
+bool is_headroom_report(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string head(kReportHead.size(), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head == kReportHead || head.starts_with(kLegacyReportHead);
 }
 
 std::string render_html_report(const nlohmann::json& data, const std::string& chart_js) {
@@ -322,14 +375,17 @@ std::string render_html_report(const nlohmann::json& data, const std::string& ch
 
 std::filesystem::path write_html_report(const std::filesystem::path& path,
                                         std::optional<std::filesystem::path> out,
-                                        std::optional<std::filesystem::path> chart_js) {
+                                        std::optional<std::filesystem::path> chart_js,
+                                        bool replace) {
   const fs::path library = chart_js.value_or(HEADROOM_CHART_JS);
   if (!fs::exists(library))
     throw std::runtime_error(library.string() +
                              ": Chart.js is missing (install the Debian package libjs-chart.js; "
                              "scripts/setup.sh does)");
-  const auto data = collect_report_data(path);
+  ReportInputs inputs;
+  const auto data = collect(path, inputs);
   const fs::path target = out.value_or(path / "report.html");
+  check_report_target(target, inputs, replace);
   util::write_file_atomically(target, render_html_report(data, util::read_file(library)));
   return target;
 }

@@ -4,12 +4,30 @@
 // data-status="ready" when done, so that a headless browser can check the page.
 #pragma once
 
+#include <string_view>
+
 namespace headroom::report {
+
+// How every report begins: is_headroom_report recognises a file by these bytes, so they change
+// only together with kLegacyReportHead (the beginning of the reports written before the generator
+// tag, still recognised).
+inline constexpr std::string_view kReportHead = R"html(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="generator" content="headroom report">
+)html";
+inline constexpr std::string_view kLegacyReportHead = R"html(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>headroom report: )html";
 
 inline constexpr const char* kPageTemplate = R"html(<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="generator" content="headroom report">
 <title>headroom report: @TITLE@</title>
 <style>@STYLE@</style>
 <script>@CHART_JS@</script>
@@ -27,6 +45,8 @@ this file (no network needed)</p>
 </body>
 </html>
 )html";
+
+static_assert(std::string_view(kPageTemplate).starts_with(kReportHead));
 
 inline constexpr const char* kPageStyle = R"css(
 body { font-family: sans-serif; margin: 1.5em; color: #222; }

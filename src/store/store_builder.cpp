@@ -1,9 +1,5 @@
 #include "headroom/store/store_builder.hpp"
 
-#include <fcntl.h>
-#include <stdio.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
 #include <algorithm>
 #include <cerrno>
@@ -18,10 +14,9 @@
 
 #include "headroom/store/store_arrays.hpp"
 #include "headroom/store/store_error.hpp"
+#include "headroom/store/store_ownership.hpp"
 #include "headroom/util/file_writer.hpp"
-#include "headroom/util/output_path.hpp"
 #include "headroom/util/printable_text.hpp"
-#include "headroom/util/stale_temporaries.hpp"
 
 namespace headroom::store {
 namespace {
@@ -120,7 +115,7 @@ TrainValidationSplit split_train_validation(const std::vector<std::uint32_t>& tr
 }
 
 void StoreBuilder::discard_segment(const SegmentSummary& segment) const {
-  if (segment.prefix.parent_path() != temporary_) return;  // not this builder's to delete
+  if (segment.prefix.parent_path() != temporary_directory()) return;  // not this builder's
   for (const char* suffix : kSegmentFileSuffixes)
     std::filesystem::remove(segment_file(segment, suffix));
 }
@@ -188,29 +183,15 @@ StoreBuilder::StoreBuilder(std::filesystem::path store_path, bool overwrite)
     throw std::runtime_error(fmt::format("store '{}' already exists (use --force to replace it)",
                                          util::printable_path(store_path_)));
   }
-  util::require_replaceable(store_path_, kManifestFileName, "graph store");
-  const auto parent = store_path_.parent_path();
-  std::filesystem::create_directories(parent);
-
-  // A killed run leaves its temporary directory behind; it never opens as a store (no manifest
-  // rename happened), and is removed here once its process is gone.
-  util::remove_stale_temporaries(store_path_);
-  temporary_ = parent / fmt::format("{}.tmp-{}", store_path_.filename().string(), ::getpid());
-  std::filesystem::remove_all(temporary_, ec);
-  std::filesystem::create_directory(temporary_);
+  staged_ = std::make_unique<util::StagedDirectory>(store_path_, overwrite_, graph_store_kind());
 }
 
-StoreBuilder::~StoreBuilder() {
-  if (!committed_) {
-    std::error_code ignored;
-    std::filesystem::remove_all(temporary_, ignored);
-  }
-}
+StoreBuilder::~StoreBuilder() = default;
 
 std::unique_ptr<GraphSegmentWriter> StoreBuilder::open_segment(std::size_t segment,
                                                                SegmentKeys keys) const {
-  return std::make_unique<GraphSegmentWriter>(temporary_ / fmt::format("segment-{:06}", segment),
-                                              keys);
+  return std::make_unique<GraphSegmentWriter>(
+      temporary_directory() / fmt::format("segment-{:06}", segment), keys);
 }
 
 void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSummary>& segments,
@@ -222,7 +203,7 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
     const arrays::ArraySpec& spec = arrays::spec_of(name);
     ArrayOutput out{spec, std::move(trailing), nullptr};
     out.writer = std::make_unique<util::ChecksummedFileWriter>(
-        temporary_ / (std::string(spec.name) + std::string(spec.file_suffix)));
+        temporary_directory() / (std::string(spec.name) + std::string(spec.file_suffix)));
     return out;
   };
   const std::uint64_t nf = metadata.node_feature_count;
@@ -366,31 +347,15 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
   }
 
   // The manifest is the commit record: written last, and a store without it never opens.
-  util::write_file_atomically(temporary_ / kManifestFileName, render_manifest(metadata));
-  util::fsync_directory(temporary_);
-
+  util::write_file_atomically(temporary_directory() / kManifestFileName, render_manifest(metadata));
   std::error_code ec;
-  if (std::filesystem::exists(store_path_, ec)) {
-    if (!overwrite_) {
-      throw std::runtime_error(fmt::format("store '{}' already exists (use --force to replace it)",
-                                           util::printable_path(store_path_)));
-    }
-    // Checked again: the path may have changed while the store was being built.
-    util::require_replaceable(store_path_, kManifestFileName, "graph store");
-    // Swap old and new in one step, so the path always holds a complete store.
-    if (::renameat2(AT_FDCWD, temporary_.c_str(), AT_FDCWD, store_path_.c_str(), RENAME_EXCHANGE) !=
-        0) {
-      throw std::system_error(
-          errno, std::generic_category(),
-          fmt::format("cannot replace store '{}'", util::printable_path(store_path_)));
-    }
-    committed_ = true;
-    std::filesystem::remove_all(temporary_, ec);  // now the old store
-  } else {
-    std::filesystem::rename(temporary_, store_path_);
-    committed_ = true;
+  if (!overwrite_ && std::filesystem::exists(std::filesystem::symlink_status(store_path_, ec))) {
+    throw std::runtime_error(fmt::format("store '{}' already exists (use --force to replace it)",
+                                         util::printable_path(store_path_)));
   }
-  util::fsync_directory(store_path_.parent_path());
+  // Checks the path again (it may have changed while the store was being built), then swaps old
+  // and new in one step, so the path always holds a complete store.
+  staged_->commit();
 }
 
 }  // namespace headroom::store

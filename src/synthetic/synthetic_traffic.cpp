@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -40,6 +41,10 @@ constexpr FilePlan kLayout[] = {
     {"test_01_known_vehicle_known_attack", AttackKind::kFuzzing, 2, 100},
     {"test_02_known_vehicle_unknown_attack", AttackKind::kSpoofing, 1, 200},
 };
+
+// The manifest's identification, as manifest_json writes it.
+constexpr const char* kGeneratorName = "headroom generate";
+constexpr const char* kDatasetFormat = "can-train-and-test";
 
 // 2023-01-01T00:00:00Z: recordings get Unix-like timestamps, one day apart.
 constexpr std::int64_t kEpochUs = 1'672'531'200'000'000;
@@ -111,9 +116,9 @@ std::string manifest_json(const SyntheticDatasetOptions& options, const Syntheti
     ecus.push_back(std::move(entry));
   }
   const nlohmann::ordered_json manifest = {
-      {"generator", "headroom generate"},
+      {"generator", kGeneratorName},
       {"headroom_version", HEADROOM_VERSION},
-      {"format", "can-train-and-test"},
+      {"format", kDatasetFormat},
       {"seed", options.seed},
       {"total_frames", options.total_frames},
       {"files", std::move(files)},
@@ -122,7 +127,37 @@ std::string manifest_json(const SyntheticDatasetOptions& options, const Syntheti
   return manifest.dump(2) + "\n";
 }
 
+// synthetic.json, a split directory of the layout, or one of the layout's CSV files in it.
+bool is_dataset_entry(const std::filesystem::path& relative, bool is_directory) {
+  if (relative == kSyntheticManifestName) return !is_directory;
+  for (const FilePlan& plan : kLayout) {
+    if (relative == plan.directory) return is_directory;
+    const auto file = std::filesystem::path(plan.directory) /
+                      (std::string(detail::attack_type_name(plan.attack)) + "-" +
+                       std::to_string(plan.number) + ".csv");
+    if (relative == file) return !is_directory;
+  }
+  return false;
+}
+
+std::string why_not_a_dataset(const std::filesystem::path& root) {
+  const auto manifest = root / kSyntheticManifestName;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(manifest, ec)))
+    return "it has no " + std::string(kSyntheticManifestName) + " file";
+  std::ifstream in(manifest, std::ios::binary);
+  const auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object() || json.value("generator", "") != kGeneratorName ||
+      json.value("format", "") != kDatasetFormat || !json.contains("files"))
+    return std::string(kSyntheticManifestName) + " is not one `headroom generate` wrote";
+  return util::describe_foreign_entries(util::foreign_entries(root, is_dataset_entry));
+}
+
 }  // namespace
+
+util::DirectoryKind synthetic_dataset_kind() {
+  return {"synthetic dataset", why_not_a_dataset, is_dataset_entry};
+}
 
 SyntheticDatasetSummary generate_synthetic_dataset(const std::filesystem::path& root,
                                                    const SyntheticDatasetOptions& options,
@@ -132,7 +167,7 @@ SyntheticDatasetSummary generate_synthetic_dataset(const std::filesystem::path& 
                                 std::to_string(kMinSyntheticFrames) + " (got " +
                                 std::to_string(options.total_frames) + ")");
   }
-  util::StagedDirectory staged(root, overwrite, kSyntheticManifestName, "synthetic dataset");
+  util::StagedDirectory staged(root, overwrite, synthetic_dataset_kind());
   const SyntheticVehicle vehicle = make_synthetic_vehicle(options.seed);
 
   SyntheticDatasetSummary summary;

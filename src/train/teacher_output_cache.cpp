@@ -273,8 +273,7 @@ TeacherOutputCache TeacherOutputCache::build(const TeacherCacheSettings& setting
   const auto sidecar = sidecar_of(settings.file);
   std::filesystem::remove(sidecar);
   util::remove_stale_temporaries(settings.file);
-  auto temporary = settings.file;
-  temporary += fmt::format(".tmp-{}", ::getpid());
+  const auto temporary = util::temporary_path_for(settings.file);
   std::uint64_t checksum = 0;
   std::uint64_t file_bytes = 0;
   try {

@@ -83,6 +83,17 @@ void add_run_command(CLI::App& app) {
     const auto runs = config.run.runs_dir / train::dataset_name(config);
     util::require_disjoint(runs, "the run directories (--runs-dir)", dataset, "the dataset");
     util::require_disjoint(runs, "the run directories (--runs-dir)", store, "the store");
+    // The report written at the end replaces only a page headroom wrote: refused now, not after
+    // hours of training.
+    const auto report_file = runs / "report.html";
+    std::error_code ec;
+    const auto report_status = std::filesystem::symlink_status(report_file, ec);
+    if (std::filesystem::exists(report_status) &&
+        (!std::filesystem::is_regular_file(report_status) ||
+         !report::is_headroom_report(report_file)))
+      throw std::runtime_error(report_file.string() +
+                               " exists and is not a report headroom wrote; remove it yourself or "
+                               "choose another --runs-dir");
     // Every rank trains on the one store rank 0 builds.
     const auto job = join_data_parallel_job(state->training, config);
     job->run_on_rank0("preprocess the store",
@@ -95,7 +106,8 @@ void add_run_command(CLI::App& app) {
     const auto result = train::run_pipeline(config, job->hooks(), trackers->observers());
     fmt::print("\n{}", train::render_pipeline_summary(result));
     if (!util::process_role().writes()) return;  // the report is rank 0's, like the run files
-    const auto report = report::write_html_report(runs);
+    // The run's own report: replaced every run, like its store (only ever a headroom report).
+    const auto report = report::write_html_report(runs, std::nullopt, std::nullopt, true);
     fmt::print("\nreport: {}\n", report.string());
     trackers->log_parent_artifact(report);
     trackers->end_parent(tracking::RunStatus::kFinished);

@@ -98,18 +98,19 @@ void fsync_directory(const std::filesystem::path& dir) {
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
   remove_stale_temporaries(path);  // what a killed run left of this file
-  auto temporary = path;
-  temporary += fmt::format(".tmp-{}", ::getpid());
-  {
+  const auto temporary = temporary_path_for(path);
+  try {
     ChecksummedFileWriter writer(temporary);
     writer.write(std::as_bytes(std::span(content.data(), content.size())));
     writer.close();
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::filesystem::remove(temporary, ec);
-    throw std::system_error(ec, fmt::format("cannot rename into '{}'", path.string()));
+    std::error_code ec;
+    std::filesystem::rename(temporary, path, ec);
+    if (ec) throw std::system_error(ec, fmt::format("cannot rename into '{}'", path.string()));
+  } catch (...) {
+    // A full disk or a failed rename must not leave the temporary behind.
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw;
   }
   fsync_directory(path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
 }

@@ -1,4 +1,5 @@
 #include "headroom/util/output_path.hpp"
+#include "headroom/util/directory_ownership.hpp"
 #include "headroom/util/printable_text.hpp"
 
 #include <algorithm>
@@ -53,19 +54,18 @@ void require_disjoint(const fs::path& output, std::string_view output_what, cons
                            "; choose an output path outside it");
 }
 
-void require_replaceable(const fs::path& path, std::string_view marker, std::string_view what) {
+void require_replaceable(const fs::path& path, const DirectoryKind& kind) {
   std::error_code ec;
   const auto status = fs::symlink_status(path, ec);
   if (ec || !fs::exists(status)) return;
   const std::string why = [&]() -> std::string {
     if (fs::is_symlink(status)) return "it is a symbolic link";
     if (!fs::is_directory(status)) return "it is not a directory";
-    if (fs::is_empty(path, ec) && !ec) return {};
-    if (fs::is_regular_file(fs::symlink_status(path / marker, ec))) return {};
-    return "it is a non-empty directory without " + std::string(marker);
+    if (is_empty_directory(path)) return {};
+    return kind.why_not_ours(path);
   }();
   if (why.empty()) return;
-  throw std::runtime_error(quoted(path) + " exists and is not a " + std::string(what) +
+  throw std::runtime_error(quoted(path) + " exists and is not a " + kind.what +
                            " that headroom wrote (" + why +
                            "); --force only replaces those. Remove it yourself or choose another "
                            "output path");

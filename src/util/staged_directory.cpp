@@ -1,5 +1,7 @@
 #include "headroom/util/staged_directory.hpp"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <stdexcept>
@@ -11,16 +13,29 @@
 #include <ftw.h>
 #include <unistd.h>
 
+#include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/output_path.hpp"
+#include "headroom/util/printable_text.hpp"
 #include "headroom/util/stale_temporaries.hpp"
 
 namespace headroom::util {
 namespace fs = std::filesystem;
 namespace {
 
+// Inside a staging directory: the marker, the tree being built, and (only while a replaced target
+// waits to be deleted, on file systems without an exchanging rename) the old target.
+constexpr const char* kMarkerName = ".headroom-staging";
+constexpr const char* kTreeName = "tree";
+constexpr const char* kOldTreeName = "old";
+
 [[noreturn]] void throw_errno(const std::string& what) {
   throw std::system_error(errno, std::generic_category(), what);
+}
+
+// The marker names its own staging directory, so a copied or hand-made one proves nothing.
+std::string marker_text(const fs::path& wrapper) {
+  return "headroom staging directory " + wrapper.filename().string() + "\n";
 }
 
 // Directory entries of new files only become durable once their directory is synced.
@@ -35,8 +50,37 @@ void fsync_tree(const fs::path& root) {
 
 int remove_entry(const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }
 
-void remove_tree_or_throw(const fs::path& path) {
-  if (!remove_tree(path)) throw_errno("cannot remove " + path.string());
+bool has_own_marker(const fs::path& wrapper) {
+  std::error_code ec;
+  const auto marker = wrapper / kMarkerName;
+  if (!fs::is_regular_file(fs::symlink_status(marker, ec))) return false;
+  try {
+    return read_file(marker) == marker_text(wrapper);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// Why `wrapper` is not provably a staging directory of `kind` that headroom made ("" when it is).
+std::string why_not_our_staging(const fs::path& wrapper, const DirectoryKind& kind) {
+  if (!has_own_marker(wrapper)) return std::string("it has no headroom marker ") + kMarkerName;
+  const auto foreign = foreign_entries(wrapper, [&](const fs::path& relative, bool is_directory) {
+    const auto top = *relative.begin();
+    if (relative == kMarkerName) return !is_directory;
+    if (top != kTreeName && top != kOldTreeName) return false;
+    if (relative == top) return is_directory;
+    return kind.is_staged_entry(relative.lexically_relative(top), is_directory);
+  });
+  return describe_foreign_entries(foreign);
+}
+
+// Deletes a staging directory when it is provably headroom's; warns and keeps it otherwise.
+bool remove_staging_if_ours(const fs::path& wrapper, const DirectoryKind& kind) {
+  const auto why = why_not_our_staging(wrapper, kind);
+  if (why.empty() && remove_tree(wrapper)) return true;
+  fmt::print(stderr, "warning: left '{}' in place ({})\n", printable_path(wrapper),
+             why.empty() ? "it could not be removed" : why);
+  return false;
 }
 
 }  // namespace
@@ -46,31 +90,48 @@ bool remove_tree(const fs::path& path) {
   return errno == ENOENT;
 }
 
-StagedDirectory::StagedDirectory(const fs::path& target, bool overwrite,
-                                 std::string_view marker_file, std::string_view what)
-    : display_(target.string()), marker_(marker_file), what_(what), overwrite_(overwrite) {
+int remove_stale_staging(const fs::path& target, const DirectoryKind& kind) {
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string name = target.filename().string();
+  std::error_code ec;
+  fs::directory_iterator it(parent, ec);
+  if (ec) return 0;
+  std::vector<fs::path> stale;
+  for (const auto& entry : it)
+    if (is_stale_temporary(entry.path(), name) && fs::is_directory(entry.symlink_status(ec)))
+      stale.push_back(entry.path());
+  int removed = 0;
+  for (const auto& wrapper : stale) removed += remove_staging_if_ours(wrapper, kind) ? 1 : 0;
+  return removed;
+}
+
+StagedDirectory::StagedDirectory(const fs::path& target, bool overwrite, DirectoryKind kind)
+    : display_(target.string()), kind_(std::move(kind)), overwrite_(overwrite) {
   target_ = fs::absolute(target).lexically_normal();
   if (!target_.has_filename()) target_ = target_.parent_path();  // "out/" names "out"
-  if (target_ == target_.root_path()) throw std::runtime_error("cannot write a " + what_ + " to /");
+  if (target_ == target_.root_path())
+    throw std::runtime_error("cannot write a " + kind_.what + " to /");
   check_target();
 
-  const fs::path parent = target_.parent_path();
-  fs::create_directories(parent);
-  const std::string prefix = target_.filename().string() + ".tmp-";
-  const std::string old_prefix = target_.filename().string() + ".old-";
-  for (const auto& entry : fs::directory_iterator(parent)) {
-    if (is_stale_temporary(entry.path(), prefix) || is_stale_temporary(entry.path(), old_prefix)) {
-      remove_tree_or_throw(entry.path());
-    }
+  fs::create_directories(target_.parent_path());
+  remove_stale_staging(target_, kind_);
+  wrapper_ = temporary_path_for(target_);
+  fs::create_directory(wrapper_);
+  try {
+    ChecksummedFileWriter marker(wrapper_ / kMarkerName, 4096, /*compute_checksum=*/false);
+    const auto text = marker_text(wrapper_);
+    marker.write(std::as_bytes(std::span(text.data(), text.size())));
+    marker.close();
+    staging_ = wrapper_ / kTreeName;
+    fs::create_directory(staging_);
+  } catch (...) {
+    remove_tree(wrapper_);  // only what this constructor just made
+    throw;
   }
-  staging_ = parent / (prefix + std::to_string(::getpid()));
-  remove_tree_or_throw(staging_);
-  fs::create_directory(staging_);
 }
 
 StagedDirectory::~StagedDirectory() {
-  if (committed_) return;
-  remove_tree(staging_);
+  if (!committed_) remove_staging_if_ours(wrapper_, kind_);
 }
 
 void StagedDirectory::check_target() const {
@@ -79,7 +140,7 @@ void StagedDirectory::check_target() const {
   if (!overwrite_) throw std::runtime_error(display_ + " exists (use --force to replace it)");
   // --force replaces what an earlier run wrote; it must not wipe an unrelated directory that a
   // mistyped --out happened to name.
-  require_replaceable(target_, marker_, what_);
+  require_replaceable(target_, kind_);
 }
 
 void StagedDirectory::commit() {
@@ -88,28 +149,30 @@ void StagedDirectory::commit() {
   check_target();
   const bool replacing = fs::exists(fs::symlink_status(target_));
   const unsigned flags = replacing ? RENAME_EXCHANGE : RENAME_NOREPLACE;
+  fs::path old = staging_;  // after an exchange the tree's name holds the old target
   const int rc = ::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, target_.c_str(), flags);
   const int rename_errno = errno;
   if (rc == 0) {
     committed_ = true;
-    // After an exchange the staging name holds the old directory.
-    if (replacing) remove_tree_or_throw(staging_);
   } else if (rename_errno == EEXIST) {
     throw std::runtime_error(display_ + " exists (use --force to replace it)");
   } else if (rename_errno == EINVAL || rename_errno == ENOSYS) {
     // A file system without renameat2 flags: move the old directory aside, then rename. The
     // target is briefly absent, but never partial.
-    const fs::path old =
-        parent / (target_.filename().string() + ".old-" + std::to_string(::getpid()));
+    old = wrapper_ / kOldTreeName;
     if (replacing) fs::rename(target_, old);
     fs::rename(staging_, target_);
     committed_ = true;
-    if (replacing) remove_tree_or_throw(old);
   } else {
     errno = rename_errno;
     throw_errno("cannot move " + staging_.string() + " to " + target_.string());
   }
   fsync_directory(parent);
+  // Verified again before deleting: whatever joined the old target since the check stays.
+  if (replacing && !remove_if_ours(old, kind_)) return;  // the staging directory keeps it
+  std::error_code ignored;
+  fs::remove(wrapper_ / kMarkerName, ignored);
+  fs::remove(wrapper_, ignored);
 }
 
 }  // namespace headroom::util

@@ -1,6 +1,8 @@
 #include "headroom/synthetic/synthetic_traffic.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "headroom/synthetic/synthetic_vehicle.hpp"
+#include "headroom/util/staged_directory.hpp"
 #include "test_support.hpp"
 
 namespace headroom::can {
@@ -471,13 +474,47 @@ TEST(SyntheticDataset, OverwriteRefusesADirectoryThatIsNotADataset) {
   EXPECT_TRUE(fs::exists(dir / "empty" / "synthetic.json"));
 }
 
+TEST(SyntheticDataset, OnlyWhatTheGeneratorWroteIsRecognised) {
+  testing::TempDir dir;
+  generate_synthetic_dataset(dir / "d", {.seed = 1, .total_frames = 5'000}, false);
+  const auto why_not = synthetic_dataset_kind().why_not_ours;
+  EXPECT_EQ(why_not(dir / "d"), "");
+  testing::write_text_file(dir / "d" / "train_01_attack_free" / "notes.txt", "mine");
+  EXPECT_NE(why_not(dir / "d").find("'train_01_attack_free/notes.txt'"), std::string::npos)
+      << why_not(dir / "d");
+
+  // Someone else's synthetic.json: another generator's, an empty one, one that is not JSON.
+  for (const auto& manifest : {std::string(R"({"generator": "faker", "files": []})"), std::string(),
+                               std::string("{\"generator\": \"headroom generate\"")}) {
+    testing::write_text_file(dir / "other" / "synthetic.json", manifest);
+    EXPECT_NE(why_not(dir / "other").find("is not one `headroom generate` wrote"),
+              std::string::npos)
+        << manifest;
+  }
+}
+
 TEST(SyntheticDataset, RemovesStagingLeftByAKilledRun) {
   testing::TempDir dir;
-  // No process has this ID (pid_max is at most 2^22), so its staging directory is stale.
+  // A run killed while writing its first file: its staging directory stays behind.
+  const pid_t pid = fork();
+  if (pid == 0) {
+    util::StagedDirectory staged(dir / "d", false, synthetic_dataset_kind());
+    testing::write_text_file(staged.staging() / "train_01_attack_free" / "attack-free-1.csv",
+                             "partial");
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
+  // A name that only looks like a temporary is someone else's (this used to be removed).
   testing::write_text_file(dir / "d.tmp-999999999" / "train_01_attack_free" / "attack-free-1.csv",
-                           "partial");
+                           "mine");
   generate_synthetic_dataset(dir / "d", {.seed = 1, .total_frames = 5'000}, false);
-  EXPECT_FALSE(fs::exists(dir / "d.tmp-999999999"));
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir.path()))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"d", "d.tmp-999999999"}));
   EXPECT_TRUE(fs::exists(dir / "d" / "synthetic.json"));
 }
 

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "test_support.hpp"
 
@@ -58,27 +60,41 @@ TEST(RequireDisjoint, MessageNamesBothPaths) {
   }
 }
 
-TEST(RequireReplaceable, OnlyMarkedOrEmptyDirectories) {
+// A kind whose record is a manifest.json holding exactly {"format":"toy"}, and nothing else.
+DirectoryKind manifest_kind() {
+  const auto is_own = [](const fs::path& relative, bool is_directory) {
+    return !is_directory && relative == "manifest.json";
+  };
+  return {"graph store",
+          [is_own](const fs::path& directory) -> std::string {
+            std::ifstream in(directory / "manifest.json");
+            std::string text((std::istreambuf_iterator<char>(in)), {});
+            if (text != R"({"format":"toy"})") return "not a toy manifest";
+            return describe_foreign_entries(foreign_entries(directory, is_own));
+          },
+          is_own};
+}
+
+TEST(RequireReplaceable, OnlyRecognisedOrEmptyDirectories) {
   TempDir dir;
-  EXPECT_NO_THROW(require_replaceable(dir / "absent", "manifest.json", "graph store"));
+  EXPECT_NO_THROW(require_replaceable(dir / "absent", manifest_kind()));
   fs::create_directory(dir / "empty");
-  EXPECT_NO_THROW(require_replaceable(dir / "empty", "manifest.json", "graph store"));
-  write_text_file(dir / "store" / "manifest.json", "{}");
-  EXPECT_NO_THROW(require_replaceable(dir / "store", "manifest.json", "graph store"));
+  EXPECT_NO_THROW(require_replaceable(dir / "empty", manifest_kind()));
+  write_text_file(dir / "store" / "manifest.json", R"({"format":"toy"})");
+  EXPECT_NO_THROW(require_replaceable(dir / "store", manifest_kind()));
+  // A file named like the record is not the record (this used to be accepted).
+  write_text_file(dir / "web" / "manifest.json", "{}");
+  EXPECT_THROW(require_replaceable(dir / "web", manifest_kind()), std::runtime_error);
 
   write_text_file(dir / "mine" / "notes.txt", "precious");
-  EXPECT_THROW(require_replaceable(dir / "mine", "manifest.json", "graph store"),
-               std::runtime_error);
+  EXPECT_THROW(require_replaceable(dir / "mine", manifest_kind()), std::runtime_error);
   write_text_file(dir / "file", "precious");
-  EXPECT_THROW(require_replaceable(dir / "file", "manifest.json", "graph store"),
-               std::runtime_error);
+  EXPECT_THROW(require_replaceable(dir / "file", manifest_kind()), std::runtime_error);
   fs::create_directory_symlink(dir / "store", dir / "link");
-  EXPECT_THROW(require_replaceable(dir / "link", "manifest.json", "graph store"),
-               std::runtime_error);
+  EXPECT_THROW(require_replaceable(dir / "link", manifest_kind()), std::runtime_error);
   // A directory named like the marker is not the marker.
   fs::create_directories(dir / "fake" / "manifest.json");
-  EXPECT_THROW(require_replaceable(dir / "fake", "manifest.json", "graph store"),
-               std::runtime_error);
+  EXPECT_THROW(require_replaceable(dir / "fake", manifest_kind()), std::runtime_error);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/preprocess/shard_plan.hpp"
 #include "headroom/store/graph_segment_writer.hpp"
+#include "headroom/util/directory_ownership.hpp"
 
 namespace headroom::preprocess {
 
@@ -80,5 +81,9 @@ std::string render_part_manifest(const StorePart& part);
 // Reads `<part>/part.json`; checks format, version and checksum. Throws std::runtime_error naming
 // the part directory.
 StorePart read_part_manifest(const std::filesystem::path& part);
+
+// A store part as a directory headroom owns (util/directory_ownership.hpp): a part.json that
+// read_part_manifest accepts and nothing else but `file-<k>` segment and frames files.
+util::DirectoryKind store_part_kind();
 
 }  // namespace headroom::preprocess

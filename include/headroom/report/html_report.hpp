@@ -27,10 +27,17 @@ nlohmann::json collect_report_data(const std::filesystem::path& path);
 std::string render_html_report(const nlohmann::json& data, const std::string& chart_js);
 
 // Collects, renders and writes (atomically) the report of `path` to `out`, by default
-// `path`/report.html; returns where it went. Chart.js is read from the Debian package's file
+// `path`/report.html; returns where it went. The target is never one of the files the report reads
+// (or looks for), and an existing file is replaced only when it is a report headroom wrote
+// (is_headroom_report) and `replace` is set (--force); anything else throws std::runtime_error
+// naming the file, before anything is written. Chart.js is read from the Debian package's file
 // (`chart_js`, default: the one found at build time); throws std::runtime_error when it is missing.
 std::filesystem::path write_html_report(
     const std::filesystem::path& path, std::optional<std::filesystem::path> out = std::nullopt,
-    std::optional<std::filesystem::path> chart_js = std::nullopt);
+    std::optional<std::filesystem::path> chart_js = std::nullopt, bool replace = false);
+
+// Whether `file` begins as every page headroom writes does (its <head> with the generator tag,
+// or the head of reports written before that tag existed).
+bool is_headroom_report(const std::filesystem::path& file);
 
 }  // namespace headroom::report

@@ -10,6 +10,7 @@
 #include "headroom/graph/can_id_vocabulary.hpp"
 #include "headroom/store/graph_segment_writer.hpp"
 #include "headroom/store/store_metadata.hpp"
+#include "headroom/util/staged_directory.hpp"
 
 namespace headroom::store {
 
@@ -19,10 +20,11 @@ class StoreBuilder {
  public:
   // Fails early (std::runtime_error) when `store_path` exists and `overwrite` is false, and even
   // with `overwrite` when it is anything but a graph store or an empty directory (a file, a
-  // symlink, a directory without a manifest): --force never replaces what headroom did not write.
-  // Removes temporary directories left by killed runs for the same store.
+  // symlink, a directory holding anything but a valid manifest and array files:
+  // store_ownership.hpp): --force never replaces what headroom did not write. Removes the staging
+  // directories killed runs left for the same store (util/staged_directory.hpp).
   StoreBuilder(std::filesystem::path store_path, bool overwrite);
-  ~StoreBuilder();  // removes the temporary directory unless committed
+  ~StoreBuilder();  // removes the staging directory unless committed
   StoreBuilder(const StoreBuilder&) = delete;
   StoreBuilder& operator=(const StoreBuilder&) = delete;
 
@@ -41,13 +43,13 @@ class StoreBuilder {
   void commit(StoreMetadata metadata, const std::vector<SegmentSummary>& segments,
               const graph::CanIdVocabulary& vocabulary);
 
-  const std::filesystem::path& temporary_directory() const { return temporary_; }
+  // Where the store is built until commit renames it into place.
+  const std::filesystem::path& temporary_directory() const { return staged_->staging(); }
 
  private:
   std::filesystem::path store_path_;
-  std::filesystem::path temporary_;
+  std::unique_ptr<util::StagedDirectory> staged_;
   bool overwrite_;
-  bool committed_ = false;
 };
 
 // Splits training graph ids into (train, validation): a seeded shuffle, the first

@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "headroom/util/directory_ownership.hpp"
+
 namespace headroom::synthetic {
 
 inline constexpr std::uint64_t kMinSyntheticFrames = 1'000;
@@ -44,20 +46,27 @@ struct SyntheticDatasetSummary {
 };
 
 // Writes the dataset to `root`, atomically: everything goes to a sibling staging directory
-// (`<root>.tmp-<pid>`), every file is fsynced, and only a complete dataset is renamed to `root`,
-// so an interrupted run never leaves a partial `root` (at most a stale staging directory, which a
-// later run removes). Memory use is bounded (one write buffer) whatever total_frames is.
+// (util/staged_directory.hpp), every file is fsynced, and only a complete dataset is renamed to
+// `root`, so an interrupted run never leaves a partial `root` (at most a stale staging directory,
+// which a later run removes). Memory use is bounded (one write buffer) whatever total_frames is.
 //
 // If `root` exists: without `overwrite`, throws std::runtime_error("<root> exists (use --force to
 // replace it)"); with `overwrite`, the old directory is replaced once the new one is complete, but
-// only if it is empty or holds a previous synthetic dataset (a synthetic.json) -- anything else is
-// refused with std::runtime_error rather than deleted. Throws std::invalid_argument when
-// total_frames < kMinSyntheticFrames and std::filesystem::filesystem_error / std::runtime_error on
-// I/O failure (the staging directory is removed).
+// only if it is empty or synthetic_dataset_kind() recognises it as a generated dataset --
+// anything else is refused with std::runtime_error rather than deleted. Throws
+// std::invalid_argument when total_frames < kMinSyntheticFrames and
+// std::filesystem::filesystem_error / std::runtime_error on I/O failure (the staging directory is
+// removed).
 //
 // Thread-safe for distinct roots; concurrent runs on the same root do not corrupt it (one wins).
 SyntheticDatasetSummary generate_synthetic_dataset(const std::filesystem::path& root,
                                                    const SyntheticDatasetOptions& options,
                                                    bool overwrite);
+
+// A generated dataset as a directory headroom owns (util/directory_ownership.hpp): a
+// synthetic.json that parses and names "headroom generate" as its generator and the
+// can-train-and-test format, and nothing else but the split directories and CSV files of the
+// layout above. Someone else's synthetic.json, or a dataset a user added files to, is not one.
+util::DirectoryKind synthetic_dataset_kind();
 
 }  // namespace headroom::synthetic

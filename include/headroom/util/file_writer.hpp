@@ -48,8 +48,9 @@ class ChecksummedFileWriter {
   std::unique_ptr<HashState> hash_;
 };
 
-// Writes `content` to `path` atomically: a temporary sibling, fsync, rename, fsync of the
-// directory. Readers see either the old file or the new one, never a partial one.
+// Writes `content` to `path` atomically: a temporary sibling (temporary_path_for), fsync, rename,
+// fsync of the directory. Readers see either the old file or the new one, never a partial one; a
+// failed write (a full disk) removes its temporary before it throws.
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
 // fsyncs a directory so that renames and creations inside it are durable.

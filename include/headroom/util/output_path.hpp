@@ -1,12 +1,14 @@
 // Guards for the paths a command writes to. Two promises: an output never overlaps an input (so a
 // mistyped --out cannot replace or fill the data it reads), and --force only ever replaces what
-// headroom itself created (a directory holding headroom's marker file, or an empty directory).
+// headroom itself created (a directory it recognises as its own, or an empty directory).
 // Stateless and thread-safe; they read the file system, so a path can change after a check —
 // callers that replace a directory check again just before the swap.
 #pragma once
 
 #include <filesystem>
 #include <string_view>
+
+#include "headroom/util/directory_ownership.hpp"
 
 namespace headroom::util {
 
@@ -18,9 +20,9 @@ void require_disjoint(const std::filesystem::path& output, std::string_view outp
                       const std::filesystem::path& input, std::string_view input_what);
 
 // Throws std::runtime_error unless `path` may be replaced under --force: it does not exist, or it
-// is a directory (not a symlink) that is empty or holds `marker` (a file only headroom writes,
-// e.g. a store's manifest.json). `what` names the kind of output in the message ("graph store").
-void require_replaceable(const std::filesystem::path& path, std::string_view marker,
-                         std::string_view what);
+// is a directory (not a symlink) that is empty or that `kind` recognises as one headroom wrote
+// (its record validates and it holds nothing else: directory_ownership.hpp). The message names
+// `kind.what` and the first foreign entries.
+void require_replaceable(const std::filesystem::path& path, const DirectoryKind& kind);
 
 }  // namespace headroom::util

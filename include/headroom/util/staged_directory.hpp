@@ -1,12 +1,17 @@
-// All-or-nothing publication of a directory a command writes: it is built in a sibling staging
-// directory `<target>.tmp-<pid>` and appears under its final name only when complete and synced.
-// A killed writer leaves at most its staging directory, which the next writer of the same target
-// removes once the process is gone (stale_temporaries.hpp).
+// All-or-nothing publication of a directory a command writes. It is built inside a sibling
+// staging directory, `<target>.tmp-headroom-<pid>-<token>/` (stale_temporaries.hpp), which holds
+// a marker file naming it and the tree being built (`tree/`); the tree appears under its final
+// name only when complete and synced. A killed writer leaves at most that staging directory, which
+// the next writer of the same target removes once the process is gone -- but only when its marker
+// is there and every entry in it is one the writer creates (DirectoryKind::is_staged_entry):
+// anything else found there is left, with a warning.
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <string_view>
+
+#include "headroom/util/directory_ownership.hpp"
 
 namespace headroom::util {
 
@@ -15,22 +20,23 @@ namespace headroom::util {
 class StagedDirectory {
  public:
   // Checks that `target` may be written (absent; or, with `overwrite`, an empty directory or one
-  // holding `marker_file`, which only headroom writes: output_path.hpp), removes staging
-  // directories that killed runs left beside it, and creates a fresh one (and the target's parent
-  // directories). `what` names the kind of output in messages ("synthetic dataset").
-  StagedDirectory(const std::filesystem::path& target, bool overwrite, std::string_view marker_file,
-                  std::string_view what);
-  // Removes the staging directory unless commit() succeeded.
+  // `kind` recognises as headroom's: output_path.hpp), removes the staging directories that killed
+  // runs left beside it, and creates a fresh one (and the target's parent directories).
+  StagedDirectory(const std::filesystem::path& target, bool overwrite, DirectoryKind kind);
+  // Removes the staging directory unless commit() succeeded (leaving, with a warning, anything in
+  // it that the writer does not create).
   ~StagedDirectory();
   StagedDirectory(const StagedDirectory&) = delete;
   StagedDirectory& operator=(const StagedDirectory&) = delete;
 
+  // The directory to fill: it becomes the target on commit().
   const std::filesystem::path& staging() const { return staging_; }
   const std::filesystem::path& target() const { return target_; }  // absolute, normalised
 
-  // Syncs the staged tree and moves the staging directory to the target in one rename
-  // (exchanging it with the old target when overwriting, then deleting the old one). The target
-  // is checked again first: another run may have created it meanwhile.
+  // Syncs the staged tree and moves it to the target in one rename (exchanging it with the old
+  // target when overwriting). The target is checked again first: another run may have created or
+  // changed it meanwhile. The old target is deleted only if it is still recognised as headroom's;
+  // otherwise it stays in the staging directory, named in a warning.
   void commit();
 
  private:
@@ -38,17 +44,22 @@ class StagedDirectory {
 
   std::string display_;  // the target as the user wrote it, for messages
   std::filesystem::path target_;
-  std::filesystem::path staging_;
-  std::string marker_;
-  std::string what_;
+  std::filesystem::path wrapper_;  // the staging directory: marker and tree
+  std::filesystem::path staging_;  // wrapper_ / "tree"
+  DirectoryKind kind_;
   bool overwrite_;
   bool committed_ = false;
 };
 
+// Removes the staging directories of `target` (beside it) whose writer is gone, as the
+// constructor does. Returns how many were removed.
+int remove_stale_staging(const std::filesystem::path& target, const DirectoryKind& kind);
+
 // Deletes `path` and everything under it; an absent path is fine. Returns false when something
-// could not be removed. Not std::filesystem::remove_all: the LibTorch wheel exports its own copy of
-// that function, built against a newer libstdc++, and in a binary that links LibTorch before
-// libstdc++ the call lands there and crashes on any non-empty directory.
+// could not be removed. Callers prove the tree is headroom's first (directory_ownership.hpp). Not
+// std::filesystem::remove_all: the LibTorch wheel exports its own copy of that function, built
+// against a newer libstdc++, and in a binary that links LibTorch before libstdc++ the call lands
+// there and crashes on any non-empty directory.
 bool remove_tree(const std::filesystem::path& path);
 
 }  // namespace headroom::util
