@@ -14,7 +14,7 @@ PYTHON="$(scripts/setup.sh | tail -n 1)"
 BUILD_DIR="${HEADROOM_SANITIZE_BUILD_DIR:-build-sanitize}"
 FUZZ_SECONDS="${HEADROOM_FUZZ_SECONDS:-60}"
 WHAT="${1:-all}"
-FUZZERS=(csv_reader hcrl_reader candump_reader parquet_reader store_open)
+FUZZERS=(csv_reader hcrl_reader candump_reader parquet_reader store_open store_manifest)
 
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja \
@@ -39,7 +39,8 @@ fi
 if [[ "$WHAT" == all || "$WHAT" == fuzz ]]; then
   fuzz_dir="$BUILD_DIR/fuzz"
   # Seeds: the text fixtures in fuzz/seeds, the Parquet test fixtures, and, for the store, one
-  # input per file of a real store (the fuzzer writes those itself).
+  # input per file of a real store and one edit program per kind of manifest edit (the fuzzers
+  # write those themselves).
   for target in "${FUZZERS[@]}"; do
     mkdir -p "$fuzz_dir/corpus/$target" "$fuzz_dir/findings/$target"
     if [[ -d "fuzz/seeds/$target" ]]; then cp -n fuzz/seeds/"$target"/* "$fuzz_dir/corpus/$target/"; fi
@@ -47,6 +48,8 @@ if [[ "$WHAT" == all || "$WHAT" == fuzz ]]; then
   "$PYTHON" tests/can/parquet_fixtures.py "$fuzz_dir/corpus/parquet_reader"
   HEADROOM_FUZZ_WRITE_SEEDS="$fuzz_dir/corpus/store_open" "$fuzz_dir/store_open_fuzzer" -runs=0 \
     > /dev/null 2>&1
+  HEADROOM_FUZZ_WRITE_SEEDS="$fuzz_dir/corpus/store_manifest" "$fuzz_dir/store_manifest_fuzzer" \
+    -runs=0 > /dev/null 2>&1
 
   # The fuzzers write each input to a file: keep that churn in memory where possible.
   if [[ -d /dev/shm && -w /dev/shm ]]; then export TMPDIR=/dev/shm; fi

@@ -39,6 +39,8 @@ bool CandumpFrameReader::parse_line(std::string_view line, CanFrame& frame) {
         !std::isfinite(frame.timestamp_s)) {
       return fail("timestamp", fmt::format("timestamp '{}' is not a number", stamp));
     }
+    if (!plausible_timestamp(frame.timestamp_s))
+      return fail("timestamp", implausible_timestamp_reason(stamp));
     rest = line.substr(close + 1);
   } else if (line.find('#') != std::string_view::npos) {
     // The log layout (ID#DATA) always has a timestamp; only the screen layout may omit it.

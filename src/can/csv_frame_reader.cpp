@@ -259,6 +259,8 @@ bool CsvFrameReader::parse_row(std::string_view line, CanFrame& frame) {
     if (!std::isfinite(frame.timestamp_s)) {
       return fail(timestamp_, fmt::format("timestamp '{}' is not a finite number", text));
     }
+    if (!plausible_timestamp(frame.timestamp_s))
+      return fail(timestamp_, implausible_timestamp_reason(text));
   } else {
     frame.timestamp_s = static_cast<double>(row_index);
   }

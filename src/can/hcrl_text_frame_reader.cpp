@@ -63,6 +63,8 @@ bool HcrlTextFrameReader::parse_timestamp(std::string_view& rest, CanFrame& fram
       !std::isfinite(frame.timestamp_s)) {
     return fail("timestamp", fmt::format("timestamp '{}' is not a number", stamp));
   }
+  if (!plausible_timestamp(frame.timestamp_s))
+    return fail("timestamp", implausible_timestamp_reason(stamp));
   return true;
 }
 

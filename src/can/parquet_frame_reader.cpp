@@ -283,6 +283,8 @@ bool ParquetFrameReader::Impl::parse_row(std::int64_t row, CanFrame& frame) {
   if (!std::isfinite(frame.timestamp_s)) {
     return fail(kTimestamp, fmt::format("timestamp {} is not a finite number", frame.timestamp_s));
   }
+  if (!plausible_timestamp(frame.timestamp_s))
+    return fail(kTimestamp, implausible_timestamp_reason(fmt::format("{}", frame.timestamp_s)));
 
   if (id.is_null(row)) return fail(kId, "ID is null");
   const std::int64_t id_value = id.value(row);

@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -33,10 +34,16 @@ constexpr std::uint32_t position_of(std::uint64_t packed) {
 // 500 kbit/s bus at typical load. Squashing keeps the feature in [0, 1) on any bus.
 constexpr double kDurationScale_s = 0.1;
 
-double squash(double value) { return value / (1.0 + value); }
+// x / (1 + x) for x >= 0, and 1 for +infinity (where the quotient would be NaN): in [0, 1].
+double squash(double value) { return std::isinf(value) ? 1.0 : value / (1.0 + value); }
 
-// 0 for a non-finite or negative value: timestamps out of order give no negative gaps.
-double non_negative(double value) { return std::isfinite(value) && value > 0.0 ? value : 0.0; }
+// The time from `earlier` to `later` (s): 0 when they are out of order, the largest finite value
+// where the difference of two finite timestamps overflows. So every gap is finite and >= 0.
+double gap_between(double earlier, double later) {
+  const double gap = later - earlier;
+  if (!(gap > 0.0)) return 0.0;  // negative, zero, or NaN
+  return std::min(gap, std::numeric_limits<double>::max());
+}
 
 }  // namespace
 
@@ -208,7 +215,7 @@ void WindowGraphBuilder::group_frames_by_node(std::size_t num_nodes) {
 
 void WindowGraphBuilder::add_timing_features(std::span<const can::CanFrame> frames,
                                              WindowGraph& out) {
-  const double duration = non_negative(frames.back().timestamp_s - frames.front().timestamp_s);
+  const double duration = gap_between(frames.front().timestamp_s, frames.back().timestamp_s);
   const std::size_t column = kKdGatNodeFeatureCount;
   for (std::size_t n = 0; n + 1 < node_begin_.size(); ++n) {
     float* row = &out.node_features[n * out.node_feature_count + column];
@@ -216,21 +223,30 @@ void WindowGraphBuilder::add_timing_features(std::span<const can::CanFrame> fram
     const std::uint32_t begin = node_begin_[n];
     const std::uint32_t end = node_begin_[n + 1];
     if (end - begin < 2) continue;  // no inter-arrival time
+    double longest = 0.0;
+    for (std::uint32_t k = begin + 1; k < end; ++k)
+      longest = std::max(longest, gap_between(frames[frame_order_[k - 1]].timestamp_s,
+                                              frames[frame_order_[k]].timestamp_s));
+    if (longest == 0.0) continue;  // every frame at one instant: no rate to describe
+    // The statistics of the gaps in units of the longest one, which lie in [0, 1]: no sum or
+    // square overflows or underflows to 0 on any finite timestamps, and the ratios below are
+    // the same in any unit.
     double sum = 0.0;
     double squares = 0.0;
-    double shortest = INFINITY;
+    double shortest = 1.0;
     for (std::uint32_t k = begin + 1; k < end; ++k) {
-      const double gap = non_negative(frames[frame_order_[k]].timestamp_s -
-                                      frames[frame_order_[k - 1]].timestamp_s);
+      const double gap = gap_between(frames[frame_order_[k - 1]].timestamp_s,
+                                     frames[frame_order_[k]].timestamp_s) /
+                         longest;
       sum += gap;
       squares += gap * gap;
       shortest = std::min(shortest, gap);
     }
     const double gaps = end - begin - 1;
-    const double mean = sum / gaps;
-    if (!(mean > 0.0)) continue;
+    const double mean = sum / gaps;  // >= 1 / gaps: the longest gap is 1
     const double variance = std::max(0.0, squares / gaps - mean * mean);
-    row[0] = duration > 0.0 ? static_cast<float>(std::min(1.0, mean / duration)) : 0.0F;
+    // mean / duration in seconds; longest / duration overflows to +inf at worst, which min() caps.
+    row[0] = duration > 0.0 ? static_cast<float>(std::min(1.0, mean * (longest / duration))) : 0.0F;
     row[1] = static_cast<float>(squash(std::sqrt(variance) / mean));
     row[2] = static_cast<float>(std::min(1.0, shortest / mean));
   }

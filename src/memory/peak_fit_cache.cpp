@@ -1,5 +1,7 @@
 #include "headroom/memory/peak_fit_cache.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <span>
@@ -40,23 +42,32 @@ std::filesystem::path PeakFitCache::file_for(const nlohmann::json& key) const {
   return dir_ / (util::checksum_hex(hash) + ".json");
 }
 
-std::optional<CachedPeakFit> PeakFitCache::load(const nlohmann::json& key) const {
+std::optional<CachedPeakFit> PeakFitCache::load(const nlohmann::json& key,
+                                                std::string* discarded) const {
+  if (discarded != nullptr) discarded->clear();
   if (!enabled()) return std::nullopt;
   const auto file = file_for(key);
   std::ifstream in(file);
   if (!in) return std::nullopt;
-  const auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object() || json.value("key", nlohmann::json()) != key)
+  const auto discard = [&](const std::string& reason) -> std::optional<CachedPeakFit> {
+    if (discarded != nullptr)
+      *discarded = fmt::format("peak-fit cache file {} discarded: {}", file.string(), reason);
     return std::nullopt;
+  };
+  const auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) return discard("it is not a JSON object");
+  if (json.value("key", nlohmann::json()) != key) return discard("it holds another key");
+  CachedPeakFit cached;
   try {
-    CachedPeakFit cached;
     cached.fit = json.at("fit").get<PeakFit>();
     cached.samples = json.at("samples").get<std::vector<PeakSample>>();
-    cached.file = file;
-    return cached;
   } catch (const nlohmann::json::exception&) {
-    return std::nullopt;  // a truncated or hand-edited file: measure again
+    return discard("it lacks a field or has one of the wrong type");  // truncated or hand-edited
   }
+  if (const auto problem = peak_fit_problem(cached.fit, cached.samples); !problem.empty())
+    return discard(problem);
+  cached.file = file;
+  return cached;
 }
 
 std::filesystem::path PeakFitCache::store(const nlohmann::json& key, const PeakFit& fit,

@@ -1,5 +1,6 @@
 #include "headroom/memory/peak_model.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -161,6 +162,46 @@ PeakFit fit_peak(std::span<const PeakSample> samples) {
         std::max(fit.max_relative_error,
                  std::abs(fit.predict(s.nodes, s.edges, s.graphs) - s.peak_bytes) / s.peak_bytes);
   return fit;
+}
+
+std::string peak_fit_problem(const PeakFit& fit, std::span<const PeakSample> samples) {
+  const std::array<double, kTerms> coefficients = {fit.fixed_bytes, fit.bytes_per_node,
+                                                   fit.bytes_per_edge, fit.bytes_per_graph};
+  for (const double c : coefficients)
+    if (!std::isfinite(c)) return "a coefficient is not a finite number";
+  if (samples.size() < 2)
+    return fmt::format("it holds {} probe sample(s), a fit needs 2", samples.size());
+  for (const auto& s : samples)
+    if (!std::isfinite(s.peak_bytes) || s.peak_bytes <= 0.0)
+      return fmt::format("a probe sample's peak ({} bytes) is not a positive number", s.peak_bytes);
+  const PeakFit refit = fit_peak(samples);
+  const std::array<double, kTerms> expected = {refit.fixed_bytes, refit.bytes_per_node,
+                                               refit.bytes_per_edge, refit.bytes_per_graph};
+  // The same samples give the same coefficients; only the last digits of a JSON round trip may
+  // differ (they do not, but a tolerance costs nothing).
+  for (std::size_t j = 0; j < kTerms; ++j)
+    if (std::abs(coefficients[j] - expected[j]) >
+        1e-9 * std::max(std::abs(coefficients[j]), std::abs(expected[j])))
+      return fmt::format(
+          "its coefficients ({}, {}, {}, {}) are not the fit of its own probe samples ({}, {}, "
+          "{}, {})",
+          coefficients[0], coefficients[1], coefficients[2], coefficients[3], expected[0],
+          expected[1], expected[2], expected[3]);
+  for (const auto& s : samples)
+    if (!(fit.predict(s.nodes, s.edges, s.graphs) > 0.0))
+      return fmt::format("it predicts a peak of {} bytes for a probe batch of {} nodes",
+                         fit.predict(s.nodes, s.edges, s.graphs), s.nodes);
+  return {};
+}
+
+std::string fresh_sample_problem(const PeakFit& fit, const PeakSample& fresh, double tolerance) {
+  const double predicted = fit.predict(fresh.nodes, fresh.edges, fresh.graphs);
+  if (predicted > 0.0 && std::abs(predicted - fresh.peak_bytes) <= tolerance * fresh.peak_bytes)
+    return {};
+  return fmt::format(
+      "it predicts {:.0f} bytes for a probe batch of {} graphs ({} nodes, {} edges), measured now "
+      "at {:.0f} bytes",
+      predicted, fresh.graphs, fresh.nodes, fresh.edges, fresh.peak_bytes);
 }
 
 void to_json(nlohmann::json& json, const PeakSample& s) {

@@ -51,7 +51,7 @@ PartFileRecord read_into_part(const ShardContext& context, std::size_t index) {
   const auto& file = context.layout.files[index];
   const bool is_test = index >= context.layout.train_file_count;
   store::GraphSegmentWriter segment(part_file_prefix(context.staging, index),
-                                    store::SegmentKeys::kRawCanIds);
+                                    store::SegmentKeys::kRawCanIds, /*checksummed=*/true);
   std::optional<WindowFrameWriter> frames;
   FileGraphOptions file_options = context.file_options;
   if (is_test) {
@@ -63,19 +63,26 @@ PartFileRecord read_into_part(const ShardContext& context, std::size_t index) {
       build_file_graphs(file, context.options.reader, context.options.window, nullptr, segment,
                         context.progress, &context.stop, file_options);
   const auto summary = segment.finish(/*durable=*/true);
-  if (frames) frames->finish();
-  return {index,
-          file.relative_path,
-          result.rows,
-          result.attack_rows,
-          result.skipped_rows,
-          result.graphs,
-          summary.nodes,
-          summary.edges,
-          result.frames_hash,
-          result.can_ids,
-          frames.has_value(),
-          summary.node_feature_count};
+  PartFileRecord record{index,
+                        file.relative_path,
+                        result.rows,
+                        result.attack_rows,
+                        result.skipped_rows,
+                        result.graphs,
+                        summary.nodes,
+                        summary.edges,
+                        result.frames_hash,
+                        result.can_ids,
+                        frames.has_value(),
+                        summary.node_feature_count,
+                        {}};
+  for (std::size_t k = 0; k < store::kSegmentFileSuffixes.size(); ++k)
+    record.checksums[store::kSegmentFileSuffixes[k]] = summary.checksums[k];
+  if (frames) {
+    frames->finish();
+    record.checksums[kFramesFileSuffix] = frames->checksum();
+  }
+  return record;
 }
 
 }  // namespace

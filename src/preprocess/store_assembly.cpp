@@ -75,9 +75,11 @@ std::vector<ShardSpec> complete_part_set(const std::filesystem::path& directory)
 }
 
 // Reads and checks one part: its settings equal this command's, it holds the files the shard plan
-// gives it, and its files are complete.
+// gives it, and its files are complete and match their checksums (read once here, on `threads`
+// threads, so that no changed byte of a part reaches the store).
 LoadedPart load_part(const std::filesystem::path& directory, ShardSpec shard,
-                     const dataset::DatasetLayout& layout, const PartSettings& ours) {
+                     const dataset::DatasetLayout& layout, const PartSettings& ours,
+                     unsigned threads) {
   LoadedPart part{directory, read_part_manifest(directory)};
   const auto name = shard_name(shard);
   if (part.manifest.shard != shard)
@@ -104,6 +106,10 @@ LoadedPart load_part(const std::filesystem::path& directory, ShardSpec shard,
       throw std::runtime_error(
           fmt::format("part {}: '{}' is missing or incomplete", name, frames.string()));
   }
+  std::atomic<bool> stop{false};
+  detail::parallel_for(part.manifest.files.size(), threads, stop, [&](std::size_t k) {
+    verify_part_file(directory, shard, part.manifest.files[k]);
+  });
   return part;
 }
 
@@ -241,7 +247,8 @@ AssemblyReport assemble_store(const std::filesystem::path& dataset_root,
   const auto settings = part_settings(layout, options);
   std::vector<LoadedPart> parts;
   for (const auto& shard : complete_part_set(directory))
-    parts.push_back(load_part(directory / shard_name(shard), shard, layout, settings));
+    parts.push_back(load_part(directory / shard_name(shard), shard, layout, settings,
+                              detail::worker_threads(options)));
   const auto files = index_part_files(parts, layout.files.size());
 
   AssemblyReport report;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 
+#include <charconv>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -64,6 +65,16 @@ std::string dataset_difference(const std::string& part_text, const std::string& 
   return "the files left out by --exclude differ";
 }
 
+// 16 hex digits, as util::checksum_hex writes them; nlohmann's type_error (a manifest that is not
+// what a part writes) otherwise.
+std::uint64_t parse_checksum(const std::string& hex) {
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(hex.data(), hex.data() + hex.size(), value, 16);
+  if (hex.size() != 16 || error != std::errc() || end != hex.data() + hex.size())
+    throw nlohmann::json::type_error::create(302, "'" + hex + "' is not a checksum", nullptr);
+  return value;
+}
+
 nlohmann::json record_json(const PartFileRecord& r) {
   nlohmann::json json = {{"file", r.file},
                          {"path", r.path},
@@ -76,6 +87,10 @@ nlohmann::json record_json(const PartFileRecord& r) {
                          {"frames_hash", util::checksum_hex(r.frames_hash)},
                          {"can_ids", r.can_ids},
                          {"has_frames", r.has_frames}};
+  nlohmann::json checksums = nlohmann::json::object();
+  for (const auto& [suffix, checksum] : r.checksums)
+    checksums[suffix] = util::checksum_hex(checksum);
+  json["checksums"] = checksums;
   // Only when not the KD-GAT width: parts of default stores keep their manifests.
   if (r.node_feature_count != graph::kNodeFeatureCount)
     json["node_feature_count"] = r.node_feature_count;
@@ -92,10 +107,12 @@ PartFileRecord record_from(const nlohmann::json& j) {
   r.graphs = j.at("graphs").get<std::uint64_t>();
   r.nodes = j.at("nodes").get<std::uint64_t>();
   r.edges = j.at("edges").get<std::uint64_t>();
-  r.frames_hash = std::stoull(j.at("frames_hash").get<std::string>(), nullptr, 16);
+  r.frames_hash = parse_checksum(j.at("frames_hash").get<std::string>());
   r.can_ids = j.at("can_ids").get<std::vector<std::uint32_t>>();
   r.has_frames = j.at("has_frames").get<bool>();
   r.node_feature_count = j.value("node_feature_count", graph::kNodeFeatureCount);
+  for (const auto& [suffix, hex] : j.at("checksums").items())
+    r.checksums[suffix] = parse_checksum(hex.get<std::string>());
   return r;
 }
 
@@ -162,7 +179,7 @@ store::SegmentSummary part_segment(const std::filesystem::path& part,
 
 std::filesystem::path part_frames_file(const std::filesystem::path& part, std::size_t file) {
   auto path = part_file_prefix(part, file);
-  path += ".frames";
+  path += kFramesFileSuffix;
   return path;
 }
 
@@ -197,8 +214,10 @@ StorePart read_part_manifest(const std::filesystem::path& part) {
   if (!json.is_object() || json.value("format", "") != kPartFormatName)
     throw std::runtime_error(fmt::format("{}: not a headroom store part", where));
   if (json.value("version", 0) != kPartFormatVersion)
-    throw std::runtime_error(fmt::format("{}: part format version {} (this headroom reads {})",
-                                         where, json.value("version", 0), kPartFormatVersion));
+    throw std::runtime_error(
+        fmt::format("{}: part format version {} (this headroom reads {}): rebuild the part with "
+                    "this headroom",
+                    where, json.value("version", 0), kPartFormatVersion));
   const std::string recorded = json.value(kChecksumField, "");
   json.erase(kChecksumField);
   if (util::checksum_hex(checksum_of(json)) != recorded)
@@ -257,6 +276,27 @@ std::string why_not_a_part(const std::filesystem::path& directory) {
 
 util::DirectoryKind store_part_kind() {
   return {"store part", why_not_a_part, is_staged_part_entry};
+}
+
+void verify_part_file(const std::filesystem::path& part, ShardSpec shard,
+                      const PartFileRecord& record) {
+  const auto rebuild =
+      fmt::format("the part is corrupt: rebuild it with --shard {}/{}", shard.index, shard.count);
+  std::vector<std::string> suffixes(store::kSegmentFileSuffixes.begin(),
+                                    store::kSegmentFileSuffixes.end());
+  if (record.has_frames) suffixes.emplace_back(kFramesFileSuffix);
+  for (const auto& suffix : suffixes) {
+    auto file = part_file_prefix(part, record.file);
+    file += suffix;
+    const auto name = file.filename().string();
+    const auto recorded = record.checksums.find(suffix);
+    if (recorded == record.checksums.end())
+      throw std::runtime_error(fmt::format("part {}: its manifest records no checksum of '{}' ({})",
+                                           shard_name(shard), name, rebuild));
+    if (util::checksum_file(file) != recorded->second)
+      throw std::runtime_error(fmt::format("part {}: '{}' does not match its checksum ({})",
+                                           shard_name(shard), name, rebuild));
+  }
 }
 
 }  // namespace headroom::preprocess

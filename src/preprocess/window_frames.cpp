@@ -38,7 +38,7 @@ can::CanFrame decode(const std::byte* in) {
 }  // namespace
 
 WindowFrameWriter::WindowFrameWriter(std::filesystem::path path)
-    : file_(std::move(path), 256 << 10, /*compute_checksum=*/false) {}
+    : file_(std::move(path), 256 << 10, /*compute_checksum=*/true) {}
 
 void WindowFrameWriter::append(std::span<const can::CanFrame> frames) {
   encoded_.resize(frames.size() * kStoredFrameBytes);

@@ -17,13 +17,14 @@ constexpr std::size_t kSegmentBuffer = 256 << 10;
 
 }  // namespace
 
-GraphSegmentWriter::GraphSegmentWriter(std::filesystem::path prefix, SegmentKeys keys)
+GraphSegmentWriter::GraphSegmentWriter(std::filesystem::path prefix, SegmentKeys keys,
+                                       bool checksummed)
     : summary_{prefix, keys, 0, 0, 0},
-      node_keys_(with_suffix(prefix, ".node_keys"), kSegmentBuffer, false),
-      node_features_(with_suffix(prefix, ".node_features"), kSegmentBuffer, false),
-      edge_index_(with_suffix(prefix, ".edge_index"), kSegmentBuffer, false),
-      edge_features_(with_suffix(prefix, ".edge_features"), kSegmentBuffer, false),
-      graph_records_(with_suffix(prefix, ".graphs"), kSegmentBuffer, false) {}
+      node_keys_(with_suffix(prefix, ".node_keys"), kSegmentBuffer, checksummed),
+      node_features_(with_suffix(prefix, ".node_features"), kSegmentBuffer, checksummed),
+      edge_index_(with_suffix(prefix, ".edge_index"), kSegmentBuffer, checksummed),
+      edge_features_(with_suffix(prefix, ".edge_features"), kSegmentBuffer, checksummed),
+      graph_records_(with_suffix(prefix, ".graphs"), kSegmentBuffer, checksummed) {}
 
 void GraphSegmentWriter::append(const graph::WindowGraph& graph, std::uint32_t window_index) {
   if (summary_.graphs == 0) summary_.node_feature_count = graph.node_feature_count;
@@ -49,6 +50,9 @@ SegmentSummary GraphSegmentWriter::finish(bool durable) {
   edge_index_.close(durable);
   edge_features_.close(durable);
   graph_records_.close(durable);
+  // In kSegmentFileSuffixes order.
+  summary_.checksums = {graph_records_.checksum(), node_keys_.checksum(), node_features_.checksum(),
+                        edge_index_.checksum(), edge_features_.checksum()};
   return summary_;
 }
 

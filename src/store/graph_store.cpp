@@ -2,8 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <sstream>
+#include <vector>
+
+#include "headroom/graph/window_graph.hpp"
 
 #include "headroom/store/graph_values.hpp"
 #include "headroom/store/store_arrays.hpp"
@@ -65,18 +72,6 @@ void check_below(const std::string& where, std::string_view name, std::span<cons
 // every value costs next to nothing and keeps graph() from ever reading outside the data arrays.
 void check_size_index(const GraphStore& store, const std::string& where) {
   const StoreMetadata& m = store.metadata();
-  if (m.node_feature_count == 0) {
-    throw StoreError(
-        fmt::format("{}: node_feature_count is 0; feature 0 is the CAN-ID index (the "
-                    "store is corrupt)",
-                    where));
-  }
-  if (m.node_feature_count != m.node_features.count()) {
-    throw StoreError(fmt::format(
-        "{}: node_feature_count is {}, but the feature groups it records have {} (the store is "
-        "corrupt)",
-        where, m.node_feature_count, m.node_features.count()));
-  }
   const GraphSizeIndex index = store.size_index();
   check_offsets(where, arrays::kNodeOffsets, values_of<std::int64_t>(store, arrays::kNodeOffsets),
                 index.num_nodes, arrays::kGraphNumNodes, m.num_nodes);
@@ -93,6 +88,164 @@ void check_size_index(const GraphStore& store, const std::string& where) {
   }
 }
 
+// The manifest's own counts, before they size anything: feature widths the arrays can hold and the
+// per-file indices into its own tables (inspect prints them).
+void check_counts(const StoreMetadata& m, const std::string& where) {
+  if (m.node_feature_count == 0) {
+    throw StoreError(
+        fmt::format("{}: node_feature_count is 0; feature 0 is the CAN-ID index (the "
+                    "store is corrupt)",
+                    where));
+  }
+  if (m.node_feature_count != m.node_features.count()) {
+    throw StoreError(fmt::format(
+        "{}: node_feature_count is {}, but the feature groups it records have {} (the store is "
+        "corrupt)",
+        where, m.node_feature_count, m.node_features.count()));
+  }
+  // Graph ids are uint32 in the split lists, and num_graphs + 1 offsets must be countable.
+  if (m.num_graphs > std::numeric_limits<std::uint32_t>::max()) {
+    throw StoreError(
+        fmt::format("{}: num_graphs is {}, more than graph ids can number (the store "
+                    "is corrupt)",
+                    where, m.num_graphs));
+  }
+  if (m.edge_feature_count != graph::kEdgeFeatureCount) {
+    throw StoreError(
+        fmt::format("{}: edge_feature_count is {}; graph stores have {} edge features (the store "
+                    "is corrupt)",
+                    where, m.edge_feature_count, graph::kEdgeFeatureCount));
+  }
+  for (std::size_t i = 0; i < m.files.size(); ++i) {
+    const SourceFileRecord& file = m.files[i];
+    if (file.split >= m.splits.size() || file.attack_type >= m.attack_types.size()) {
+      throw StoreError(fmt::format(
+          "{}: manifest file {} ('{}') has split {} and attack type {}, outside the manifest's {} "
+          "splits and {} attack types (the store is corrupt)",
+          where, i, util::printable(file.path, util::kMaxQuotedNameBytes), file.split,
+          file.attack_type, m.splits.size(), m.attack_types.size()));
+    }
+  }
+}
+
+// The shape the manifest's counts give an array: its rows (nullopt: any, for the index lists) and
+// its columns (empty: one-dimensional).
+struct ExpectedShape {
+  std::optional<std::uint64_t> rows;
+  std::optional<std::uint64_t> columns;
+};
+
+ExpectedShape expected_shape(const StoreMetadata& m, std::string_view name) {
+  namespace a = arrays;
+  if (name == a::kNodeFeatures) return {m.num_nodes, m.node_feature_count};
+  if (name == a::kNodeCanIds) return {m.num_nodes, std::nullopt};
+  if (name == a::kEdgeIndex) return {m.num_edges, 2};
+  if (name == a::kEdgeFeatures) return {m.num_edges, m.edge_feature_count};
+  if (name == a::kNodeOffsets || name == a::kEdgeOffsets) return {m.num_graphs + 1, std::nullopt};
+  if (name == a::kSplitTrain || name == a::kSplitValidation || name == a::kSplitTest)
+    return {std::nullopt, std::nullopt};
+  return {m.num_graphs, std::nullopt};  // the size index: one row per graph
+}
+
+std::string shape_text(const std::vector<std::uint64_t>& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+// A file name the manifest gives: one plain name inside the store directory.
+void check_file_name(const std::string& file, std::string_view name, const std::string& where) {
+  const char* reason = nullptr;
+  if (file.empty() || file == "." || file == "..") {
+    reason = "is not a file name";
+  } else if (file.find('/') != std::string::npos) {
+    reason = file.front() == '/' ? "is an absolute path, not a name inside the store"
+                                 : "is a path, not a plain name inside the store";
+  } else if (file.find('\0') != std::string::npos) {
+    reason = "holds a NUL byte";
+  }
+  if (reason != nullptr) {
+    throw StoreError(fmt::format("{}: array '{}': file '{}' {} (the store is corrupt)", where, name,
+                                 util::printable(file, util::kMaxQuotedNameBytes), reason));
+  }
+}
+
+// Dtype, file name and shape of one array record against the spec and the manifest's counts, and
+// its byte count against its shape (without overflow). Reads nothing.
+void check_array_record(const StoreMetadata& m, const arrays::ArraySpec& spec,
+                        const ArrayRecord& record, const std::string& where) {
+  const std::string_view name = spec.name;
+  if (record.dtype != spec.dtype) {
+    throw StoreError(fmt::format("{}: array '{}' has dtype {}, expected {}", where, name,
+                                 util::printable(record.dtype, util::kMaxQuotedNameBytes),
+                                 spec.dtype));
+  }
+  check_file_name(record.file, name, where);
+  const ExpectedShape expected = expected_shape(m, name);
+  const std::size_t rank = expected.columns ? 2 : 1;
+  const auto& shape = record.shape;
+  if (shape.size() != rank || (expected.rows && shape[0] != *expected.rows) ||
+      (expected.columns && shape[1] != *expected.columns)) {
+    std::vector<std::string> wanted{expected.rows ? std::to_string(*expected.rows) : "any"};
+    if (expected.columns) wanted.push_back(std::to_string(*expected.columns));
+    throw StoreError(fmt::format(
+        "{}: array '{}' has shape {}, the manifest's counts give [{}] (the store is corrupt)",
+        where, name, shape_text(shape), fmt::join(wanted, ", ")));
+  }
+  std::uint64_t bytes = spec.element_bytes;
+  for (const std::uint64_t d : shape) {
+    if (__builtin_mul_overflow(bytes, d, &bytes)) {
+      throw StoreError(
+          fmt::format("{}: array '{}' shape {} is larger than any file (the store is "
+                      "corrupt)",
+                      where, name, shape_text(shape)));
+    }
+  }
+  if (bytes != record.bytes) {
+    throw StoreError(fmt::format("{}: array '{}' shape {} does not match its size ({} bytes)",
+                                 where, name, shape_text(shape), record.bytes));
+  }
+}
+
+std::filesystem::path canonical_directory(const std::filesystem::path& path,
+                                          const std::string& where) {
+  std::error_code ec;
+  auto directory = std::filesystem::canonical(path, ec);
+  if (ec)
+    throw StoreError(fmt::format("{}: cannot resolve the store's path ({})", where, ec.message()));
+  return directory;
+}
+
+// Maps the array file of `record` in the store at `directory` (canonical). A symbolic link is
+// followed only to a file directly inside the store; the file must be a regular one (a FIFO would
+// block, a device never end) of the size the manifest gives.
+std::shared_ptr<const util::MappedFile> map_array_file(const std::filesystem::path& directory,
+                                                       std::string_view name,
+                                                       const ArrayRecord& record,
+                                                       const std::string& where) {
+  const std::string file = util::printable(record.file, util::kMaxQuotedNameBytes);
+  const auto refuse = [&](const std::string& reason) {
+    return StoreError(fmt::format("{}: array '{}': file '{}' {} (the store is corrupt)", where,
+                                  name, file, reason));
+  };
+  std::error_code ec;
+  const auto resolved = std::filesystem::canonical(directory / record.file, ec);
+  if (ec) throw refuse(fmt::format("cannot be opened ({})", ec.message()));
+  if (resolved.parent_path() != directory)
+    throw refuse("is a symbolic link leaving the store directory");
+  if (!std::filesystem::is_regular_file(resolved, ec)) throw refuse("is not a regular file");
+  std::shared_ptr<const util::MappedFile> mapped;
+  try {
+    mapped = util::MappedFile::open(resolved);
+  } catch (const std::system_error& e) {
+    throw StoreError(fmt::format("{}: {}", where, e.what()));
+  }
+  if (mapped->size() != record.bytes) {
+    throw StoreError(
+        fmt::format("{}: array file '{}' has {} bytes, manifest says {} (truncated store?)", where,
+                    file, mapped->size(), record.bytes));
+  }
+  return mapped;
+}
+
 }  // namespace
 
 GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification verification) {
@@ -102,6 +255,11 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
     throw StoreError(fmt::format("{}: no graph store here (not a directory)", where));
   }
   const auto manifest_path = path / kManifestFileName;
+  // A FIFO or a device would block or never end the read; the writer only writes plain files.
+  if (std::filesystem::exists(manifest_path, ec) &&
+      !std::filesystem::is_regular_file(manifest_path, ec)) {
+    throw StoreError(fmt::format("{}: {} is not a regular file", where, kManifestFileName));
+  }
   std::ifstream manifest_file(manifest_path, std::ios::binary);
   if (!manifest_file) {
     throw StoreError(
@@ -116,60 +274,26 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
   store.manifest_bytes_ = text.str().size();
   const StoreMetadata& m = *store.metadata_;
 
+  // Every record is checked against the counts before any file is opened, so that no count, shape
+  // or name a manifest holds can make a later read leave an array or the store.
   for (const arrays::ArraySpec& spec : arrays::kArraySpecs) {
-    const std::string_view name = spec.name;
-    const std::string_view dtype = spec.dtype;
-    const auto it = m.arrays.find(std::string(name));
+    const auto it = m.arrays.find(std::string(spec.name));
     if (it == m.arrays.end())
-      throw StoreError(fmt::format("{}: manifest lists no array '{}'", where, name));
-    const ArrayRecord& record = it->second;
-    if (record.dtype != dtype) {
-      throw StoreError(fmt::format("{}: array '{}' has dtype {}, expected {}", where, name,
-                                   util::printable(record.dtype, util::kMaxQuotedNameBytes),
-                                   dtype));
-    }
-    std::uint64_t elements = 1;
-    for (auto d : record.shape) elements *= d;
-    if (elements * spec.element_bytes != record.bytes) {
-      throw StoreError(fmt::format("{}: array '{}' shape does not match its size", where, name));
-    }
-    std::shared_ptr<const util::MappedFile> mapped;
-    try {
-      mapped = util::MappedFile::open(path / record.file);
-    } catch (const std::system_error& e) {
-      throw StoreError(fmt::format("{}: {}", where, e.what()));
-    }
-    if (mapped->size() != record.bytes) {
-      throw StoreError(fmt::format(
-          "{}: array file '{}' has {} bytes, manifest says {} (truncated store?)", where,
-          util::printable(record.file, util::kMaxQuotedNameBytes), mapped->size(), record.bytes));
-    }
+      throw StoreError(fmt::format("{}: manifest lists no array '{}'", where, spec.name));
+    check_array_record(m, spec, it->second, where);
+  }
+  check_counts(m, where);
+  const auto directory = canonical_directory(path, where);
+  for (const arrays::ArraySpec& spec : arrays::kArraySpecs) {
+    const ArrayRecord& record = m.arrays.at(std::string(spec.name));
+    auto mapped = map_array_file(directory, spec.name, record, where);
     if (!spec.graph_data &&
         util::checksum_hex(util::checksum_bytes(mapped->bytes())) != record.xxh3) {
       throw StoreError(fmt::format("{}: checksum mismatch in '{}' (the store is corrupt)", where,
                                    util::printable(record.file, util::kMaxQuotedNameBytes)));
     }
-    store.arrays_.emplace(std::string(name), std::move(mapped));
+    store.arrays_.emplace(std::string(spec.name), std::move(mapped));
   }
-
-  const std::uint64_t g = m.num_graphs;
-  auto expect_rows = [&](std::string_view name, std::uint64_t rows) {
-    if (m.arrays.at(std::string(name)).shape.at(0) != rows) {
-      throw StoreError(fmt::format("{}: array '{}' has {} rows, expected {}", where, name,
-                                   m.arrays.at(std::string(name)).shape.at(0), rows));
-    }
-  };
-  for (auto name :
-       {arrays::kGraphNumNodes, arrays::kGraphNumEdges, arrays::kGraphLabel, arrays::kGraphSplit,
-        arrays::kGraphFile, arrays::kGraphAttackType, arrays::kGraphWindow}) {
-    expect_rows(name, g);
-  }
-  expect_rows(arrays::kNodeOffsets, g + 1);
-  expect_rows(arrays::kEdgeOffsets, g + 1);
-  expect_rows(arrays::kNodeFeatures, m.num_nodes);
-  expect_rows(arrays::kNodeCanIds, m.num_nodes);
-  expect_rows(arrays::kEdgeIndex, m.num_edges);
-  expect_rows(arrays::kEdgeFeatures, m.num_edges);
 
   store.node_offsets_ = store.typed<std::int64_t>(arrays::kNodeOffsets);
   store.edge_offsets_ = store.typed<std::int64_t>(arrays::kEdgeOffsets);

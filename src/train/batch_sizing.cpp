@@ -192,13 +192,36 @@ ProbePlan probe_plan(const TrainingConfig& config, const store::GraphStore& stor
   return plan;
 }
 
-// The fit `cache` holds for `key`, as a measurement read from it; nullopt when it holds none.
+// The fit `cache` holds for `key`, as a measurement read from it; nullopt when it holds none or
+// one it does not trust (then with a note on stderr).
 std::optional<MeasuredPeak> cached_measurement(const memory::PeakFitCache& cache,
                                                const nlohmann::json& key) {
-  auto cached = cache.load(key);
+  std::string discarded;
+  auto cached = cache.load(key, &discarded);
+  if (!discarded.empty()) fmt::print(stderr, "note: {}; measuring the peak again\n", discarded);
   if (!cached) return std::nullopt;
   return MeasuredPeak{cached->fit, std::move(cached->samples), cached->file, true};
 }
+
+// Runs `probe` and puts the default random generators back where it found them: probing builds
+// models and runs dropout, and the training's random streams must not notice.
+template <typename Probe>
+void keeping_random_streams(const c10::Device& device, Probe probe) {
+  auto cpu_generator = at::globalContext().defaultGenerator(at::kCPU);
+  const auto cpu_state = cpu_generator.get_state();
+  std::optional<at::Tensor> cuda_state;
+  if (device.is_cuda()) cuda_state = at::globalContext().defaultGenerator(at::kCUDA).get_state();
+  probe();
+  cpu_generator.set_state(cpu_state);
+  if (cuda_state) {
+    auto cuda_generator = at::globalContext().defaultGenerator(at::kCUDA);
+    cuda_generator.set_state(*cuda_state);
+  }
+}
+
+// How far (relative) a fresh probe step may be from a cached fit's prediction. Generous: the
+// check is there for a file that is wrong, not for the fit's own error on another store's graphs.
+constexpr double kFreshSampleTolerance = 0.5;
 
 }  // namespace
 
@@ -206,25 +229,27 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const store::GraphS
                                const ModelSpec& model, const StageStep& step) {
   const auto [batches, key] = probe_plan(config, store, model, step);
   const memory::PeakFitCache cache(memory::default_peak_fit_cache_dir());
-  if (auto cached = cached_measurement(cache, key)) return std::move(*cached);
-
   const auto options = probe_options(config);
-  // Probing builds models and runs dropout: keep the training's random streams where the caller
-  // left them.
-  auto cpu_generator = at::globalContext().defaultGenerator(at::kCPU);
-  const auto cpu_state = cpu_generator.get_state();
-  std::optional<at::Tensor> cuda_state;
-  if (options.device.is_cuda())
-    cuda_state = at::globalContext().defaultGenerator(at::kCUDA).get_state();
-  MeasuredPeak measured;
-  for (const auto& batch : batches)
-    measured.samples.push_back(
-        probe_within_budget(store, batch, step.make, options, measured.probe_oom_events));
-  cpu_generator.set_state(cpu_state);
-  if (cuda_state) {
-    auto cuda_generator = at::globalContext().defaultGenerator(at::kCUDA);
-    cuda_generator.set_state(*cuda_state);
+  if (auto cached = cached_measurement(cache, key)) {
+    // A fit can agree with its own samples and still be wrong (a file edited with its samples, or
+    // copied from another machine): one step, measured now on the smallest probe batch, checks it.
+    memory::PeakSample fresh;
+    std::int64_t ignored_oom_events = 0;
+    keeping_random_streams(options.device, [&] {
+      fresh = probe_within_budget(store, batches.front(), step.make, options, ignored_oom_events);
+    });
+    const auto problem = memory::fresh_sample_problem(cached->fit, fresh, kFreshSampleTolerance);
+    if (problem.empty()) return std::move(*cached);
+    fmt::print(stderr, "note: peak-fit cache file {} discarded: {}; measuring the peak again\n",
+               cached->cache_file.string(), problem);
   }
+
+  MeasuredPeak measured;
+  keeping_random_streams(options.device, [&] {
+    for (const auto& batch : batches)
+      measured.samples.push_back(
+          probe_within_budget(store, batch, step.make, options, measured.probe_oom_events));
+  });
   measured.fit = memory::fit_peak(measured.samples);
   measured.cache_file = cache.store(key, measured.fit, measured.samples);
   return measured;

@@ -77,6 +77,9 @@ TEST(CandumpReaderTest, MalformedLinesGiveReasons) {
       {"(1.0) can0 123#000", "data", "odd number of hex digits (3) in payload"},
       {"(1.0) can0 123#000102030405060708", "data", "payload has 9 bytes (max 8)"},
       {"(abc) can0 123#00", "timestamp", "timestamp 'abc' is not a number"},
+      {"(1e308) can0 123#00", "timestamp",
+       "timestamp '1e308' is not a plausible time in seconds: more than 1e11 s (about 3,000 "
+       "years) from 0"},
       {"1.0 can0 123#00", "timestamp", "expected '(seconds)' at the start of a candump line"},
       {"(1.0) can0 12300", "frame",
        "frame '12300' has neither ID#DATA (log layout) nor a '[length]' after the ID (screen "

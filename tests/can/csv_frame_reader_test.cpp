@@ -140,11 +140,33 @@ TEST(CsvReaderTest, RowErrorsGiveTheReasonAndColumn) {
       {"abc,1E5,00,0", "timestamp", "timestamp 'abc' is not a number"},
       {"1.2x,1E5,00,0", "timestamp", "timestamp '1.2x' is not a number"},
       {"nan,1E5,00,0", "timestamp", "timestamp 'nan' is not a finite number"},
+      // Finite, but no log's (issue 25 item 9): the timing features would overflow to NaN.
+      {"1e308,1E5,00,0", "timestamp",
+       "timestamp '1e308' is not a plausible time in seconds: more than 1e11 s (about 3,000 "
+       "years) from 0"},
+      {"-1.5e11,1E5,00,0", "timestamp",
+       "timestamp '-1.5e11' is not a plausible time in seconds: more than 1e11 s (about 3,000 "
+       "years) from 0"},
       {"1.2,1E5,\"00,0", "data_field", "unterminated quoted field"},
   };
   expect_bad_rows(
       cases, std::string(kHeader) + "1.0,1E5,00,0\n", "1.5,1E5,00,0\n",
       [](const std::filesystem::path& file) { read_file(file, can_train_test_mapping()); });
+}
+
+// The bound on timestamps leaves every plausible one alone: negative times (a log relative to a
+// trigger), gaps of 1e-300 s, and values up to 1e11 s.
+TEST(CsvReaderTest, PlausibleExtremeTimestampsAreReadAsWritten) {
+  const auto frames = read_csv_text(std::string(kHeader) +
+                                        "-99999999999,1,00,0\n"
+                                        "-0.5,1,00,0\n"
+                                        "1e-300,1,00,0\n"
+                                        "2e-300,1,00,0\n"
+                                        "1e11,1,00,0\n",
+                                    can_train_test_mapping());
+  std::vector<double> times;
+  for (const auto& f : frames) times.push_back(f.timestamp_s);
+  EXPECT_EQ(times, (std::vector<double>{-99999999999.0, -0.5, 1e-300, 2e-300, 1e11}));
 }
 
 TEST(CsvReaderTest, SkipPolicyDropsAndCountsBadRows) {

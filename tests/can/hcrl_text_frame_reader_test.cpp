@@ -63,6 +63,9 @@ TEST(HcrlTextReaderTest, MalformedLinesNameColumnAndReason) {
   const std::vector<BadRowCase> cases = {
       {"ID: 0350 000 DLC: 1 00", "timestamp", "expected 'Timestamp:' at the start of the line"},
       {"Timestamp: 1.5x ID: 0350 000 DLC: 1 00", "timestamp", "timestamp '1.5x' is not a number"},
+      {"Timestamp: 1e308 ID: 0350 000 DLC: 1 00", "timestamp",
+       "timestamp '1e308' is not a plausible time in seconds: more than 1e11 s (about 3,000 "
+       "years) from 0"},
       {"Timestamp: 1.5 0350 000 DLC: 1 00", "id", "expected 'ID:' after the timestamp"},
       {"Timestamp: 1.5 ID: 03G0 000 DLC: 1 00", "id", "ID '03G0' is not hexadecimal"},
       {"Timestamp: 1.5 ID: 123456789 000 DLC: 1 00", "id", "ID '123456789' exceeds 29 bits"},

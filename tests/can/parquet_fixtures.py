@@ -38,6 +38,11 @@ write("bad_rows", {
     "data_field": pa.array(["00", "0G", "000102030405060708", "00", "00", "00", "00", "00"]),
     "label": pa.array([0, 0, 0, 0, 0, 2, 1, 0], pa.uint8()),
 })
+write("implausible_timestamp", {
+    "timestamp": pa.array([1.0, 1e308, -2e11], pa.float64()),
+    "id": pa.array([1, 2, 3], pa.uint32()), "data_field": pa.array(["00"] * 3),
+    "label": pa.array([0, 0, 0], pa.uint8()),
+})
 write("negative_id", {
     "timestamp": pa.array([1.0]), "id": pa.array([-1], pa.int32()),
     "data_field": pa.array(["00"]), "label": pa.array([0], pa.uint8()),

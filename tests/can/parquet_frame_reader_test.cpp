@@ -147,6 +147,18 @@ TEST_F(ParquetReaderTest, EveryBadRowKindIsReported) {
                                       "id: ID 536870912 exceeds 29 bits"}));
 }
 
+// A float64 timestamp that is finite but no log's (issue 25 item 9) is a bad row naming it.
+TEST_F(ParquetReaderTest, ImplausibleTimestampIsABadRow) {
+  ParquetFrameReader reader(fixture("implausible_timestamp"), BadRowPolicy::kError);
+  const InputError e = catch_input_error([&] { read_all(reader); });
+  EXPECT_EQ(e.line(), 2u);
+  EXPECT_EQ(e.column(), "timestamp");
+  EXPECT_EQ(e.reason(), implausible_timestamp_reason("1e+308"));
+  ParquetFrameReader skipping(fixture("implausible_timestamp"), BadRowPolicy::kSkip);
+  EXPECT_EQ(read_all(skipping).size(), 1u);
+  EXPECT_EQ(skipping.skipped_rows(), 2u);
+}
+
 TEST_F(ParquetReaderTest, NegativeIdIsABadRow) {
   ParquetFrameReader reader(fixture("negative_id"), BadRowPolicy::kError);
   const InputError e = catch_input_error([&] { read_all(reader); });

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -208,6 +209,40 @@ TEST(WindowGraphBuilder, TimingFeaturesStayInUnitRangeOnDisorderedTimestamps) {
       EXPECT_GE(v, 0.0F);
       EXPECT_LE(v, 1.0F);
     }
+}
+
+// Issue 25 item 9: no finite timestamps give a timing feature outside [0, 1] or NaN. Before, a
+// timestamp of 1e308 made the squashed duration inf / inf, and gaps near the largest double made
+// the sums of squares overflow.
+TEST(WindowGraphBuilder, TimingFeaturesAreFiniteAndInUnitRangeOnExtremeTimestamps) {
+  constexpr double kMax = std::numeric_limits<double>::max();
+  constexpr double kTiny = std::numeric_limits<double>::denorm_min();
+  const std::vector<std::vector<double>> cases = {
+      {0.0, 1e308, 5e307, 1e308},                    // the issue's CSV: a huge timestamp
+      {-kMax, kMax, -kMax, kMax},                    // differences that overflow a double
+      {kMax, -kMax, kMax, 0.0},                      // the same, out of order
+      {1e-300, 2e-300, 3e-300, 5e-300},              // gaps of 1e-300 s
+      {0.0, kTiny, 2 * kTiny, 3 * kTiny},            // subnormal gaps
+      {1e308, 1e308 + 1e292, 1e308, 1e308 + 1e292},  // huge values, tiny gaps
+      {-5.0, -4.0, -3.5, -1.0},                      // negative times
+      {9e10, -9e10, 9e10, -9e10},                    // the readers' bounds, alternating
+  };
+  WindowGraphBuilder builder(WindowConfig{4, 4},
+                             NodeFeatureOptions{NodeIdentity::kCanId, true, true});
+  for (const auto& times : cases) {
+    SCOPED_TRACE(::testing::PrintToString(times));
+    // A A B A: node A has gaps between three frames, B none.
+    const std::vector<can::CanFrame> frames = {timed(10, times[0], {1}), timed(10, times[1], {2}),
+                                               timed(20, times[2], {3}), timed(10, times[3], {4})};
+    WindowGraph g;
+    builder.build(frames, keys_of(frames), g);
+    for (std::size_t n = 0; n < g.num_nodes(); ++n)
+      for (const float v : extra_columns(g, n)) {
+        EXPECT_TRUE(std::isfinite(v)) << "node " << n;
+        EXPECT_GE(v, 0.0F) << "node " << n;
+        EXPECT_LE(v, 1.0F) << "node " << n;
+      }
+  }
 }
 
 // Frequency rank: C (3 frames) rank 0, then A and B with 2 each (A first: lower ID), D rank 3.

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace headroom::can {
 
@@ -17,5 +20,22 @@ struct CanFrame {
 
   friend bool operator==(const CanFrame&, const CanFrame&) = default;
 };
+
+// Every reader refuses a timestamp further than this from 0 (about 3,000 years in seconds): no log
+// runs that long or starts that far from the Unix epoch, so such a value is a corrupt field or a
+// log in milliseconds or finer read as seconds. The timing features are differences of these
+// values, which stay exact enough and far from overflow below this bound.
+inline constexpr double kMaxTimestampMagnitude_s = 1e11;
+
+// False for a value beyond the bound, and for infinities and NaN.
+inline bool plausible_timestamp(double seconds) {
+  return std::fabs(seconds) <= kMaxTimestampMagnitude_s;
+}
+
+// The reason a reader gives for an implausible timestamp, quoting it as the log wrote it.
+inline std::string implausible_timestamp_reason(std::string_view text) {
+  return "timestamp '" + std::string(text) +
+         "' is not a plausible time in seconds: more than 1e11 s (about 3,000 years) from 0";
+}
 
 }  // namespace headroom::can

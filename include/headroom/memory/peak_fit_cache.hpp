@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,9 +36,13 @@ class PeakFitCache {
   // load() always misses and store() does nothing.
   explicit PeakFitCache(std::filesystem::path dir);
 
-  // The fit stored under `key`; nullopt when there is none, or the file is unreadable, malformed
-  // or holds another key.
-  std::optional<CachedPeakFit> load(const nlohmann::json& key) const;
+  // The fit stored under `key`; nullopt when there is none, or the file is unreadable, malformed,
+  // holds another key or a fit that peak_fit_problem() refuses (a file edited into valid JSON
+  // with zero, negative or huge coefficients is not trusted). When a file was there but is not
+  // used, `discarded` (if given) receives a one-line note naming the file and the reason;
+  // otherwise it is cleared.
+  std::optional<CachedPeakFit> load(const nlohmann::json& key,
+                                    std::string* discarded = nullptr) const;
   // Writes the fit and its samples under `key` atomically; returns the file written (empty when
   // the cache is disabled). Throws std::runtime_error naming the file when it cannot be written.
   std::filesystem::path store(const nlohmann::json& key, const PeakFit& fit,

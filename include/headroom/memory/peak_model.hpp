@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -50,6 +51,16 @@ struct PeakFit {
 //
 // Throws std::invalid_argument for fewer than 2 samples, or a peak that is not finite and positive.
 PeakFit fit_peak(std::span<const PeakSample> samples);
+
+// Why `fit` cannot be trusted as the fit of `samples` (both read back from a file, say), or an
+// empty string when it can: the coefficients are finite, there are at least 2 samples with finite
+// positive peaks, the coefficients are those fit_peak gives for the samples (it is deterministic),
+// and the fit predicts a positive peak for each sample. A one-line reason.
+std::string peak_fit_problem(const PeakFit& fit, std::span<const PeakSample> samples);
+
+// Why `fit` does not describe `fresh`, a step measured now, or an empty string when it does: its
+// prediction for the batch is positive and within `tolerance` (relative) of the measured peak.
+std::string fresh_sample_problem(const PeakFit& fit, const PeakSample& fresh, double tolerance);
 
 void to_json(nlohmann::json& json, const PeakSample& sample);
 void from_json(const nlohmann::json& json, PeakSample& sample);

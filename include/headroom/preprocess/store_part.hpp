@@ -27,8 +27,10 @@
 namespace headroom::preprocess {
 
 inline constexpr const char* kPartFormatName = "headroom-store-part";
-inline constexpr int kPartFormatVersion = 1;
+// 2: every file of a part has its checksum in the manifest (version 1 parts had none).
+inline constexpr int kPartFormatVersion = 2;
 inline constexpr const char* kPartManifestFileName = "part.json";
+inline constexpr const char* kFramesFileSuffix = ".frames";  // file-<k>.frames
 
 // What a part records of one file it read.
 struct PartFileRecord {
@@ -46,6 +48,9 @@ struct PartFileRecord {
   std::vector<std::uint32_t> can_ids;
   bool has_frames = false;  // file-<k>.frames holds the frames (test files)
   std::size_t node_feature_count = graph::kNodeFeatureCount;  // per node row of its segment
+  // XXH3-64 of each of its files, by suffix: the segment's (store::kSegmentFileSuffixes) and,
+  // with has_frames, ".frames". The assembly verifies them all before it reads any.
+  std::map<std::string, std::uint64_t> checksums;
 };
 
 // The build settings that decide a store's content, by the flag (or fact) that sets each, as
@@ -85,5 +90,11 @@ StorePart read_part_manifest(const std::filesystem::path& part);
 // A store part as a directory headroom owns (util/directory_ownership.hpp): a part.json that
 // read_part_manifest accepts and nothing else but `file-<k>` segment and frames files.
 util::DirectoryKind store_part_kind();
+
+// Checks every file of `record` in part directory `part` (of shard `shard`) against its recorded
+// checksum.
+// Reads each file once. Throws std::runtime_error naming the part, the file and the reason.
+void verify_part_file(const std::filesystem::path& part, ShardSpec shard,
+                      const PartFileRecord& record);
 
 }  // namespace headroom::preprocess

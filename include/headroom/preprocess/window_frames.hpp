@@ -32,6 +32,7 @@ class WindowFrameWriter {
   // Flushes, fsyncs and closes.
   void finish();
   std::uint64_t frames() const { return frames_; }
+  std::uint64_t checksum() const { return file_.checksum(); }  // XXH3-64 of the bytes written
 
  private:
   util::ChecksummedFileWriter file_;
