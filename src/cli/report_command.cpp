@@ -5,6 +5,7 @@
 
 #include "headroom/cli/commands.hpp"
 #include "headroom/report/html_report.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::cli {
 
@@ -29,7 +30,7 @@ void add_report_command(CLI::App& app) {
     const auto written = report::write_html_report(
         state->path,
         state->out.empty() ? std::nullopt : std::optional<std::filesystem::path>(state->out));
-    fmt::print("report written to {}\n", written.string());
+    fmt::print("report written to {}\n", util::printable_path(written));
   });
 }
 

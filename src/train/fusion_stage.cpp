@@ -21,6 +21,7 @@
 #include "headroom/train/model_checkpoint.hpp"
 #include "headroom/train/model_family.hpp"
 #include "headroom/train/run_directory.hpp"
+#include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
 
 namespace headroom::train {
@@ -131,7 +132,8 @@ class FusionStage {
       load_state();
       for (auto* sink : sinks_) sink->rewind(state_.epochs_done);
       outcome.resumed_after = state_.epochs_done;
-      run_.log(fmt::format("resuming {} after epoch {}", run_.path().string(), state_.epochs_done));
+      run_.log(fmt::format("resuming {} after epoch {}", util::printable_path(run_.path()),
+                           state_.epochs_done));
     } else {
       run_.clear();
     }

@@ -13,6 +13,7 @@
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_flags.hpp"
 #include "headroom/util/output_path.hpp"
+#include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
 
 namespace headroom::cli {
@@ -96,7 +97,7 @@ void add_run_command(CLI::App& app) {
     fmt::print("\n{}", train::render_pipeline_summary(result));
     if (!util::process_role().writes()) return;  // the report is rank 0's, like the run files
     const auto report = report::write_html_report(runs);
-    fmt::print("\nreport: {}\n", report.string());
+    fmt::print("\nreport: {}\n", util::printable_path(report));
     trackers->log_parent_artifact(report);
     trackers->end_parent(tracking::RunStatus::kFinished);
   });
