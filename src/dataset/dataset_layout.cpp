@@ -8,6 +8,7 @@
 
 #include "headroom/can/log_format.hpp"
 #include "headroom/util/printable_text.hpp"
+#include "headroom/util/utf8.hpp"
 
 namespace headroom::dataset {
 namespace {
@@ -45,6 +46,8 @@ bool excluded_by_name(const fs::path& file, const ScanOptions& options) {
 }
 
 constexpr std::string_view kLogExtensions = ".csv, .parquet, .log and .txt";
+constexpr std::string_view kNotUtf8 =
+    "not read: its name is not UTF-8, and the store records names as text; rename it";
 
 // One split's walk: its files, and the directories it has read (by canonical path, each with the
 // path it was first read through) so that a link cycle or a second link is read once.
@@ -86,7 +89,9 @@ class SplitWalk {
     for (const auto& entry : entries) {
       std::error_code ec;
       const fs::file_status status = entry.status(ec);  // follows links
-      if (entry.is_symlink(ec) && !fs::exists(status)) {
+      if (!util::is_utf8(entry.path().filename().native())) {
+        skip(entry.path(), std::string(kNotUtf8));
+      } else if (entry.is_symlink(ec) && !fs::exists(status)) {
         skip(entry.path(), "not read: a broken link");
       } else if (fs::is_directory(status)) {
         if (enter(entry.path())) walk(entry.path(), /*inside_split=*/true);
@@ -186,6 +191,11 @@ DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions&
 
   DatasetLayout layout;
   layout.root = std::filesystem::absolute(root).lexically_normal();
+  if (!util::is_utf8(layout.root.native()))
+    throw std::runtime_error(fmt::format(
+        "dataset path '{}' is not UTF-8, and the store records it as text; rename it, or reach it "
+        "through a link whose path is",
+        util::printable_path(layout.root)));
 
   std::vector<std::string> train_dirs;
   std::vector<std::string> test_dirs;
@@ -193,8 +203,13 @@ DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions&
     if (!entry.is_directory()) continue;
     const std::string name = entry.path().filename().string();
     const std::string folded = lower(name);
-    if (starts_with(folded, "train_")) train_dirs.push_back(name);
-    if (starts_with(folded, "test_")) test_dirs.push_back(name);
+    if (!starts_with(folded, "train_") && !starts_with(folded, "test_")) continue;
+    if (!util::is_utf8(name))
+      layout.skipped.push_back({name, std::string(kNotUtf8)});
+    else if (starts_with(folded, "train_"))
+      train_dirs.push_back(name);
+    else
+      test_dirs.push_back(name);
   }
   std::sort(train_dirs.begin(), train_dirs.end());
   std::sort(test_dirs.begin(), test_dirs.end());

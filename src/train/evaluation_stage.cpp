@@ -125,11 +125,12 @@ std::optional<eval::ModelEvaluation> evaluate_autoencoder(
       decision = eval::calibrate_decision(validation_labels, validation_scores, m, fpr);
       break;
     } catch (const std::invalid_argument& error) {
-      run.log(fmt::format("{}: no {} threshold ({})", name, m, error.what()));
+      run.log(fmt::format("{}: no {} threshold ({})", util::printable_name(name), m, error.what()));
     }
   }
   if (!decision) {
-    run.log(fmt::format("{}: not evaluated: its validation split gives no threshold", name));
+    run.log(fmt::format("{}: not evaluated: its validation split gives no threshold",
+                        util::printable_name(name)));
     return std::nullopt;
   }
   auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, std::nullopt,

@@ -163,10 +163,10 @@ class FusionStage {
       throw FusionUnavailable(fmt::format(
           "{}: stage fusion needs normal and attack graphs in the validation split ({} of {} are "
           "attacks)",
-          config_.run.store.string(), attacks, graphs));
+          util::printable_path(config_.run.store), attacks, graphs));
     run_.log(fmt::format("stage fusion ({}): {} + {} on {} validation graphs ({} attacks)",
-                         config_.fusion.method, sources_.classifier.string(),
-                         sources_.autoencoder.string(), graphs, attacks));
+                         config_.fusion.method, util::printable_path(sources_.classifier),
+                         util::printable_path(sources_.autoencoder), graphs, attacks));
     signals_ = signals_of(sources_, store_, ids, config_);
 
     auto split = at::make_generator<at::CPUGeneratorImpl>(config_.run.seed);

@@ -64,10 +64,10 @@ void add_run_command(CLI::App& app) {
         std::uint64_t frames = 0;
         for (const auto& f : summary.files) frames += f.frames;
         fmt::print("generated {} synthetic frames in {} files ({} ECUs) under {}\n", frames,
-                   summary.files.size(), summary.ecu_count, dataset.string());
+                   summary.files.size(), summary.ecu_count, util::printable_path(dataset));
       } else {
         fmt::print("using the synthetic dataset in {} (--regenerate to rebuild it)\n",
-                   dataset.string());
+                   util::printable_path(dataset));
       }
     }
     std::filesystem::path store = state->store;

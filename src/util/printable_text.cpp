@@ -2,38 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "headroom/util/utf8.hpp"
+
 namespace headroom::util {
 namespace {
 
 bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
-
-// The length of the well-formed UTF-8 sequence starting at text[at] (1 to 4), or 0 when the bytes
-// there are not one (a stray continuation byte, a lead byte not followed by its continuations, an
-// overlong form, a surrogate, a code point past U+10FFFF).
-std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[at + i]); };
-  const unsigned char lead = byte(0);
-  std::size_t length = 0;
-  unsigned char second_low = 0x80;
-  unsigned char second_high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) second_low = 0xA0;   // overlong
-    if (lead == 0xED) second_high = 0x9F;  // surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) second_low = 0x90;   // overlong
-    if (lead == 0xF4) second_high = 0x8F;  // past U+10FFFF
-  } else {
-    return 0;
-  }
-  if (at + length > text.size() || byte(1) < second_low || byte(1) > second_high) return 0;
-  for (std::size_t i = 2; i < length; ++i)
-    if (!is_continuation(byte(i))) return 0;
-  return length;
-}
 
 // A terminal acts on C0 controls, DEL and C1 controls (U+0080..U+009F, which some terminals read
 // as ESC-sequences even in UTF-8, and whose single bytes a terminal in an 8-bit encoding reads as

@@ -147,6 +147,33 @@ TEST(DatasetSkipped, EveryEntryNotReadAndEveryEmptySplitIsNamedWithItsReason) {
       << reasons["test_01_empty"];
 }
 
+// A name that is not UTF-8 used to end preprocessing with "[json.exception.type_error.316]": the
+// manifest records names as text. Such a file, directory or split is not read, and said so.
+TEST(DatasetSkipped, NamesThatAreNotUtf8AreNotReadAndSaidSo) {
+  TempDir dir;
+  write_text_file(dir / "data/train_01/normal-1.csv", "x");
+  write_text_file(dir / "data/train_01/bad\xff-1.csv", "x");
+  write_text_file(dir / "data/train_01/dir\xfe/DoS-1.csv", "x");
+  write_text_file(dir / "data/test_\xff/DoS-2.csv", "x");
+  const auto layout = scan_dataset(dir / "data");
+  EXPECT_EQ(relative_paths(layout), std::vector<std::string>{"train_01/normal-1.csv"});
+  std::vector<std::string> skipped;
+  for (const auto& entry : layout.skipped) {
+    skipped.push_back(entry.relative_path);
+    EXPECT_NE(entry.reason.find("not UTF-8"), std::string::npos) << entry.reason;
+  }
+  EXPECT_EQ(skipped,
+            (std::vector<std::string>{"test_\xff", "train_01/bad\xff-1.csv", "train_01/dir\xfe"}));
+  // The dataset's own path cannot be left out: an error that names it, escaped.
+  write_text_file(dir / "data\xff/train_01/normal-1.csv", "x");
+  try {
+    scan_dataset(dir / "data\xff");
+    ADD_FAILURE() << "a dataset path that is not UTF-8 was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("data\\xFF' is not UTF-8"), std::string::npos) << e.what();
+  }
+}
+
 TEST(DatasetSkipped, AReasonQuotesAPathEscaped) {
   TempDir dir;
   write_text_file(dir / "data/train_01/a\x1b[31m/DoS-1.csv", "x");

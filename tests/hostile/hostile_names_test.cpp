@@ -27,10 +27,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kRed = "\x1b[31m";              // SGR: colours what follows
-const std::string kTitle = "\x1b]0;pwned\x07";    // OSC: sets the terminal's title
-const std::string kFakeLine = "\nFAKE";           // a line of its own, if printed raw
-const std::string kPassword = "S3cr3t";           // in the tracking URI's user info
+const std::string kRed = "\x1b[31m";            // SGR: colours what follows
+const std::string kTitle = "\x1b]0;pwned\x07";  // OSC: sets the terminal's title
+const std::string kFakeLine = "\nFAKE";         // a line of its own, if printed raw
+const std::string kPassword = "S3cr3t";         // in the tracking URI's user info
 const std::string kUserInfo = "alice:" + kPassword;
 
 // `text` quoted for /bin/sh.
@@ -101,7 +101,8 @@ fs::path hostile_dataset(const fs::path& dir) {
   rename_in(data, "test_02_known_vehicle_unknown_attack", test_02);
   rename_in(data / test_01, "fuzzing-2.csv", "fuzz" + kRed + "<!--" + kFakeLine + "-2.csv");
   fs::create_directory(data / test_02 / ("sub" + kTitle));
-  fs::rename(data / test_02 / "spoofing-1.csv", data / test_02 / ("sub" + kTitle) / "spoofing-1.csv");
+  fs::rename(data / test_02 / "spoofing-1.csv",
+             data / test_02 / ("sub" + kTitle) / "spoofing-1.csv");
   testing::write_text_file(data / test_01 / ("notes" + kRed + ".md"), "not a log");
   return data;
 }
@@ -129,8 +130,7 @@ TEST(HostileNames, DataCommandsPrintNamesEscaped) {
   // Each finding names its file, escaped.
   for (const std::string name :
        {"test_01_<b>\\x1B[31m\\x0AFAKE/notes\\x1B[31m.md", "suppress\\x1B]0;pwned\\x07.csv",
-        "copy\\x1B]0;pwned\\x07-9.csv", "spoofing\\x1B[31m-2.csv",
-        "test_01_<b>\\x1B[31m\\x0AFAKE"})
+        "copy\\x1B]0;pwned\\x07-9.csv", "spoofing\\x1B[31m-2.csv", "test_01_<b>\\x1B[31m\\x0AFAKE"})
     EXPECT_NE(preprocessed.find(name), std::string::npos) << name << "\n" << preprocessed;
 
   run_printing_safely("inspect", headroom("inspect " + quoted(store.string())));
@@ -153,21 +153,22 @@ TEST(HostileNames, TrainingEvaluationAndReportEscapeNamesHideCredentialsAndTheRe
   const std::string dataset = "script><!--<script><b>" + kRed + kTitle + kFakeLine;
   const auto store = dir / "st<" / dataset;  // its path holds "</script>"
   fs::create_directories(store.parent_path());
-  run_printing_safely("preprocess", headroom("preprocess " + quoted(data.string()) + " --out " +
-                                             quoted(store.string()) + " --threads 2 --no-progress"));
+  run_printing_safely("preprocess",
+                      headroom("preprocess " + quoted(data.string()) + " --out " +
+                               quoted(store.string()) + " --threads 2 --no-progress"));
   const auto runs = dir / "runs";
-  const std::string uri = "http://" + kUserInfo + "@127.0.0.1:" +
-                          std::to_string(testing::free_tcp_port());
+  const std::string uri =
+      "http://" + kUserInfo + "@127.0.0.1:" + std::to_string(testing::free_tcp_port());
   const std::string common = " --store " + quoted(store.string()) + " --runs-dir " +
                              quoted(runs.string()) + " --threads 2 --progress false";
 
   // A scheme refused: the error quotes the URI without its credentials.
   std::string refused;
-  EXPECT_EQ(testing::run_command(headroom("normal --preset gat,student --max-epochs 1" + common +
-                                          " --mlflow-uri " +
-                                          quoted("ftp://" + kUserInfo + "@host")),
-                                 &refused),
-            1)
+  EXPECT_EQ(
+      testing::run_command(headroom("normal --preset gat,student --max-epochs 1" + common +
+                                    " --mlflow-uri " + quoted("ftp://" + kUserInfo + "@host")),
+                           &refused),
+      1)
       << refused;
   EXPECT_NE(refused.find("ftp://***@host"), std::string::npos) << refused;
 
@@ -177,14 +178,13 @@ TEST(HostileNames, TrainingEvaluationAndReportEscapeNamesHideCredentialsAndTheRe
                                           "--batch-size 64" +
                                           common + " --mlflow-uri " + quoted(uri))));
   outputs.push_back(run_printing_safely(
-      "evaluation", "MLFLOW_TRACKING_URI=" + quoted(uri) + " timeout 600 " +
-                        headroom("evaluation" + common)));
+      "evaluation",
+      "MLFLOW_TRACKING_URI=" + quoted(uri) + " timeout 600 " + headroom("evaluation" + common)));
   const auto evaluated = outputs.back();
   EXPECT_NE(evaluated.find("test_01_<b>\\x1B[31m\\x0AFAKE"), std::string::npos) << evaluated;
   EXPECT_NE(evaluated.find("http://***@127.0.0.1:"), std::string::npos) << evaluated;
   const auto root = runs / dataset;
-  outputs.push_back(
-      run_printing_safely("report", headroom("report " + quoted(root.string()))));
+  outputs.push_back(run_printing_safely("report", headroom("report " + quoted(root.string()))));
 
   for (const auto& output : outputs) {
     EXPECT_EQ(output.find(kPassword), std::string::npos) << output;
@@ -216,7 +216,8 @@ TEST(HostileNames, TrainingEvaluationAndReportEscapeNamesHideCredentialsAndTheRe
 TEST(HostileNames, ThreadsFarAboveTheCoresAreCappedWithAWarning) {
   testing::TempDir dir;
   const auto data = dir / "data";
-  run_printing_safely("generate", headroom("generate --frames 20000 --out " + quoted(data.string())));
+  run_printing_safely("generate",
+                      headroom("generate --frames 20000 --out " + quoted(data.string())));
   const auto store = dir / "store";
   const auto cores = std::to_string(util::usable_cores());
   const auto preprocessed = run_printing_safely(
@@ -227,11 +228,11 @@ TEST(HostileNames, ThreadsFarAboveTheCoresAreCappedWithAWarning) {
             std::string::npos)
       << preprocessed;
   const auto trained = run_printing_safely(
-      "normal", "OMP_THREAD_LIMIT=16 timeout 600 " +
-                    headroom("normal --preset gat,student --max-epochs 1 --batch-size 64 "
-                             "--progress false --threads 100000 --store " +
-                             quoted(store.string()) + " --runs-dir " +
-                             quoted((dir / "runs").string())));
+      "normal",
+      "OMP_THREAD_LIMIT=16 timeout 600 " +
+          headroom("normal --preset gat,student --max-epochs 1 --batch-size 64 "
+                   "--progress false --threads 100000 --store " +
+                   quoted(store.string()) + " --runs-dir " + quoted((dir / "runs").string())));
   EXPECT_NE(trained.find("--threads 100000 is more threads than the " + cores +
                          " cores this process may run on: using " + cores),
             std::string::npos)
@@ -241,25 +242,29 @@ TEST(HostileNames, ThreadsFarAboveTheCoresAreCappedWithAWarning) {
 }
 
 // Used to be skipped without a word: a FIFO (reading it could block forever), a link to
-// /dev/zero (it never ends), a compressed log; and a test split with nothing in it.
+// /dev/zero (it never ends), a compressed log; and a test split with nothing in it. A name that is
+// not UTF-8 used to end preprocessing with "[json.exception.type_error.316] invalid UTF-8 byte".
 TEST(HostileNames, SplitEntriesThatAreNotReadAreNamed) {
   testing::TempDir dir;
   const auto data = dir / "data";
-  run_printing_safely("generate", headroom("generate --frames 20000 --out " + quoted(data.string())));
+  run_printing_safely("generate",
+                      headroom("generate --frames 20000 --out " + quoted(data.string())));
   const auto split = data / "test_01_known_vehicle_known_attack";
   ASSERT_EQ(::mkfifo((split / "pipe-1.csv").c_str(), 0600), 0);
   fs::create_symlink("/dev/zero", split / "zero-1.csv");
   ASSERT_EQ(testing::run_command("gzip -k " + quoted((split / "DoS-2.csv").string())), 0);
+  fs::copy_file(split / "DoS-2.csv", split / "bad\xff-3.csv");  // a name that is not UTF-8
   fs::create_directories(data / "test_03_empty");
   const auto output = run_printing_safely(
-      "preprocess", "timeout 300 " + headroom("preprocess " + quoted(data.string()) + " --out " +
-                                              quoted((dir / "store").string()) +
-                                              " --threads 2 --no-progress"));
+      "preprocess",
+      "timeout 300 " + headroom("preprocess " + quoted(data.string()) + " --out " +
+                                quoted((dir / "store").string()) + " --threads 2 --no-progress"));
   const std::string prefix = "warning: test_01_known_vehicle_known_attack/";
-  for (const std::string expected :
+  for (const auto& expected :
        {prefix + "pipe-1.csv: not read: a FIFO (named pipe), not a regular file",
         prefix + "zero-1.csv: not read: a character device, not a regular file",
         prefix + "DoS-2.csv.gz: not read: a compressed file (.gz)",
+        prefix + "bad\\xFF-3.csv: not read: its name is not UTF-8",
         std::string("warning: test_03_empty: this test split holds no CAN log file")})
     EXPECT_NE(output.find(expected), std::string::npos) << expected << "\n" << output;
 }
