@@ -17,8 +17,7 @@ int main(int argc, char** argv) {
     if (!headroom::cli::training_command_in(argc, argv).empty())
       headroom::cli::exec_training_binary(argc, argv);
   } catch (const std::exception& e) {
-    std::cerr << "headroom: error: " << e.what() << '\n';
-    return 1;
+    return headroom::cli::report_error(e.what());
   }
   CLI::App app{"headroom: memory-planned GNN training for CAN-bus intrusion detection"};
   headroom::cli::configure_app_with_data_commands(app);
@@ -30,8 +29,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return headroom::cli::report_parse_error(app, e);
   } catch (const std::exception& e) {
-    std::cerr << "headroom: error: " << e.what() << '\n';
-    return 1;
+    return headroom::cli::report_error(e.what());
   }
   return 0;
 }

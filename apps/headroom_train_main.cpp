@@ -32,11 +32,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return headroom::cli::report_parse_error(app, e);
   } catch (const c10::Error& e) {  // LibTorch errors: the message without its C++ backtrace
-    std::cerr << "headroom: error: " << e.what_without_backtrace() << '\n';
-    return 1;
+    return headroom::cli::report_error(e.what_without_backtrace());
   } catch (const std::exception& e) {
-    std::cerr << "headroom: error: " << e.what() << '\n';
-    return 1;
+    return headroom::cli::report_error(e.what());
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "headroom/cli/commands.hpp"
 #include "headroom/synthetic/synthetic_traffic.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::cli {
 namespace {
@@ -35,8 +36,10 @@ void run_generate(const GenerateArgs& args) {
     frames += file.frames;
     attack_frames += file.attack_frames;
   }
+  // --out is a path the user typed: escaped, like every name headroom prints.
   std::printf("wrote %s: %zu files, %llu frames (%llu attack), %zu ECUs, seed %llu, %.2f s\n",
-              args.out.c_str(), summary.files.size(), static_cast<unsigned long long>(frames),
+              util::printable_path(args.out).c_str(), summary.files.size(),
+              static_cast<unsigned long long>(frames),
               static_cast<unsigned long long>(attack_frames), summary.ecu_count,
               static_cast<unsigned long long>(args.seed), elapsed.count());
 }

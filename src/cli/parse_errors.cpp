@@ -13,4 +13,11 @@ int report_parse_error(const CLI::App& app, const CLI::ParseError& error) {
   return error.get_exit_code();
 }
 
+int report_error(std::string_view message) {
+  // Long enough for any message headroom writes (each input it quotes is bounded on its own).
+  constexpr std::size_t kMaxErrorBytes = 8192;
+  std::cerr << "headroom: error: " << util::printable(message, kMaxErrorBytes) << '\n';
+  return 1;
+}
+
 }  // namespace headroom::cli

@@ -7,35 +7,43 @@
 #include "headroom/preprocess/sharded_preprocess.hpp"
 #include "headroom/store/graph_store.hpp"
 #include "headroom/store/store_summary.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::cli {
 
 namespace {
 
-// Per-file skip warnings, exclusions and duplicates: what preprocessing found worth saying.
-void print_findings(const preprocess::PreprocessReport& report) {
-  for (const auto& file : report.files) {
-    if (file.skipped_rows > 0) {
-      fmt::print(stderr, "warning: {}: skipped {} malformed row(s)\n", file.path,
+using util::printable_name;
+using util::printable_path;
+
+void print_skipped_rows(const std::vector<preprocess::FileReport>& files) {
+  for (const auto& file : files)
+    if (file.skipped_rows > 0)
+      fmt::print(stderr, "warning: {}: skipped {} malformed row(s)\n", printable_path(file.path),
                  file.skipped_rows);
-    }
-  }
+}
+
+// Per-file skip warnings, exclusions and duplicates: what preprocessing found worth saying. Paths
+// and names come from the file system: escaped (printable_text.hpp).
+void print_findings(const preprocess::PreprocessReport& report) {
+  print_skipped_rows(report.files);
   for (const auto& entry : report.skipped_entries)
-    fmt::print(stderr, "warning: {}: {}\n", entry.relative_path, entry.reason);
+    fmt::print(stderr, "warning: {}: {}\n", printable_path(entry.relative_path), entry.reason);
   for (const auto& path : report.excluded)
-    fmt::print(stderr, "note: left out {} (excluded by name)\n", path);
+    fmt::print(stderr, "note: left out {} (excluded by name)\n", printable_path(path));
   for (const auto& file : report.attack_free_files)
     fmt::print(stderr, "note: {} holds no attack frame: attack type '{}' (its name says '{}')\n",
-               file.path, dataset::kAttackFreeType, file.named_type);
+               printable_path(file.path), dataset::kAttackFreeType,
+               printable_name(file.named_type));
   for (const auto& duplicate : report.duplicates) {
     if (duplicate.left_out)
       fmt::print(stderr,
                  "note: left out {}: the same frames as {} (identical windows would be in both "
                  "training and validation; --keep-duplicates keeps it)\n",
-                 duplicate.path, duplicate.same_as);
+                 printable_path(duplicate.path), printable_path(duplicate.same_as));
     else
-      fmt::print(stderr, "warning: {} holds the same frames as {}\n", duplicate.path,
-                 duplicate.same_as);
+      fmt::print(stderr, "warning: {} holds the same frames as {}\n",
+                 printable_path(duplicate.path), printable_path(duplicate.same_as));
   }
 }
 
@@ -52,17 +60,14 @@ void preprocess_shard_and_report(const std::filesystem::path& dataset,
                                  const preprocess::PreprocessOptions& options,
                                  preprocess::ShardSpec shard) {
   const auto report = preprocess::preprocess_shard(dataset, store, options, shard);
-  for (const auto& file : report.files)
-    if (file.skipped_rows > 0)
-      fmt::print(stderr, "warning: {}: skipped {} malformed row(s)\n", file.path,
-                 file.skipped_rows);
+  print_skipped_rows(report.files);
   fmt::print(
       "shard {}/{}: preprocessed {} files, {} rows ({} skipped) into {} graphs in {:.2f} s "
       "({:.2f} M rows/s)\nwrote part {}; once all {} parts are written, assemble them with the "
       "same command and --assemble instead of --shard\n",
       shard.index, shard.count, report.files.size(), report.rows, report.skipped_rows,
       report.graphs, report.seconds, rows_per_second(report.rows, report.seconds),
-      report.part.string(), shard.count);
+      printable_path(report.part), shard.count);
 }
 
 void assemble_and_summarize(const std::filesystem::path& dataset,

@@ -1,9 +1,11 @@
 #include "headroom/cli/preprocess_flags.hpp"
 
 #include <CLI/CLI.hpp>
+#include <iostream>
 #include <stdexcept>
 
 #include "headroom/util/printable_text.hpp"
+#include "headroom/util/thread_count.hpp"
 
 namespace headroom::cli {
 
@@ -12,7 +14,9 @@ void PreprocessFlags::add_to(CLI::App& command) {
   command.add_option("--window", o.window.window, "Frames per window (W)")->capture_default_str();
   command.add_option("--stride", o.window.stride, "Frames between window starts (S)")
       ->capture_default_str();
-  command.add_option("--threads", o.threads, "Worker threads (0: all cores)")
+  command
+      .add_option("--threads", o.threads,
+                  "Worker threads (0: all cores; more than the cores is capped)")
       ->capture_default_str();
   command
       .add_option("--on-bad-row", on_bad_row,
@@ -151,6 +155,7 @@ preprocess::PreprocessOptions PreprocessFlags::resolve() const {
                                        ? dataset::AttackTypeSource::kDirectory
                                        : dataset::AttackTypeSource::kFileName;
   if (no_progress) resolved.progress = 0;
+  resolved.threads = util::capped_thread_count(resolved.threads, "--threads", std::cerr);
   const bool mapped = !m.id.empty() || !m.payload.empty() || !m.payload_bytes.empty() ||
                       !m.label.empty() || !m.dlc.empty() || m.dlc_unit == can::DlcUnit::kBits;
   if (resolved.reader.format == can::LogFormat::kMappedCsv) {

@@ -5,6 +5,7 @@
 
 #include "headroom/cli/commands.hpp"
 #include "headroom/report/html_report.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::cli {
 
@@ -33,7 +34,7 @@ void add_report_command(CLI::App& app) {
         state->path,
         state->out.empty() ? std::nullopt : std::optional<std::filesystem::path>(state->out),
         std::nullopt, state->force);
-    fmt::print("report written to {}\n", written.string());
+    fmt::print("report written to {}\n", util::printable_path(written));
   });
 }
 

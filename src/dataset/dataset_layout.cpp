@@ -8,6 +8,7 @@
 
 #include "headroom/can/log_format.hpp"
 #include "headroom/util/printable_text.hpp"
+#include "headroom/util/utf8.hpp"
 
 namespace headroom::dataset {
 namespace {
@@ -44,6 +45,10 @@ bool excluded_by_name(const fs::path& file, const ScanOptions& options) {
                      });
 }
 
+constexpr std::string_view kLogExtensions = ".csv, .parquet, .log and .txt";
+constexpr std::string_view kNotUtf8 =
+    "not read: its name is not UTF-8, and the store records names as text; rename it";
+
 // One split's walk: its files, and the directories it has read (by canonical path, each with the
 // path it was first read through) so that a link cycle or a second link is read once.
 class SplitWalk {
@@ -72,7 +77,7 @@ class SplitWalk {
     layout_.skipped.push_back(
         {relative(dir), fmt::format("not read again: the same directory as {}, already read in "
                                     "this split (a link cycle, or a second link to it)",
-                                    it->second)});
+                                    util::printable_path(it->second))});
     return false;
   }
 
@@ -84,14 +89,52 @@ class SplitWalk {
     for (const auto& entry : entries) {
       std::error_code ec;
       const fs::file_status status = entry.status(ec);  // follows links
-      if (entry.is_symlink(ec) && !fs::exists(status)) {
-        layout_.skipped.push_back({relative(entry.path()), "not read: a broken link"});
+      if (!util::is_utf8(entry.path().filename().native())) {
+        skip(entry.path(), std::string(kNotUtf8));
+      } else if (entry.is_symlink(ec) && !fs::exists(status)) {
+        skip(entry.path(), "not read: a broken link");
       } else if (fs::is_directory(status)) {
         if (enter(entry.path())) walk(entry.path(), /*inside_split=*/true);
-      } else if (fs::is_regular_file(status) && can::is_can_log_file(entry.path())) {
+      } else if (!fs::is_regular_file(status)) {
+        // Read, a FIFO could block forever and a link to /dev/zero would never end.
+        skip(entry.path(), fmt::format("not read: {}, not a regular file", kind_of(status)));
+      } else if (!can::is_can_log_file(entry.path())) {
+        skip(entry.path(), not_a_log_reason(entry.path()));
+      } else {
         add_file(entry.path(), inside_split ? dir.filename().string() : std::string());
       }
     }
+  }
+
+  void skip(const fs::path& path, std::string reason) {
+    layout_.skipped.push_back({relative(path), std::move(reason)});
+  }
+
+  static const char* kind_of(const fs::file_status& status) {
+    switch (status.type()) {
+      case fs::file_type::fifo:
+        return "a FIFO (named pipe)";
+      case fs::file_type::character:
+        return "a character device";
+      case fs::file_type::block:
+        return "a block device";
+      case fs::file_type::socket:
+        return "a socket";
+      default:
+        return "not a file headroom can read";
+    }
+  }
+
+  static std::string not_a_log_reason(const fs::path& path) {
+    const std::string extension = lower(path.extension().string());
+    if (extension == ".gz" || extension == ".bz2" || extension == ".xz" || extension == ".zst" ||
+        extension == ".zip" || extension == ".7z")
+      return fmt::format(
+          "not read: a compressed file ({}); headroom reads {} files, decompress it "
+          "first",
+          extension, kLogExtensions);
+    return fmt::format("not read: not a CAN log by its name (headroom reads {} files)",
+                       kLogExtensions);
   }
 
   void add_file(const fs::path& path, const std::string& parent_dir) {
@@ -148,6 +191,11 @@ DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions&
 
   DatasetLayout layout;
   layout.root = std::filesystem::absolute(root).lexically_normal();
+  if (!util::is_utf8(layout.root.native()))
+    throw std::runtime_error(fmt::format(
+        "dataset path '{}' is not UTF-8, and the store records it as text; rename it, or reach it "
+        "through a link whose path is",
+        util::printable_path(layout.root)));
 
   std::vector<std::string> train_dirs;
   std::vector<std::string> test_dirs;
@@ -155,8 +203,13 @@ DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions&
     if (!entry.is_directory()) continue;
     const std::string name = entry.path().filename().string();
     const std::string folded = lower(name);
-    if (starts_with(folded, "train_")) train_dirs.push_back(name);
-    if (starts_with(folded, "test_")) test_dirs.push_back(name);
+    if (!starts_with(folded, "train_") && !starts_with(folded, "test_")) continue;
+    if (!util::is_utf8(name))
+      layout.skipped.push_back({name, std::string(kNotUtf8)});
+    else if (starts_with(folded, "train_"))
+      train_dirs.push_back(name);
+    else
+      test_dirs.push_back(name);
   }
   std::sort(train_dirs.begin(), train_dirs.end());
   std::sort(test_dirs.begin(), test_dirs.end());
@@ -166,7 +219,14 @@ DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions&
   for (std::size_t split = 0; split < layout.splits.size(); ++split) {
     SplitWalk walk(layout.root, static_cast<std::uint16_t>(split), options, layout);
     auto files = walk.run(layout.root / layout.splits[split].name);
-    if (layout.splits[split].role == SplitRole::kTrain) layout.train_file_count += files.size();
+    const bool training = layout.splits[split].role == SplitRole::kTrain;
+    if (training) layout.train_file_count += files.size();
+    if (files.empty())
+      layout.skipped.push_back(
+          {layout.splits[split].name,
+           training ? "this training split holds no CAN log file to read: it adds nothing"
+                    : "this test split holds no CAN log file to read: its condition is not "
+                      "evaluated"});
     layout.files.insert(layout.files.end(), std::make_move_iterator(files.begin()),
                         std::make_move_iterator(files.end()));
   }

@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "headroom/util/printable_text.hpp"
+
 namespace headroom::eval {
 namespace {
 
@@ -108,7 +110,7 @@ void add_unlabelled_warning(ModelEvaluation& evaluation, const std::string& spli
   evaluation.warnings.push_back(
       fmt::format("{}: no attack labels (all {} windows are normal): accuracy, precision, recall, "
                   "F1 and MCC are n/a; only the false-positive rate measures the model there",
-                  split, m.count));
+                  util::printable_name(split), m.count));
 }
 
 std::string format_metric(double value) {
@@ -122,9 +124,10 @@ void add_degenerate_warnings(ModelEvaluation& evaluation, const std::string& spl
     if (m.positives == 0 || m.positives == m.count) return;
     const auto flagged = m.confusion.true_positives + m.confusion.false_positives;
     if (flagged == m.count)
-      evaluation.warnings.push_back(split + ": flags every window " + decision);
+      evaluation.warnings.push_back(util::printable_name(split) + ": flags every window " +
+                                    decision);
     else if (flagged == 0)
-      evaluation.warnings.push_back(split + ": flags no window " + decision);
+      evaluation.warnings.push_back(util::printable_name(split) + ": flags no window " + decision);
   };
   check(g.metrics, fmt::format("at {:.4g}", evaluation.decision_threshold));
   if (g.calibrated)
@@ -292,8 +295,9 @@ std::string render_table(const ModelEvaluation& evaluation) {
   rows.push_back(header);
   for (const auto& group : evaluation.groups) {
     const BinaryMetrics& m = group.metrics;
-    Row row = {group.split,
-               group.attack_type.empty() ? "all" : group.attack_type,
+    // Split and attack-type names come from directory and file names: escaped.
+    Row row = {util::printable_name(group.split),
+               group.attack_type.empty() ? "all" : util::printable_name(group.attack_type),
                std::to_string(m.count),
                format_metric(m.accuracy),
                format_metric(m.precision),

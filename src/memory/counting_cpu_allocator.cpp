@@ -140,9 +140,10 @@ std::int64_t reserve(std::int64_t bytes) {
     // budget - current cannot overflow (both are in [0, INT64_MAX]); current + bytes could.
     if (budget > 0 && bytes > budget - current) {
       g_counters.refusals.fetch_add(1, std::memory_order_relaxed);
-      TORCH_CHECK_WITH(OutOfMemoryError, false, "headroom: CPU tensor budget exceeded: tried to ",
-                       "allocate ", bytes, " bytes with ", current,
-                       " bytes of CPU tensors live and a budget of ", budget, " bytes");
+      TORCH_CHECK_WITH(
+          OutOfMemoryError, false, "headroom: CPU tensor budget exceeded: tried to ", "allocate ",
+          bytes, " bytes with ", current, " bytes of CPU tensors live and a budget of ", budget,
+          " bytes (--memory-budget sets it; by default, what --host-memory-budget leaves)");
     }
     if (g_counters.current.compare_exchange_weak(current, current + bytes,
                                                  std::memory_order_relaxed)) {

@@ -29,13 +29,35 @@ using nlohmann::json;
 // Every file the report reads or looks for, so that --out can never name one of them.
 using ReportInputs = std::vector<fs::path>;
 
+// Where in `text` a parse error lies, and why: "LINE:COLUMN: not JSON: REASON" (lines and columns
+// from 1) for a message that names the file first. nlohmann gives the byte where parsing failed;
+// its reason, after the "… at line L, column C: " prefix, quotes the input, so it is escaped.
+std::string parse_error_at(std::string_view text, const json::parse_error& e,
+                           std::size_t first_line = 1) {
+  const std::size_t end = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+  std::size_t line = first_line;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < end; ++i)
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  std::string_view reason = e.what();
+  if (const auto column = reason.find(", column "); column != std::string_view::npos)
+    if (const auto colon = reason.find(": ", column); colon != std::string_view::npos)
+      reason.remove_prefix(colon + 2);
+  return fmt::format("{}:{}: not JSON: {}", line, end - line_start + 1, util::printable(reason));
+}
+
 json read_json_or_null(const fs::path& path, ReportInputs& inputs) {
   inputs.push_back(path);
   if (!fs::exists(path)) return nullptr;
+  const auto text = util::read_file(path);
   try {
-    return json::parse(util::read_file(path));
+    return json::parse(text);
   } catch (const json::parse_error& e) {
-    throw std::runtime_error(fmt::format("{}: not JSON ({})", path.string(), e.what()));
+    throw std::runtime_error(
+        fmt::format("{}:{}", util::printable_path(path), parse_error_at(text, e)));
   }
 }
 
@@ -54,8 +76,11 @@ void read_metrics(const fs::path& path, json& epochs, json& steps, ReportInputs&
     } catch (const json::parse_error& e) {
       if (in.peek() == EOF) break;
       throw std::runtime_error(
-          fmt::format("{}:{}: not JSON ({})", path.string(), number, e.what()));
+          fmt::format("{}:{}", util::printable_path(path), parse_error_at(line, e, number)));
     }
+    if (!parsed.is_object())
+      throw std::runtime_error(fmt::format("{}:{}: not a metrics line (a JSON object), but {}",
+                                           util::printable_path(path), number, parsed.type_name()));
     const auto type = parsed.value("type", std::string());
     if (type == "epoch") {
       steps_before_epoch += parsed.value("steps", std::int64_t{0});
@@ -97,16 +122,45 @@ std::vector<fs::path> stage_directories(const fs::path& root) {
   return dirs;
 }
 
+// One model's evaluation as the tables read it: an object whose "groups", when present, is an
+// array of objects each with a "metrics" object. Anything else is an error naming the file and
+// the model, never a report silently missing it.
+void check_model_evaluation(const json& model, const fs::path& file, const std::string& name) {
+  const auto fail = [&](const std::string& what) {
+    throw std::runtime_error(fmt::format("{}: model '{}': {}; not an evaluation headroom wrote",
+                                         util::printable_path(file), util::printable(name), what));
+  };
+  if (!model.is_object()) fail(fmt::format("a JSON {}, not an object", model.type_name()));
+  if (!model.contains("groups")) return;
+  if (!model["groups"].is_array()) fail("\"groups\" is not an array");
+  for (const auto& group : model["groups"])
+    if (!group.is_object() || !group.contains("metrics") || !group["metrics"].is_object())
+      fail("a group without a \"metrics\" object");
+}
+
 json collect_evaluation(const fs::path& dir, ReportInputs& inputs) {
-  const auto combined = read_json_or_null(dir / "evaluation.json", inputs);
-  if (combined.is_object()) return combined;
+  const auto file = dir / "evaluation.json";
+  inputs.push_back(file);
+  if (fs::exists(file)) {
+    auto combined = read_json_or_null(file, inputs);
+    if (!combined.is_object())
+      throw std::runtime_error(
+          fmt::format("{}: holds a JSON {}, not the evaluated models (an object of model name to "
+                      "evaluation); move it away, or run `headroom evaluation` again",
+                      util::printable_path(file), combined.type_name()));
+    for (const auto& [name, model] : combined.items()) check_model_evaluation(model, file, name);
+    return combined;
+  }
   json models = json::object();
   if (!fs::is_directory(dir)) return models;
   for (const auto& entry : fs::directory_iterator(dir))
     if (entry.path().extension() == ".json") {
       const auto model = read_json_or_null(entry.path(), inputs);
-      if (model.is_object() && model.contains("groups"))
-        models[model.value("model", entry.path().stem().string())] = model;
+      if (model.is_object() && model.contains("groups")) {
+        const auto name = model.value("model", entry.path().stem().string());
+        check_model_evaluation(model, entry.path(), name);
+        models[name] = model;
+      }
     }
   return models;
 }
@@ -135,11 +189,32 @@ std::string html_escape(std::string_view text) {
   return out;
 }
 
-// JSON inside <script>: "</" would end the element early.
-std::string script_safe(std::string text) {
-  for (auto at = text.find("</"); at != std::string::npos; at = text.find("</", at + 3))
-    text.replace(at, 2, "<\\/");
-  return text;
+// `data` as JSON text for the page's data <script> element, which the page reads with
+// JSON.parse. Inside a script element the HTML parser looks for "</script" and "<!--" (which, with
+// a "<script" after it, makes the next "</script>" no end at all): no string may change where the
+// element ends, so '<' (and '>', '&' alike) are written as \u escapes, which only occur inside JSON
+// strings, where they mean the same character. Bytes that are not UTF-8 (a file name may hold
+// any) become U+FFFD instead of failing the report.
+std::string json_for_script(const json& data) {
+  const std::string text = data.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
 }
 
 std::string format_metric(const json& value) {
@@ -284,7 +359,7 @@ namespace {
 
 json collect(const fs::path& path, ReportInputs& inputs) {
   if (!fs::is_directory(path))
-    throw std::runtime_error(path.string() +
+    throw std::runtime_error(util::printable_path(path) +
                              ": not a directory (give a run directory or a run "
                              "root such as runs/<dataset>)");
   json data = {{"title", fs::absolute(path).lexically_normal().filename().string()},
@@ -301,7 +376,7 @@ json collect(const fs::path& path, ReportInputs& inputs) {
     data["evaluation"] = collect_evaluation(path, inputs);
   if (data["stages"].empty() && data["evaluation"].empty())
     throw std::runtime_error(
-        path.string() +
+        util::printable_path(path) +
         ": holds no stage (no metrics.jsonl) and no "
         "evaluation; give a run directory or a run root such as runs/<dataset>");
   return data;
@@ -369,7 +444,7 @@ std::string render_html_report(const nlohmann::json& data, const std::string& ch
                                     {"STAGES", stage_summary_table(data["stages"])},
                                     {"TABLES", tables},
                                     {"SCRIPT", kPageScript},
-                                    {"DATA", script_safe(data.dump())},
+                                    {"DATA", json_for_script(data)},
                                     {"CHART_JS", chart_js}});
 }
 
@@ -379,7 +454,7 @@ std::filesystem::path write_html_report(const std::filesystem::path& path,
                                         bool replace) {
   const fs::path library = chart_js.value_or(HEADROOM_CHART_JS);
   if (!fs::exists(library))
-    throw std::runtime_error(library.string() +
+    throw std::runtime_error(util::printable_path(library) +
                              ": Chart.js is missing (install the Debian package libjs-chart.js; "
                              "scripts/setup.sh does)");
   ReportInputs inputs;

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "headroom/util/printable_text.hpp"
+
 namespace headroom::store {
 namespace {
 
@@ -149,8 +151,8 @@ std::vector<std::string> vocabulary_warnings(const StoreSummary& s) {
     if (split.name.rfind("test/", 0) != 0 || 2 * split.mostly_unknown_graphs <= split.graphs)
       continue;
     warnings.push_back(fmt::format(
-        "{}: {} of {} windows are mostly CAN IDs outside the training vocabulary; {}", split.name,
-        split.mostly_unknown_graphs, split.graphs,
+        "{}: {} of {} windows are mostly CAN IDs outside the training vocabulary; {}",
+        util::printable_name(split.name), split.mostly_unknown_graphs, split.graphs,
         s.node_identity == "can-id"
             ? "their graphs collapse onto the out-of-vocabulary node, and classifiers trained on "
               "other vehicles cannot be trusted on them (--node-identity frequency-rank keeps "
@@ -183,7 +185,7 @@ std::vector<std::string> label_warnings(const StoreSummary& s) {
       warnings.push_back(fmt::format(
           "{}: no attack labels (all {} windows are normal): detection cannot be measured there "
           "(recall, precision and F1 are n/a); only false alarms can",
-          split.name, split.graphs));
+          util::printable_name(split.name), split.graphs));
     }
   }
   return warnings;
@@ -192,7 +194,7 @@ std::vector<std::string> label_warnings(const StoreSummary& s) {
 std::string render_summary(const StoreSummary& s) {
   std::string out;
   auto line = [&](const std::string& text) { out += text + "\n"; };
-  line(fmt::format("store      {}", s.path));
+  line(fmt::format("store      {}", util::printable_path(s.path)));
   line(fmt::format("graphs     {}  (window {}, stride {})", s.graphs, s.window, s.stride));
   line(fmt::format("nodes      {}  per graph p50 {} / p95 {} / max {}", s.nodes,
                    s.nodes_per_graph.p50, s.nodes_per_graph.p95, s.nodes_per_graph.max));
@@ -213,8 +215,9 @@ std::string render_summary(const StoreSummary& s) {
                                            : 100.0 * static_cast<double>(split.attack_graphs) /
                                                  static_cast<double>(split.graphs);
     line(fmt::format(
-        "{:<48} {:>8} {:>8} {:>8} {:>6.1f}%  {:>14}  {:>14}  {:>8}", split.name, split.graphs,
-        split.graphs - split.attack_graphs, split.attack_graphs, share,
+        "{:<48} {:>8} {:>8} {:>8} {:>6.1f}%  {:>14}  {:>14}  {:>8}",
+        util::printable_name(split.name), split.graphs, split.graphs - split.attack_graphs,
+        split.attack_graphs, share,
         fmt::format("{}/{}/{}", split.nodes.p50, split.nodes.p95, split.nodes.max),
         fmt::format("{}/{}/{}", split.edges.p50, split.edges.p95, split.edges.max),
         fmt::format("{:.1f}%", split.graphs == 0

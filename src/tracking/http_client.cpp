@@ -2,7 +2,10 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <mutex>
+#include <optional>
+#include <utility>
 
 namespace headroom::tracking {
 namespace {
@@ -18,7 +21,30 @@ std::size_t append_to_string(char* data, std::size_t size, std::size_t count, vo
   return size * count;
 }
 
+// Where the user info of `url` lies: [first, second) with second at its '@'; nullopt when the URL
+// has no '@' in its authority. A URL without a scheme ("user:pw@host", a mistake that is still
+// quoted in the error about it) has its authority first.
+std::optional<std::pair<std::size_t, std::size_t>> user_info_span(std::string_view url) {
+  const auto scheme_end = url.find("://");
+  const std::size_t begin = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
+  const auto authority_end = std::min(url.find_first_of("/?#", begin), url.size());
+  const auto at = url.substr(0, authority_end).rfind('@');
+  if (at == std::string_view::npos || at < begin) return std::nullopt;
+  return std::pair{begin, at};
+}
+
 }  // namespace
+
+std::string without_user_info(std::string_view url) {
+  const auto span = user_info_span(url);
+  if (!span) return std::string(url);
+  return std::string(url.substr(0, span->first)) + "***" + std::string(url.substr(span->second));
+}
+
+std::string_view user_info_of(std::string_view url) {
+  const auto span = user_info_span(url);
+  return span ? url.substr(span->first, span->second - span->first) : std::string_view();
+}
 
 struct HttpClient::Handle {
   CURL* curl = nullptr;
@@ -61,7 +87,7 @@ HttpResponse HttpClient::request(std::string_view method, const std::string& url
   const CURLcode code = curl_easy_perform(curl);
   curl_slist_free_all(headers);
   if (code != CURLE_OK)
-    throw HttpTransportError(verb + " " + url + ": " +
+    throw HttpTransportError(verb + " " + without_user_info(url) + ": " +
                              (error[0] != '\0' ? error : curl_easy_strerror(code)));
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   return response;

@@ -16,6 +16,7 @@
 
 #include "headroom/tracking/metric_scalars.hpp"
 #include "headroom/util/file_reader.hpp"
+#include "headroom/util/printable_text.hpp"
 
 #ifndef HEADROOM_COMMIT
 #define HEADROOM_COMMIT "unknown"
@@ -126,6 +127,8 @@ class MlflowTracker::Worker {
   Worker(MlflowOptions options, std::ostream& warnings)
       : options_(std::move(options)), warnings_(warnings) {
     while (!options_.uri.empty() && options_.uri.back() == '/') options_.uri.pop_back();
+    shown_uri_ = util::printable(without_user_info(options_.uri));
+    user_info_ = user_info_of(options_.uri);
     struct sigaction action {};
     action.sa_handler = remember_signal;
     sigemptyset(&action.sa_mask);
@@ -149,7 +152,7 @@ class MlflowTracker::Worker {
       warnings_ << fmt::format(
           "headroom: MLflow: {} tracking updates were not delivered to {}; the run directory's "
           "metrics.jsonl has every metric line\n",
-          undelivered_.load(), options_.uri);
+          undelivered_.load(), shown_uri_);
   }
 
   int create_run(const std::string& name, int parent, Pairs tags) {
@@ -454,16 +457,24 @@ class MlflowTracker::Worker {
     undelivered_ += std::max<std::size_t>(1, op.metrics.size());
   }
 
-  void warn_once(const std::string& reason) {
+  // `reason` may quote a URL or the server's answer: printed without the URI's credentials (should
+  // the server echo them) and escaped.
+  void warn_once(std::string reason) {
     if (warned_.exchange(true)) return;
+    if (!user_info_.empty())
+      for (auto at = reason.find(user_info_); at != std::string::npos;
+           at = reason.find(user_info_, at + 3))
+        reason.replace(at, user_info_.size(), "***");
     warnings_ << fmt::format(
         "headroom: warning: MLflow tracking at {}: {}; training goes on, tracking updates are "
         "buffered and retried\n",
-        options_.uri, reason);
+        shown_uri_, util::printable(reason));
     warnings_.flush();
   }
 
   MlflowOptions options_;
+  std::string shown_uri_;  // options_.uri as printed: without its user info, escaped
+  std::string user_info_;  // options_.uri's credentials, never printed
   std::ostream& warnings_;
   HttpClient http_{options_.timeouts};
   std::atomic<bool> warned_{false};

@@ -20,6 +20,7 @@
 #include "headroom/train/prepared_stage_step.hpp"
 #include "headroom/train/sharded_pass.hpp"
 #include "headroom/train/teacher_output_cache.hpp"
+#include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
 #include "stage_support.hpp"
 
@@ -215,7 +216,7 @@ class ClassifierStage {
     difficulty_ = reconstruction_scores(vgae, store_, normals_,
                                         config_.optimisation.eval_batch_size, device_, precision_);
     run_->log(fmt::format("difficulty of {} normal graphs scored with {}", normals_.size(),
-                          vgae_path.string()));
+                          util::printable_path(vgae_path)));
   }
 
   void build_teacher_cache() {

@@ -19,6 +19,7 @@
 #include "headroom/train/run_directory.hpp"
 #include "headroom/train/training_loop.hpp"
 #include "headroom/util/file_writer.hpp"
+#include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
 
 namespace headroom::train {
@@ -124,11 +125,12 @@ std::optional<eval::ModelEvaluation> evaluate_autoencoder(
       decision = eval::calibrate_decision(validation_labels, validation_scores, m, fpr);
       break;
     } catch (const std::invalid_argument& error) {
-      run.log(fmt::format("{}: no {} threshold ({})", name, m, error.what()));
+      run.log(fmt::format("{}: no {} threshold ({})", util::printable_name(name), m, error.what()));
     }
   }
   if (!decision) {
-    run.log(fmt::format("{}: not evaluated: its validation split gives no threshold", name));
+    run.log(fmt::format("{}: not evaluated: its validation split gives no threshold",
+                        util::printable_name(name)));
     return std::nullopt;
   }
   auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, std::nullopt,
@@ -202,10 +204,10 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
                       "lower --eval-batch-size, or raise --host-memory-budget");
     if (!evaluated) continue;
     auto& evaluation = *evaluated;
-    run.log(fmt::format("\n{} ({})\n{}", evaluation.model, checkpoint.string(),
-                        eval::render_table(evaluation)));
-    run.log(fmt::format("{} on {}: tensor {}", evaluation.model, budgets.device.str(),
-                        phase_peak_text(peak, budgets.device_budget)));
+    run.log(fmt::format("\n{} ({})\n{}", util::printable_name(evaluation.model),
+                        util::printable_path(checkpoint), eval::render_table(evaluation)));
+    run.log(fmt::format("{} on {}: tensor {}", util::printable_name(evaluation.model),
+                        budgets.device.str(), phase_peak_text(peak, budgets.device_budget)));
     nlohmann::json json = evaluation;
     json["checkpoint"] = checkpoint.string();
     json["memory"] = {{"device", budgets.device.str()},

@@ -21,6 +21,7 @@
 #include "headroom/train/model_checkpoint.hpp"
 #include "headroom/train/model_family.hpp"
 #include "headroom/train/run_directory.hpp"
+#include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
 
 namespace headroom::train {
@@ -131,7 +132,8 @@ class FusionStage {
       load_state();
       for (auto* sink : sinks_) sink->rewind(state_.epochs_done);
       outcome.resumed_after = state_.epochs_done;
-      run_.log(fmt::format("resuming {} after epoch {}", run_.path().string(), state_.epochs_done));
+      run_.log(fmt::format("resuming {} after epoch {}", util::printable_path(run_.path()),
+                           state_.epochs_done));
     } else {
       run_.clear();
     }
@@ -161,10 +163,10 @@ class FusionStage {
       throw FusionUnavailable(fmt::format(
           "{}: stage fusion needs normal and attack graphs in the validation split ({} of {} are "
           "attacks)",
-          config_.run.store.string(), attacks, graphs));
+          util::printable_path(config_.run.store), attacks, graphs));
     run_.log(fmt::format("stage fusion ({}): {} + {} on {} validation graphs ({} attacks)",
-                         config_.fusion.method, sources_.classifier.string(),
-                         sources_.autoencoder.string(), graphs, attacks));
+                         config_.fusion.method, util::printable_path(sources_.classifier),
+                         util::printable_path(sources_.autoencoder), graphs, attacks));
     signals_ = signals_of(sources_, store_, ids, config_);
 
     auto split = at::make_generator<at::CPUGeneratorImpl>(config_.run.seed);

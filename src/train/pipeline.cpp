@@ -11,6 +11,7 @@
 #include "headroom/train/classifier_stage.hpp"
 #include "headroom/train/fusion_stage.hpp"
 #include "headroom/train/stage_observer.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::train {
 namespace {
@@ -116,13 +117,15 @@ std::string render_pipeline_summary(const PipelineResult& result) {
       if (group.attack_type.empty() &&
           std::find(splits.begin(), splits.end(), group.split) == splits.end())
         splits.push_back(group.split);
+  // Split and model names come from directory names: printed escaped.
   std::size_t width = 24;
-  for (const auto& s : splits) width = std::max(width, s.size() + 2);
+  for (const auto& s : splits) width = std::max(width, util::printable_name(s).size() + 2);
   out += fmt::format("{:<{}}", "condition", width);
-  for (const auto& model : result.evaluation.models) out += fmt::format("{:>33}", model.model);
+  for (const auto& model : result.evaluation.models)
+    out += fmt::format("{:>33}", util::printable_name(model.model));
   out += "\n";
   for (const auto& split : splits) {
-    out += fmt::format("{:<{}}", split, width);
+    out += fmt::format("{:<{}}", util::printable_name(split), width);
     for (const auto& model : result.evaluation.models) {
       std::string cell = "-";
       for (const auto& group : model.groups)
@@ -137,7 +140,7 @@ std::string render_pipeline_summary(const PipelineResult& result) {
   }
   for (const auto& model : result.evaluation.models)
     for (const auto& warning : model.warnings)
-      out += fmt::format("WARNING: {}: {}\n", model.model, warning);
+      out += fmt::format("WARNING: {}: {}\n", util::printable_name(model.model), warning);
   out +=
       "\nstage                        epochs  best   wall time   graphs/s   peak tensor memory\n";
   for (const auto& stage : result.stages) {

@@ -25,6 +25,7 @@
 #include "headroom/train/training_step.hpp"
 #include "headroom/util/allocation_site.hpp"
 #include "headroom/util/byte_size.hpp"
+#include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
 #include "headroom/util/progress_bar.hpp"
 
@@ -315,7 +316,8 @@ class EpochLoop {
       state_ = load_state(run_, task_, optimizer_, device_);
       for (auto* sink : sinks_) sink->rewind(state_.epochs_done);
       outcome.resumed_after = state_.epochs_done;
-      run_.log(fmt::format("resuming {} after epoch {}", run_.path().string(), state_.epochs_done));
+      run_.log(fmt::format("resuming {} after epoch {}", util::printable_path(run_.path()),
+                           state_.epochs_done));
     } else {
       run_.clear();
       torch::manual_seed(config_.run.seed);
@@ -639,13 +641,13 @@ std::optional<TrainingOutcome> finished_training(const TrainingConfig& config, R
     throw std::runtime_error(fmt::format(
         "{}: holds a run with a different configuration (differs in: {}); pass --resume false "
         "to start over there, or choose another --runs-dir",
-        run.path().string(), fmt::join(diff, ", ")));
+        util::printable_path(run.path()), fmt::join(diff, ", ")));
   const auto result = run.read_result();
   if (result.is_null()) return std::nullopt;
   auto outcome = result.at("training").get<TrainingOutcome>();
   outcome.already_complete = true;
   run.log(fmt::format("{}: already complete ({} epochs, best epoch {}); nothing to do",
-                      run.path().string(), outcome.epochs, outcome.best_epoch + 1));
+                      util::printable_path(run.path()), outcome.epochs, outcome.best_epoch + 1));
   return outcome;
 }
 

@@ -13,6 +13,7 @@
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_flags.hpp"
 #include "headroom/util/output_path.hpp"
+#include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
 
 namespace headroom::cli {
@@ -63,10 +64,10 @@ void add_run_command(CLI::App& app) {
         std::uint64_t frames = 0;
         for (const auto& f : summary.files) frames += f.frames;
         fmt::print("generated {} synthetic frames in {} files ({} ECUs) under {}\n", frames,
-                   summary.files.size(), summary.ecu_count, dataset.string());
+                   summary.files.size(), summary.ecu_count, util::printable_path(dataset));
       } else {
         fmt::print("using the synthetic dataset in {} (--regenerate to rebuild it)\n",
-                   dataset.string());
+                   util::printable_path(dataset));
       }
     }
     std::filesystem::path store = state->store;
@@ -108,7 +109,7 @@ void add_run_command(CLI::App& app) {
     if (!util::process_role().writes()) return;  // the report is rank 0's, like the run files
     // The run's own report: replaced every run, like its store (only ever a headroom report).
     const auto report = report::write_html_report(runs, std::nullopt, std::nullopt, true);
-    fmt::print("\nreport: {}\n", report.string());
+    fmt::print("\nreport: {}\n", util::printable_path(report));
     trackers->log_parent_artifact(report);
     trackers->end_parent(tracking::RunStatus::kFinished);
   });

@@ -12,6 +12,7 @@
 #include "headroom/train_cli/tracking_flags.hpp"
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_flags.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::cli {
 namespace {
@@ -21,8 +22,8 @@ void print_outcome(const train::StageResult& result) {
   fmt::print(
       "{}: {} epochs, best epoch {} (validation loss {:.5f}), {:.1f} s, {:.0f} graphs/s, "
       "peak tensor memory {:.1f} MiB\n",
-      result.run_dir.string(), o.epochs, o.best_epoch + 1, o.best_validation_loss, o.seconds,
-      o.graphs_per_second, static_cast<double>(o.peak_tensor_bytes) / (1 << 20));
+      util::printable_path(result.run_dir), o.epochs, o.best_epoch + 1, o.best_validation_loss,
+      o.seconds, o.graphs_per_second, static_cast<double>(o.peak_tensor_bytes) / (1 << 20));
 }
 
 // Runs `stage(config, hooks)` with the job's hooks, watched by the trackers that `tracking` asks
@@ -102,7 +103,7 @@ void add_training_commands(CLI::App& app) {
                                       [](const train::TrainingConfig& c, const train::LoopHooks&) {
                                         return train::run_evaluation_stage(c);
                                       });
-    fmt::print("evaluation written to {}\n", result.run_dir.string());
+    fmt::print("evaluation written to {}\n", util::printable_path(result.run_dir));
   });
 }
 

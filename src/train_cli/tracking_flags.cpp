@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "headroom/tracking/http_client.hpp"
+#include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
 
 namespace headroom::cli {
@@ -32,9 +34,8 @@ std::unique_ptr<tracking::Trackers> TrackingFlags::open(std::ostream& warnings) 
   if (!mlflow_uri.empty()) {
     if (!mlflow_uri.starts_with("http://") && !mlflow_uri.starts_with("https://"))
       throw std::invalid_argument(
-          "--mlflow-uri must be an http:// or https:// tracking server, "
-          "not '" +
-          mlflow_uri + "'");
+          "--mlflow-uri must be an http:// or https:// tracking server, not '" +
+          util::printable(tracking::without_user_info(mlflow_uri)) + "'");
     tracking::MlflowOptions mlflow;
     mlflow.uri = mlflow_uri;
     mlflow.experiment = mlflow_experiment;

@@ -1,10 +1,12 @@
 #include "headroom/train_cli/training_flags.hpp"
 
 #include <CLI/CLI.hpp>
+#include <iostream>
 #include <stdexcept>
 
 #include "headroom/train/model_family.hpp"
 #include "headroom/util/byte_size.hpp"
+#include "headroom/util/thread_count.hpp"
 
 namespace headroom::cli {
 
@@ -151,7 +153,9 @@ void TrainingFlags::add_run_flags(CLI::App& command, bool shares_preprocess_flag
       ->capture_default_str()
       ->group(system);
   if (!shares_preprocess_flags)
-    command.add_option("--threads", c.run.threads, "CPU threads for LibTorch (0: all cores)")
+    command
+        .add_option("--threads", c.run.threads,
+                    "CPU threads for LibTorch (0: all cores; more than the cores is capped)")
         ->capture_default_str()
         ->group(system);
   command.add_option("--prefetch-depth", c.run.prefetch_depth, "Batches collated ahead")
@@ -348,6 +352,9 @@ train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {
   if (given("fc_layers")) c.model.fc_layers = fc_layers;
   if (given("latent")) c.model.latent = latent;
   if (given("dropout")) c.model.dropout = dropout;
+  if (c.run.threads > 0)  // a negative count is refused by the configuration's checks
+    c.run.threads = static_cast<int>(
+        util::capped_thread_count(static_cast<unsigned>(c.run.threads), "--threads", std::cerr));
   return c;
 }
 

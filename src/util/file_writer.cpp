@@ -1,5 +1,6 @@
 #include "headroom/util/file_writer.hpp"
 
+#include "headroom/util/printable_text.hpp"
 #include "headroom/util/stale_temporaries.hpp"
 
 #include <fcntl.h>
@@ -14,9 +15,14 @@
 namespace headroom::util {
 namespace {
 
+// `error` is the errno of the call that failed, read before anything else can change it.
+[[noreturn]] void throw_io(const std::string& what, const std::filesystem::path& path, int error) {
+  throw std::system_error(error, std::generic_category(),
+                          fmt::format("{} '{}'", what, printable_path(path)));
+}
+
 [[noreturn]] void throw_io(const std::string& what, const std::filesystem::path& path) {
-  throw std::system_error(errno, std::generic_category(),
-                          fmt::format("{} '{}'", what, path.string()));
+  throw_io(what, path, errno);
 }
 
 void write_all(int fd, const std::byte* data, std::size_t size, const std::filesystem::path& path) {
@@ -92,8 +98,9 @@ void fsync_directory(const std::filesystem::path& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) throw_io("cannot open directory", dir);
   const int rc = ::fsync(fd);
+  const int error = errno;
   ::close(fd);
-  if (rc != 0) throw_io("cannot fsync directory", dir);
+  if (rc != 0) throw_io("cannot fsync directory", dir, error);
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
@@ -105,7 +112,8 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
     writer.close();
     std::error_code ec;
     std::filesystem::rename(temporary, path, ec);
-    if (ec) throw std::system_error(ec, fmt::format("cannot rename into '{}'", path.string()));
+    if (ec)
+      throw std::system_error(ec, fmt::format("cannot rename into '{}'", printable_path(path)));
   } catch (...) {
     // A full disk or a failed rename must not leave the temporary behind.
     std::error_code ignored;
@@ -126,10 +134,11 @@ std::uint64_t checksum_file(const std::filesystem::path& path) {
   for (;;) {
     const ssize_t n = ::read(fd, buffer.data(), buffer.size());
     if (n < 0) {
-      if (errno == EINTR) continue;
+      const int error = errno;
+      if (error == EINTR) continue;
       XXH3_freeState(state);
       ::close(fd);
-      throw_io("cannot read", path);
+      throw_io("cannot read", path, error);
     }
     if (n == 0) break;
     XXH3_64bits_update(state, buffer.data(), static_cast<std::size_t>(n));

@@ -2,9 +2,11 @@
 #include "headroom/dataset/dataset_layout.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -117,6 +119,70 @@ TEST(DatasetLinks, EachSplitMayLinkTheSameDirectory) {
             (std::vector<std::string>{"train_01/drives/attack-free-1.csv",
                                       "train_02/drives/attack-free-1.csv"}));
   EXPECT_TRUE(layout.skipped.empty());
+}
+
+// Each used to be skipped without a word: a FIFO (reading it could block forever), a link to
+// /dev/zero (reading it would never end), a compressed log, any other file; and a test split with
+// nothing to read.
+TEST(DatasetSkipped, EveryEntryNotReadAndEveryEmptySplitIsNamedWithItsReason) {
+  TempDir dir;
+  write_text_file(dir / "data/train_01/normal-1.csv", "x");
+  ASSERT_EQ(::mkfifo((dir / "data/train_01/pipe.csv").c_str(), 0600), 0);
+  std::filesystem::create_symlink("/dev/zero", dir / "data/train_01/zero.csv");
+  write_text_file(dir / "data/train_01/dos-1.csv.gz", "\x1f\x8b");
+  write_text_file(dir / "data/train_01/notes.md", "x");
+  std::filesystem::create_directories(dir / "data/test_01_empty/nested");
+  const auto layout = scan_dataset(dir / "data");
+  EXPECT_EQ(relative_paths(layout), std::vector<std::string>{"train_01/normal-1.csv"});
+  std::map<std::string, std::string> reasons;
+  for (const auto& entry : layout.skipped) reasons[entry.relative_path] = entry.reason;
+  ASSERT_EQ(reasons.size(), 5U) << ::testing::PrintToString(reasons);
+  EXPECT_EQ(reasons["train_01/pipe.csv"], "not read: a FIFO (named pipe), not a regular file");
+  EXPECT_EQ(reasons["train_01/zero.csv"], "not read: a character device, not a regular file");
+  EXPECT_NE(reasons["train_01/dos-1.csv.gz"].find("a compressed file (.gz)"), std::string::npos)
+      << reasons["train_01/dos-1.csv.gz"];
+  EXPECT_NE(reasons["train_01/notes.md"].find("not a CAN log by its name"), std::string::npos)
+      << reasons["train_01/notes.md"];
+  EXPECT_NE(reasons["test_01_empty"].find("test split holds no CAN log file"), std::string::npos)
+      << reasons["test_01_empty"];
+}
+
+// A name that is not UTF-8 used to end preprocessing with "[json.exception.type_error.316]": the
+// manifest records names as text. Such a file, directory or split is not read, and said so.
+TEST(DatasetSkipped, NamesThatAreNotUtf8AreNotReadAndSaidSo) {
+  TempDir dir;
+  write_text_file(dir / "data/train_01/normal-1.csv", "x");
+  write_text_file(dir / "data/train_01/bad\xff-1.csv", "x");
+  write_text_file(dir / "data/train_01/dir\xfe/DoS-1.csv", "x");
+  write_text_file(dir / "data/test_\xff/DoS-2.csv", "x");
+  const auto layout = scan_dataset(dir / "data");
+  EXPECT_EQ(relative_paths(layout), std::vector<std::string>{"train_01/normal-1.csv"});
+  std::vector<std::string> skipped;
+  for (const auto& entry : layout.skipped) {
+    skipped.push_back(entry.relative_path);
+    EXPECT_NE(entry.reason.find("not UTF-8"), std::string::npos) << entry.reason;
+  }
+  EXPECT_EQ(skipped,
+            (std::vector<std::string>{"test_\xff", "train_01/bad\xff-1.csv", "train_01/dir\xfe"}));
+  // The dataset's own path cannot be left out: an error that names it, escaped.
+  write_text_file(dir / "data\xff/train_01/normal-1.csv", "x");
+  try {
+    scan_dataset(dir / "data\xff");
+    ADD_FAILURE() << "a dataset path that is not UTF-8 was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("data\\xFF' is not UTF-8"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DatasetSkipped, AReasonQuotesAPathEscaped) {
+  TempDir dir;
+  write_text_file(dir / "data/train_01/a\x1b[31m/DoS-1.csv", "x");
+  std::filesystem::create_directory_symlink(dir / "data/train_01/a\x1b[31m",
+                                            dir / "data/train_01/b");
+  const auto layout = scan_dataset(dir / "data");
+  ASSERT_EQ(layout.skipped.size(), 1U);
+  EXPECT_NE(layout.skipped[0].reason.find("train_01/a\\x1B[31m"), std::string::npos)
+      << layout.skipped[0].reason;
 }
 
 }  // namespace

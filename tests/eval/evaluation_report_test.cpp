@@ -451,5 +451,22 @@ TEST(EvaluationReportUnlabelled, SplitWithoutAttackLabelsIsNotAnF1OfZero) {
       << table;
 }
 
+// Split and attack-type names are directory and file names: the table prints them escaped, so an
+// escape sequence in one never reaches the terminal.
+TEST(EvaluationReportNames, TheTablePrintsNamesEscaped) {
+  ModelEvaluation e;
+  e.model = "m";
+  EvaluationGroup whole;
+  whole.split = "test_\x1b]0;title\x07";
+  EvaluationGroup attack = whole;
+  attack.attack_type = "dos\x1b[31m\nx";
+  e.groups = {whole, attack};
+  const std::string table = render_table(e);
+  for (const char c : table)
+    EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << table;
+  EXPECT_NE(table.find("test_\\x1B]0;title\\x07"), std::string::npos) << table;
+  EXPECT_NE(table.find("dos\\x1B[31m\\x0Ax"), std::string::npos) << table;
+}
+
 }  // namespace
 }  // namespace headroom::eval

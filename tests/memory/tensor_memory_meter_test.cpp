@@ -187,6 +187,8 @@ TEST_F(TensorMemoryMeter, BudgetRefusesAllocationsPastItWithOutOfMemoryError) {
   EXPECT_NE(message.find(std::to_string(budget) + " bytes of CPU tensors live"), std::string::npos)
       << message;
   EXPECT_NE(message.find("budget of " + std::to_string(budget)), std::string::npos) << message;
+  // The flag that raises it, so that the message says what to do.
+  EXPECT_NE(message.find("--memory-budget"), std::string::npos) << message;
 
   // Freeing makes room again.
   first.reset();

@@ -51,8 +51,35 @@ TEST(HtmlReport, ABadLineBeforeTheLastNamesFileAndLine) {
   testing::write_text_file(dir / "metrics.jsonl",
                            "{\"type\":\"epoch\",\"epoch\":0}\nnot json\n{\"type\":\"epoch\"}\n");
   const auto message = message_of([&] { collect_report_data(dir.path()); });
-  EXPECT_NE(message.find((dir / "metrics.jsonl").string() + ":2: not JSON"), std::string::npos)
+  EXPECT_NE(message.find((dir / "metrics.jsonl").string() + ":2:"), std::string::npos) << message;
+  EXPECT_NE(message.find("not JSON"), std::string::npos) << message;
+}
+
+TEST(HtmlReport, MalformedJsonNamesFileLineAndColumn) {
+  testing::TempDir dir;
+  testing::write_text_file(dir / "metrics.jsonl", "{\"type\":\"epoch\",\"epoch\":0}\n");
+  testing::write_text_file(dir / "config.json", "{\n  \"config\": {\n    \"a\": 1,,\n  }\n}\n");
+  const auto message = message_of([&] { collect_report_data(dir.path()); });
+  // Line 3, column 12: the second comma.
+  EXPECT_NE(message.find((dir / "config.json").string() + ":3:12: not JSON: "), std::string::npos)
       << message;
+  EXPECT_EQ(message.find("[json.exception"), std::string::npos) << message;
+}
+
+TEST(HtmlReport, AnEvaluationThatIsNotAnObjectOfModelsIsRefusedByName) {
+  for (const std::string text : {"null", "[]", "7", "{\"m\": []}", "{\"m\": {\"groups\": [1]}}"}) {
+    SCOPED_TRACE(text);
+    testing::TempDir dir;
+    testing::write_text_file(dir / "stage" / "metrics.jsonl", "{\"type\":\"epoch\",\"epoch\":0}\n");
+    testing::write_text_file(dir / "evaluation" / "evaluation.json", text);
+    // A run root, and the evaluation directory given alone.
+    for (const auto& path : {dir.path(), dir / "evaluation"}) {
+      const auto message = message_of([&] { collect_report_data(path); });
+      EXPECT_NE(message.find((dir / "evaluation" / "evaluation.json").string() + ": "),
+                std::string::npos)
+          << message;
+    }
+  }
 }
 
 TEST(HtmlReport, ADirectoryWithoutStagesOrEvaluationIsRefusedByName) {
@@ -83,6 +110,35 @@ std::size_t count_of(const std::string& text, const std::string& word) {
   std::size_t n = 0;
   for (auto at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
   return n;
+}
+
+// The text of the page's data element: between its start tag and the next "</script".
+std::string data_element_text(const std::string& page) {
+  const std::string start = "<script type=\"application/json\" id=\"report-data\">";
+  const auto begin = page.find(start);
+  if (begin == std::string::npos) return "<no data element>";
+  const auto end = page.find("</script", begin);
+  return page.substr(begin + start.size(), end - begin - start.size());
+}
+
+TEST(HtmlReport, NoNameCanChangeWhereTheDataElementEnds) {
+  // "<!--" followed by "<script" makes the HTML parser take the next "</script>" as no end at
+  // all: the page's script became part of the data and the page stayed "loading".
+  const std::string hostile = "<!--<script></script>-->&<b>";
+  const auto page = page_for(hostile, hostile);
+  const auto data = data_element_text(page);
+  EXPECT_EQ(data.find('<'), std::string::npos) << data;
+  EXPECT_EQ(data.find('>'), std::string::npos) << data;
+  // The data still parses back to the same names.
+  const auto parsed = json::parse(data);
+  EXPECT_EQ(parsed["title"], hostile);
+  EXPECT_EQ(parsed["stages"][0]["name"], hostile);
+}
+
+TEST(HtmlReport, NamesThatAreNotUtf8DoNotFailThePage) {
+  const auto page = page_for("t", "stage\xff\xfe");
+  const auto parsed = json::parse(data_element_text(page));
+  EXPECT_EQ(parsed["stages"][0]["name"], "stage\xEF\xBF\xBD\xEF\xBF\xBD");  // U+FFFD twice
 }
 
 TEST(HtmlReport, NamesInTheDataCannotCloseThePageScriptOrAddMarkup) {

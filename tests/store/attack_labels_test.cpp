@@ -94,5 +94,22 @@ TEST(LabelWarnings, UnlabelledTrainingIsNamedOnce) {
   EXPECT_EQ(warnings[1].rfind("test/test_01: no attack labels", 0), 0u) << warnings[1];
 }
 
+// Split names are directory names: the table and the warnings print them escaped; the JSON keeps
+// the name itself (JSON has its own escapes).
+TEST(StoreSummaryNames, TheTableAndWarningsPrintSplitNamesEscaped) {
+  store::StoreSummary summary;
+  summary.path = "stores/s\x1b[2J";
+  store::SplitSummary split;
+  split.name = "test/t\x1b]0;title\x07\nFAKE";
+  split.graphs = 4;  // all normal: a label warning names it
+  summary.splits = {split};
+  const auto text = store::render_summary(summary);
+  for (const char c : text) EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << text;
+  EXPECT_NE(text.find("stores/s\\x1B[2J"), std::string::npos) << text;
+  EXPECT_NE(text.find("test/t\\x1B]0;title\\x07\\x0AFAKE"), std::string::npos) << text;
+  EXPECT_NE(text.find("warning: test/t\\x1B]0;title"), std::string::npos) << text;
+  EXPECT_EQ(store::summary_to_json(summary).at("splits")[0].at("name"), split.name);
+}
+
 }  // namespace
 }  // namespace headroom

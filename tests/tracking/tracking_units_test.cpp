@@ -1,11 +1,19 @@
 // The pieces under the trackers: scalars from metric lines, params from a configuration, the
-// TFRecord checksum.
+// TFRecord checksum, credentials in a tracking URI.
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <sstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "headroom/tensorboard/event_file_writer.hpp"
+#include "headroom/tracking/http_client.hpp"
 #include "headroom/tracking/metric_scalars.hpp"
+#include "headroom/tracking/mlflow_tracker.hpp"
+#include "headroom/train/training_config.hpp"
+#include "test_support.hpp"
 
 namespace headroom::tracking {
 namespace {
@@ -46,6 +54,47 @@ TEST(TensorBoardRecords, MaskedCrc32cMatchesTheCastagnoliCheckValue) {
   const std::uint32_t crc = 0xE3069283u;
   EXPECT_EQ(tensorboard::masked_crc32c("123456789"), ((crc >> 15) | (crc << 17)) + 0xa282ead8u);
   EXPECT_NE(tensorboard::masked_crc32c("123456780"), tensorboard::masked_crc32c("123456789"));
+}
+
+TEST(TrackingUri, UserInfoIsReplacedForPrinting) {
+  EXPECT_EQ(without_user_info("http://alice:S3cr3t@host:5000/x?y=1"), "http://***@host:5000/x?y=1");
+  EXPECT_EQ(without_user_info("https://token@host"), "https://***@host");
+  EXPECT_EQ(without_user_info("http://a:b@c@host/p@q"), "http://***@host/p@q");  // the last '@'
+  EXPECT_EQ(without_user_info("http://host:5000/p@q"), "http://host:5000/p@q");  // a path's '@'
+  EXPECT_EQ(without_user_info("alice:S3cr3t@host"), "***@host");                 // no scheme
+  EXPECT_EQ(user_info_of("http://alice:S3cr3t@host"), "alice:S3cr3t");
+  EXPECT_EQ(user_info_of("http://host"), "");
+  HttpClient client(HttpTimeouts{std::chrono::milliseconds(500), std::chrono::milliseconds(1000)});
+  const auto url = "http://alice:S3cr3t@127.0.0.1:" + std::to_string(testing::free_tcp_port());
+  try {
+    client.request("GET", url);
+    ADD_FAILURE() << "nothing listens there, yet a request was answered";
+  } catch (const HttpTransportError& e) {
+    EXPECT_EQ(std::string(e.what()).find("S3cr3t"), std::string::npos) << e.what();
+  }
+}
+
+// Credentials in --mlflow-uri used to be printed in the warning and the closing line.
+TEST(TrackingUri, TheTrackerNeverPrintsCredentials) {
+  std::ostringstream warnings;
+  const auto port = std::to_string(testing::free_tcp_port());  // nothing listens there
+  {
+    MlflowOptions options;
+    options.uri = "http://alice:S3cr3t@127.0.0.1:" + port + "/";
+    options.timeouts = {std::chrono::milliseconds(200), std::chrono::milliseconds(500)};
+    options.shutdown_grace = std::chrono::milliseconds(300);
+    MlflowTracker tracker(options, warnings);
+    tracker.start_parent("parent", train::TrainingConfig{});
+    tracker.end_parent(RunStatus::kFinished);
+  }
+  const auto text = warnings.str();
+  EXPECT_NE(text.find("warning: MLflow tracking at http://***@127.0.0.1:" + port),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("were not delivered to http://***@127.0.0.1:" + port), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("S3cr3t"), std::string::npos) << text;
+  EXPECT_EQ(text.find("alice"), std::string::npos) << text;
 }
 
 }  // namespace

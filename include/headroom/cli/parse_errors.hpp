@@ -7,10 +7,16 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string_view>
 
 namespace headroom::cli {
 
 // Prints `error` for `app` and returns the process exit code to use.
 int report_parse_error(const CLI::App& app, const CLI::ParseError& error);
+
+// Prints a command's error as "headroom: error: MESSAGE" on one line and returns 1. The message
+// goes through util::printable as a whole (bounded generously): whatever a thrower forgot to
+// escape, no control byte of it reaches the terminal.
+int report_error(std::string_view message);
 
 }  // namespace headroom::cli

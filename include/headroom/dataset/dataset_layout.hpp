@@ -37,8 +37,11 @@ struct DatasetFile {
 // The attack type of traffic without attacks.
 inline constexpr std::string_view kAttackFreeType = "attack-free";
 
-// An entry inside a split that the scan did not read, and why (a link cycle, a second link to a
-// directory already read, a broken link).
+// An entry inside a split that the scan did not read, and why: a link cycle, a second link to a
+// directory already read, a broken link, something that is not a regular file (a FIFO, a device
+// such as a link to /dev/zero, a socket), a file that is not a CAN log by its name (a compressed
+// `.csv.gz`, a README); or a split directory with no file to read (its relative_path is the
+// split's name). Reasons quote paths escaped (util::printable_path).
 struct SkippedEntry {
   std::string relative_path;  // to the dataset root, '/'-separated
   std::string reason;
@@ -62,9 +65,10 @@ struct ScanOptions {
 // Lists the CAN log files of a dataset, recursively inside each split directory. Links are
 // followed, to files and to directories alike; a directory reached a second time within one split
 // (a link cycle, or two links to one directory) is read once and the repeat listed in `skipped`,
-// as is a broken link. Entries are visited in name order, so the result does not depend on the
-// file system. Throws std::runtime_error with a one-line message when the root is missing or not a
-// directory, or when there is no training file.
+// as is every other entry not read (SkippedEntry) and every split without a file to read. Entries
+// are visited in name order, so the result does not depend on the file system. Throws
+// std::runtime_error with a one-line message when the root is missing or not a directory, or when
+// there is no training file.
 DatasetLayout scan_dataset(const std::filesystem::path& root, const ScanOptions& options = {});
 
 // The lower-cased stem without the recording's suffix: a trailing number after '-' or '_'

@@ -67,8 +67,11 @@ std::vector<std::string> vocabulary_warnings(const StoreSummary& summary);
 // or attack-free recordings only): "train" (the classifiers have no attack to learn), "validation"
 // (when training has attacks), each "test/<directory>" (detection cannot be measured there: only
 // false alarms). What `inspect` and `preprocess` warn about.
+// The warnings are messages: the split names in them are escaped (util::printable_name).
 std::vector<std::string> label_warnings(const StoreSummary& summary);
+// Names and paths as they are (JSON escapes them); the warnings as above.
 nlohmann::json summary_to_json(const StoreSummary& summary);
-std::string render_summary(const StoreSummary& summary);  // the human-readable table
+// The human-readable table, every name and path in it escaped.
+std::string render_summary(const StoreSummary& summary);
 
 }  // namespace headroom::store

@@ -27,6 +27,14 @@ struct HttpTimeouts {
   std::chrono::milliseconds total{10000};  // the whole request, answer included
 };
 
+// `url` with its user info (the `user:password@` before the host) replaced by `***@`, for
+// printing: a tracking URI may carry credentials, which must never reach a terminal, a log or a
+// file. A URL without user info is returned as it is.
+std::string without_user_info(std::string_view url);
+
+// The user info of `url` (`user:password`, without the `@`), empty when it has none.
+std::string_view user_info_of(std::string_view url);
+
 class HttpClient {
  public:
   explicit HttpClient(HttpTimeouts timeouts = {});
@@ -35,7 +43,8 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // `method` is GET, POST or PUT; `body` is sent with `content_type` unless empty (GET).
-  // Throws HttpTransportError when no answer came; any HTTP status is an answer.
+  // Throws HttpTransportError when no answer came (its message names the URL without its user
+  // info); any HTTP status is an answer.
   HttpResponse request(std::string_view method, const std::string& url, std::string_view body = {},
                        std::string_view content_type = "application/json");
 
