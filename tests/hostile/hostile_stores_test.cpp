@@ -193,7 +193,7 @@ TEST_F(HostileStore, AnAbsoluteArrayFileIsRefusedWithoutLookingAtIt) {
   // A system file: its size must not be printed (the issue: pointing at one printed it).
   const std::string system_file = "/etc/passwd";
   const auto system_size = fs::file_size(system_file);
-  for (const std::string file : {(outside() / "x.f32").string(), fifo.string(), system_file}) {
+  for (const std::string& file : {(outside() / "x.f32").string(), fifo.string(), system_file}) {
     SCOPED_TRACE(file);
     testing::write_text_file(store() / "manifest.json", manifest_.dump(1) + "\n");
     reseal(store(), [&](nlohmann::json& m) { m["arrays"]["node_features"]["file"] = file; });
