@@ -11,6 +11,7 @@
 
 #include "headroom/loader/collate.hpp"
 #include "headroom/loader/epoch_order.hpp"
+#include "headroom/util/allocation_site.hpp"
 
 namespace headroom::train {
 
@@ -21,6 +22,9 @@ OomGuard::OomGuard(const store::GraphStore& store, const c10::Device& device,
 GuardedStep OomGuard::attempt(const loader::GraphBatch& host_batch, std::int64_t parts,
                               const std::function<at::Tensor(const loader::GraphBatch&)>& loss,
                               const std::function<void(const at::Tensor&)>& backward) {
+  // Named so that fault injection can aim at training steps alone (HEADROOM_INJECT_OOM=...:step),
+  // apart from the peak probe's steps that may run before them.
+  const util::AllocationSite site("step");
   GuardedStep step;
   step.parts = parts;
   if (parts == 1) {

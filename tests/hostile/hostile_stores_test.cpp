@@ -288,6 +288,17 @@ class HostileParts : public ::testing::Test {
     f.write(reinterpret_cast<const char*>(&value), sizeof value);
   }
 
+  // Inverts the bits of the byte at `offset` of `file`.
+  static void flip_byte(const fs::path& file, std::size_t offset) {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f) << file;
+    char byte = 0;
+    f.seekg(static_cast<std::streamoff>(offset));
+    f.get(byte);
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.put(static_cast<char>(~byte));
+  }
+
   testing::TempDir dir_;
 };
 
@@ -305,7 +316,7 @@ TEST_F(HostileParts, AChangedFloatInAPartSegmentIsRefusedNamingThePart) {
   // The same for a test file's frames (the assembly rebuilds windows from them).
   testing::write_text_file(segment, original);
   const auto frames = part_file(0, ".frames");
-  change_float(frames, 0);
+  flip_byte(frames, 0);  // a bit of the first frame's timestamp
   EXPECT_EQ(preprocess("--assemble", &output), 1) << output;
   expect_one_line_error(output,
                         {"part 0-of-2", frames.filename().string(), "does not match its checksum"});
@@ -441,8 +452,9 @@ class HostilePeakFitCache : public ::testing::Test {
   nlohmann::json plan(std::string* notes) {
     std::string output;
     const auto stderr_file = dir_ / "stderr.txt";
-    EXPECT_EQ(run_command(fmt::format("HEADROOM_CACHE_DIR='{}' '{}' plan --store '{}' --preset "
-                                      "gat,student --batch-size 64 --threads 1 --json 2>'{}'",
+    // In a subshell: run_command sends stderr to stdout after the command's own redirections.
+    EXPECT_EQ(run_command(fmt::format("(HEADROOM_CACHE_DIR='{}' '{}' plan --store '{}' --preset "
+                                      "gat,student --batch-size 64 --threads 1 --json 2>'{}')",
                                       (dir_ / "cache").string(), HEADROOM_BINARY, store_.string(),
                                       stderr_file.string()),
                           &output),

@@ -54,8 +54,9 @@ class OomGuardRun : public ::testing::Test {
 
 TEST_F(OomGuardRun, InjectedFailuresAreRecoveredWithTheSameResult) {
   std::string output;
-  ASSERT_EQ(
-      testing::run_command("HEADROOM_INJECT_OOM=40:6:16384 " + command("injected", ""), &output), 0)
+  ASSERT_EQ(testing::run_command("HEADROOM_INJECT_OOM=40:6:16384:step " + command("injected", ""),
+                                 &output),
+            0)
       << output;
   EXPECT_NE(output.find("micro-batches"), std::string::npos) << output;
   std::int64_t events = 0;

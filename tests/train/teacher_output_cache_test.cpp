@@ -408,7 +408,7 @@ TEST_F(TeacherOutputCacheTest, DistilledAutoencoderTrainsTheSameWithTheCache) {
 
   // Out of memory in training: the OOM guard's micro-batches look up their own graphs' rows.
   ASSERT_EQ(testing::run_command(
-                "HEADROOM_INJECT_OOM=40:3:16384 " + student(true, "--resume false"), &output),
+                "HEADROOM_INJECT_OOM=40:3:16384:step " + student(true, "--resume false"), &output),
             0)
       << output;
   EXPECT_NE(output.find("teacher outputs reused"), std::string::npos) << output;
