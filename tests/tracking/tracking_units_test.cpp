@@ -84,7 +84,9 @@ TEST(TrackingUri, TheTrackerNeverPrintsCredentials) {
     options.timeouts = {std::chrono::milliseconds(200), std::chrono::milliseconds(500)};
     options.shutdown_grace = std::chrono::milliseconds(300);
     MlflowTracker tracker(options, warnings);
-    tracker.start_parent("parent", train::TrainingConfig{});
+    train::TrainingConfig config;
+    config.run.store = "stores/s";  // named in the run's tags; need not exist
+    tracker.start_parent("parent", config);
     tracker.end_parent(RunStatus::kFinished);
   }
   const auto text = warnings.str();
