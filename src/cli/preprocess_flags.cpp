@@ -24,7 +24,11 @@ void PreprocessFlags::add_to(CLI::App& command) {
                   "Share of training graphs held out for validation")
       ->check(CLI::Range(0.0, 0.99))
       ->capture_default_str();
-  command.add_option("--seed", o.seed, "Seed of the validation split")->capture_default_str();
+  // CLI11 reads "-1" into an unsigned seed as 2^64 - 1; the check refuses it, on the command line
+  // and in --config alike (a config value goes through the same option).
+  command.add_option("--seed", o.seed, "Seed of the validation split")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   command
       .add_option("--val-by", o.validation_by,
                   "Validation split over: graphs (random windows) or files (whole training "
@@ -70,6 +74,9 @@ void PreprocessFlags::add_to(CLI::App& command) {
                    "Keep training files whose frames repeat another training file's (left out by "
                    "default: their windows would be in both training and validation)");
   command.add_flag("--no-progress", no_progress, "Do not draw the progress bar");
+  command.add_flag("--wait-for-lock", wait_for_lock,
+                   "When another headroom process is building the same store (or, in `run`, "
+                   "training in the same run directory): wait for it instead of failing");
 
   const std::string mapping = "CSV column mapping (with --format csv)";
   command
@@ -151,6 +158,7 @@ preprocess::PreprocessOptions PreprocessFlags::resolve() const {
                                        ? dataset::AttackTypeSource::kDirectory
                                        : dataset::AttackTypeSource::kFileName;
   if (no_progress) resolved.progress = 0;
+  if (wait_for_lock) resolved.when_locked = util::WhenLocked::kWait;
   const bool mapped = !m.id.empty() || !m.payload.empty() || !m.payload_bytes.empty() ||
                       !m.label.empty() || !m.dlc.empty() || m.dlc_unit == can::DlcUnit::kBits;
   if (resolved.reader.format == can::LogFormat::kMappedCsv) {

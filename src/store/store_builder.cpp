@@ -180,7 +180,8 @@ TrainValidationSplit split_train_validation_by_file(
   return split;
 }
 
-StoreBuilder::StoreBuilder(std::filesystem::path store_path, bool overwrite)
+StoreBuilder::StoreBuilder(std::filesystem::path store_path, bool overwrite,
+                           util::WhenLocked when_locked)
     : store_path_(std::filesystem::absolute(store_path).lexically_normal()), overwrite_(overwrite) {
   if (store_path_.filename().empty()) store_path_ = store_path_.parent_path();
   std::error_code ec;
@@ -191,6 +192,8 @@ StoreBuilder::StoreBuilder(std::filesystem::path store_path, bool overwrite)
   util::require_replaceable(store_path_, kManifestFileName, "graph store");
   const auto parent = store_path_.parent_path();
   std::filesystem::create_directories(parent);
+  lock_.emplace(parent / (store_path_.filename().string() + ".headroom.lock"),
+                "store " + store_path_.string() + " (being built)", when_locked);
 
   // A killed run leaves its temporary directory behind; it never opens as a store (no manifest
   // rename happened), and is removed here once its process is gone.

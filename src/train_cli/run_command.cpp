@@ -40,9 +40,12 @@ void add_run_command(CLI::App& app) {
       ->add_option("--synthetic-dir", state->synthetic_dir,
                    "Where the synthetic default dataset lives")
       ->capture_default_str();
+  // Unsigned: CLI11 would read -1 as 2^64 - 1.
   command->add_option("--frames", state->synthetic.total_frames, "Frames of the synthetic dataset")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command->add_option("--synthetic-seed", state->synthetic.seed, "Seed of the synthetic dataset")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command->add_flag("--regenerate", state->regenerate,
                     "Regenerate the synthetic dataset even if it exists");
@@ -90,6 +93,7 @@ void add_run_command(CLI::App& app) {
 
     config.run.seed = options.seed;
     config.run.threads = static_cast<int>(options.threads);
+    config.run.when_locked = options.when_locked;
     const auto trackers = state->tracking.open(std::cerr);
     trackers->start_parent("headroom run " + train::dataset_name(config), config);
     const auto result = train::run_pipeline(config, job->hooks(), trackers->observers());

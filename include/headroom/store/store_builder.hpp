@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "headroom/graph/can_id_vocabulary.hpp"
 #include "headroom/store/graph_segment_writer.hpp"
 #include "headroom/store/store_metadata.hpp"
+#include "headroom/util/exclusive_lock.hpp"
 
 namespace headroom::store {
 
@@ -20,8 +22,12 @@ class StoreBuilder {
   // Fails early (std::runtime_error) when `store_path` exists and `overwrite` is false, and even
   // with `overwrite` when it is anything but a graph store or an empty directory (a file, a
   // symlink, a directory without a manifest): --force never replaces what headroom did not write.
-  // Removes temporary directories left by killed runs for the same store.
-  StoreBuilder(std::filesystem::path store_path, bool overwrite);
+  // Removes temporary directories left by killed runs for the same store. One builder per store
+  // at a time, across processes: it holds `<store>.headroom.lock` beside the store for its
+  // lifetime, and while another process holds it throws naming that process (kFail) or waits for
+  // it (kWait).
+  StoreBuilder(std::filesystem::path store_path, bool overwrite,
+               util::WhenLocked when_locked = util::WhenLocked::kFail);
   ~StoreBuilder();  // removes the temporary directory unless committed
   StoreBuilder(const StoreBuilder&) = delete;
   StoreBuilder& operator=(const StoreBuilder&) = delete;
@@ -48,6 +54,7 @@ class StoreBuilder {
   std::filesystem::path temporary_;
   bool overwrite_;
   bool committed_ = false;
+  std::optional<util::ExclusiveLock> lock_;  // taken before anything beside the store is touched
 };
 
 // Splits training graph ids into (train, validation): a seeded shuffle, the first
