@@ -1,4 +1,5 @@
 #include "headroom/cli/preprocess_flags.hpp"
+#include "headroom/cli/not_negative.hpp"
 
 #include <CLI/CLI.hpp>
 #include <stdexcept>
@@ -24,10 +25,8 @@ void PreprocessFlags::add_to(CLI::App& command) {
                   "Share of training graphs held out for validation")
       ->check(CLI::Range(0.0, 0.99))
       ->capture_default_str();
-  // CLI11 reads "-1" into an unsigned seed as 2^64 - 1; the check refuses it, on the command line
-  // and in --config alike (a config value goes through the same option).
   command.add_option("--seed", o.seed, "Seed of the validation split")
-      ->check(CLI::NonNegativeNumber)
+      ->check(not_negative())
       ->capture_default_str();
   command
       .add_option("--val-by", o.validation_by,

@@ -34,9 +34,10 @@ void require_one_directory_name(const std::string& dataset) {
   const std::filesystem::path path(dataset);
   if (dataset.find('/') != std::string::npos || dataset == "." || dataset == ".." ||
       path.is_absolute())
-    throw std::invalid_argument("--dataset must name one directory under --runs-dir (no '/', not "
-                                "'.' or '..'), not '" +
-                                util::printable(dataset) + "'");
+    throw std::invalid_argument(
+        "--dataset must name one directory under --runs-dir (no '/', not "
+        "'.' or '..'), not '" +
+        util::printable(dataset) + "'");
 }
 
 }  // namespace

@@ -644,7 +644,7 @@ void run_prepare_within_budget(const TrainingTask& task, std::int64_t budget,
 }  // namespace
 
 std::optional<TrainingOutcome> finished_training(const TrainingConfig& config, RunDirectory& run,
-                                                const store::GraphStore& store) {
+                                                 const store::GraphStore& store) {
   const auto semantic = semantic_config(config, store);
   const auto previous = run.read_config();
   if (previous.is_null() || !config.run.resume) return std::nullopt;

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "headroom/cli/commands.hpp"
+#include "headroom/cli/not_negative.hpp"
 #include "headroom/cli/preprocess_flags.hpp"
 #include "headroom/report/html_report.hpp"
 #include "headroom/synthetic/synthetic_traffic.hpp"
@@ -40,12 +41,11 @@ void add_run_command(CLI::App& app) {
       ->add_option("--synthetic-dir", state->synthetic_dir,
                    "Where the synthetic default dataset lives")
       ->capture_default_str();
-  // Unsigned: CLI11 would read -1 as 2^64 - 1.
   command->add_option("--frames", state->synthetic.total_frames, "Frames of the synthetic dataset")
-      ->check(CLI::NonNegativeNumber)
+      ->check(not_negative())
       ->capture_default_str();
   command->add_option("--synthetic-seed", state->synthetic.seed, "Seed of the synthetic dataset")
-      ->check(CLI::NonNegativeNumber)
+      ->check(not_negative())
       ->capture_default_str();
   command->add_flag("--regenerate", state->regenerate,
                     "Regenerate the synthetic dataset even if it exists");

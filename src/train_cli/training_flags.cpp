@@ -1,4 +1,5 @@
 #include "headroom/train_cli/training_flags.hpp"
+#include "headroom/cli/not_negative.hpp"
 
 #include <CLI/CLI.hpp>
 #include <stdexcept>
@@ -136,7 +137,7 @@ void TrainingFlags::add_optimisation_flags(CLI::App& command, bool shares_prepro
   if (!shares_preprocess_flags)
     command
         .add_option("--seed", c.run.seed, "Seed of initialisation, shuffling, dropout, sampling")
-        ->check(CLI::NonNegativeNumber)  // unsigned: CLI11 would read -1 as 2^64 - 1
+        ->check(not_negative())
         ->capture_default_str()
         ->group(optim);
 }

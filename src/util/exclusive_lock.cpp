@@ -86,9 +86,9 @@ int open_lock_file(const std::filesystem::path& file, bool& created) {
   struct stat status {};
   if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
     ::close(fd);
-    throw std::runtime_error(fmt::format(
-        "{} is not a regular file; headroom keeps its lock file there (move it away)",
-        printable_path(file)));
+    throw std::runtime_error(
+        fmt::format("{} is not a regular file; headroom keeps its lock file there (move it away)",
+                    printable_path(file)));
   }
   return fd;
 }
@@ -111,8 +111,8 @@ ExclusiveLock::ExclusiveLock(std::filesystem::path file, std::string what, WhenL
       if (errno != EWOULDBLOCK) throw_errno("cannot lock", file_);
       const auto pid =
           holder_pid(settled_text(fd_, [](const std::string& t) { return holder_pid(t); }));
-      const auto holder = pid ? fmt::format("headroom process {}", *pid)
-                              : std::string("another headroom process");
+      const auto holder =
+          pid ? fmt::format("headroom process {}", *pid) : std::string("another headroom process");
       if (when_locked == WhenLocked::kFail)
         throw std::runtime_error(fmt::format(
             "the {} is in use by {} (lock file {}); wait until it ends, or pass --wait-for-lock "
@@ -140,8 +140,8 @@ ExclusiveLock::~ExclusiveLock() {
 }
 
 void ExclusiveLock::write_holder(bool held) const {
-  const std::string text = fmt::format("{}{:>{}}\n", kHeader,
-                                       held ? std::to_string(::getpid()) : std::string(), kPidWidth);
+  const std::string text = fmt::format(
+      "{}{:>{}}\n", kHeader, held ? std::to_string(::getpid()) : std::string(), kPidWidth);
   if (::pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
     throw_errno("cannot write lock file", file_);
   struct stat status {};

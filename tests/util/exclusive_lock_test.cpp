@@ -47,9 +47,9 @@ TEST(ExclusiveLock, HeldLockRefusesASecondHolderNamingThePid) {
     ExclusiveLock held(file, "test place", WhenLocked::kFail);
     // flock excludes every other open of the file, in this process too.
     const auto message = refusal(file);
-    EXPECT_NE(message.find("test place is in use by headroom process " +
-                           std::to_string(::getpid())),
-              std::string::npos)
+    EXPECT_NE(
+        message.find("test place is in use by headroom process " + std::to_string(::getpid())),
+        std::string::npos)
         << message;
     EXPECT_NE(message.find("--wait-for-lock"), std::string::npos) << message;
   }

@@ -99,7 +99,7 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
 // different store, naming each key that differs with both values ("store.window (was 100, now
 // 50)"). What every stage asks before it trains.
 std::optional<TrainingOutcome> finished_training(const TrainingConfig& config, RunDirectory& run,
-                                                const store::GraphStore& store);
+                                                 const store::GraphStore& store);
 // Whether `run` holds an interrupted run (last.pt and config.json) to continue.
 bool resumable_training(const TrainingConfig& config, const RunDirectory& run);
 // config.json: the configuration, and the part of it a resumed run must agree with (with the
