@@ -54,6 +54,14 @@ bool is_switch(const CLI::Option& option) {
   return option.get_expected_min() == 0 || base_type(option) == "BOOLEAN";
 }
 
+// A float in a float's notation: `window = 1e3` gives "1000.0", not "1000", so that a flag that
+// takes a whole number refuses it as it refuses `--window 1e3`.
+std::string float_text(double value) {
+  std::string text = fmt::format("{}", value);
+  if (text.find_first_of(".en") == std::string::npos) text += ".0";  // "nan" and "inf" hold an n
+  return text;
+}
+
 // One TOML scalar as the text the flag would get on the command line.
 std::string scalar_text(const toml::node& value, const CLI::Option& option,
                         const KeyContext& where) {
@@ -68,7 +76,7 @@ std::string scalar_text(const toml::node& value, const CLI::Option& option,
   if (is_switch(option)) where.fail("takes true or false (unquoted)");
   if (const auto* s = value.as_string()) return s->get();
   if (const auto* i = value.as_integer()) return std::to_string(i->get());
-  if (const auto* f = value.as_floating_point()) return fmt::format("{}", f->get());
+  if (const auto* f = value.as_floating_point()) return float_text(f->get());
   if (value.is_table()) where.fail("is a table; a setting takes a value");
   if (value.is_array()) where.fail("a list inside a list is not a setting");
   where.fail("dates and times are not a setting");

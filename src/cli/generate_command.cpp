@@ -6,6 +6,7 @@
 #include <string>
 
 #include "headroom/cli/commands.hpp"
+#include "headroom/cli/not_negative.hpp"
 #include "headroom/synthetic/synthetic_traffic.hpp"
 #include "headroom/util/printable_text.hpp"
 
@@ -57,6 +58,7 @@ void add_generate_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(synthetic::kMinSyntheticFrames, std::uint64_t{1'000'000'000'000}));
   cmd->add_option("--seed", args->seed, "Seed; the same seed and frame count give identical files")
+      ->check(not_negative())
       ->capture_default_str();
   cmd->add_flag("--force", args->force, "Replace the directory if it exists (written by generate)");
   cmd->callback([args] { run_generate(*args); });

@@ -1,4 +1,5 @@
 #include "headroom/cli/preprocess_flags.hpp"
+#include "headroom/cli/not_negative.hpp"
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -28,7 +29,9 @@ void PreprocessFlags::add_to(CLI::App& command) {
                   "Share of training graphs held out for validation")
       ->check(CLI::Range(0.0, 0.99))
       ->capture_default_str();
-  command.add_option("--seed", o.seed, "Seed of the validation split")->capture_default_str();
+  command.add_option("--seed", o.seed, "Seed of the validation split")
+      ->check(not_negative())
+      ->capture_default_str();
   command
       .add_option("--val-by", o.validation_by,
                   "Validation split over: graphs (random windows) or files (whole training "
@@ -74,6 +77,9 @@ void PreprocessFlags::add_to(CLI::App& command) {
                    "Keep training files whose frames repeat another training file's (left out by "
                    "default: their windows would be in both training and validation)");
   command.add_flag("--no-progress", no_progress, "Do not draw the progress bar");
+  command.add_flag("--wait-for-lock", wait_for_lock,
+                   "When another headroom process is building the same store (or, in `run`, "
+                   "training in the same run directory): wait for it instead of failing");
 
   const std::string mapping = "CSV column mapping (with --format csv)";
   command
@@ -156,6 +162,7 @@ preprocess::PreprocessOptions PreprocessFlags::resolve() const {
                                        : dataset::AttackTypeSource::kFileName;
   if (no_progress) resolved.progress = 0;
   resolved.threads = util::capped_thread_count(resolved.threads, "--threads", std::cerr);
+  if (wait_for_lock) resolved.when_locked = util::WhenLocked::kWait;
   const bool mapped = !m.id.empty() || !m.payload.empty() || !m.payload_bytes.empty() ||
                       !m.label.empty() || !m.dlc.empty() || m.dlc_unit == can::DlcUnit::kBits;
   if (resolved.reader.format == can::LogFormat::kMappedCsv) {

@@ -48,7 +48,7 @@ PreprocessReport preprocess_dataset(const std::filesystem::path& dataset_root,
   const dataset::DatasetLayout layout = dataset::scan_dataset(dataset_root, options.scan);
   const unsigned threads = detail::worker_threads(options);
 
-  store::StoreBuilder builder(store_path, options.overwrite);
+  store::StoreBuilder builder(store_path, options.overwrite, options.when_locked);
 
   std::uint64_t total_bytes = 0;
   for (const auto& file : layout.files) total_bytes += file.size_bytes;

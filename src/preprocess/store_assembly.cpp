@@ -241,7 +241,7 @@ AssemblyReport assemble_store(const std::filesystem::path& dataset_root,
   const auto started = std::chrono::steady_clock::now();
   detail::check_options(options);
   util::require_disjoint(store_path, "the store (--out)", dataset_root, "the dataset");
-  store::StoreBuilder builder(store_path, options.overwrite);
+  store::StoreBuilder builder(store_path, options.overwrite, options.when_locked);
   const dataset::DatasetLayout layout = dataset::scan_dataset(dataset_root, options.scan);
   const auto directory = parts_directory(store_path);
   const auto settings = part_settings(layout, options);

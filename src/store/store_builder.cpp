@@ -175,7 +175,8 @@ TrainValidationSplit split_train_validation_by_file(
   return split;
 }
 
-StoreBuilder::StoreBuilder(std::filesystem::path store_path, bool overwrite)
+StoreBuilder::StoreBuilder(std::filesystem::path store_path, bool overwrite,
+                           util::WhenLocked when_locked)
     : store_path_(std::filesystem::absolute(store_path).lexically_normal()), overwrite_(overwrite) {
   if (store_path_.filename().empty()) store_path_ = store_path_.parent_path();
   std::error_code ec;
@@ -183,6 +184,12 @@ StoreBuilder::StoreBuilder(std::filesystem::path store_path, bool overwrite)
     throw std::runtime_error(fmt::format("store '{}' already exists (use --force to replace it)",
                                          util::printable_path(store_path_)));
   }
+  const auto parent = store_path_.parent_path();
+  std::filesystem::create_directories(parent);
+  // Taken before anything beside the store is touched, so that a concurrent builder's staging
+  // directory is never taken for a killed run's.
+  lock_.emplace(parent / (store_path_.filename().string() + ".headroom.lock"),
+                "store " + store_path_.string() + " (being built)", when_locked);
   staged_ = std::make_unique<util::StagedDirectory>(store_path_, overwrite_, graph_store_kind());
 }
 

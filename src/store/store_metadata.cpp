@@ -128,6 +128,22 @@ std::uint32_t identity_classes(const StoreMetadata& metadata) {
   return graph::identity_classes(metadata.node_features.identity, metadata.vocabulary.size());
 }
 
+nlohmann::json content_identity(const StoreMetadata& metadata) {
+  nlohmann::json content = metadata;
+  content.erase("created_by");
+  content.erase("dataset_root");
+  return {{"window", metadata.window},
+          {"stride", metadata.stride},
+          {"node_identity", graph::node_identity_name(metadata.node_features.identity)},
+          {"node_feature_groups", metadata.node_features.group_names()},
+          {"vocabulary_from", metadata.vocabulary_from},
+          {"validation_fraction", metadata.validation_fraction},
+          {"validation_seed", metadata.validation_seed},
+          {"validation_by", metadata.validation_by},
+          {"graphs", metadata.num_graphs},
+          {"content", util::checksum_hex(checksum_of(content))}};
+}
+
 std::string render_manifest(const StoreMetadata& metadata) {
   nlohmann::json json = metadata;
   json[kChecksumField] = util::checksum_hex(checksum_of(json));

@@ -41,7 +41,7 @@ class AutoencoderStage {
     torch::manual_seed(config.run.seed);  // initial weights are part of the run's determinism
     vgae_config_ = resolve_vgae_config(config.model, inputs_);
     model_ = models::VGAE(vgae_config_);
-    run_.emplace(checked_run_directory(config));
+    run_.emplace(checked_run_directory(config), /*echo=*/true, config.run.when_locked);
     run_->log(fmt::format(
         "stage autoencoder: {} VGAE{} on {} normal graphs ({} validation), {} identities, {} "
         "node features, device {}, precision {}",

@@ -70,7 +70,7 @@ class ClassifierStage {
     torch::manual_seed(config.run.seed);  // initial weights are part of the run's determinism
     model_config_ = family_.resolve_config(config.model, inputs_);
     model_ = family_.build_classifier(model_config_);
-    run_.emplace(checked_run_directory(config));
+    run_.emplace(checked_run_directory(config), /*echo=*/true, config.run.when_locked);
     run_->log(fmt::format(
         "stage {}: {} {}{} on {} training graphs ({} attack), {} validation, {} identities, {} "
         "node features, device {}, precision {}",

@@ -175,7 +175,7 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   const auto store = store::GraphStore::open(config.run.store);
   TrainingConfig eval_config = config;
   eval_config.stage = Stage::kEvaluation;
-  RunDirectory run(checked_run_directory(eval_config));
+  RunDirectory run(checked_run_directory(eval_config), /*echo=*/true, config.run.when_locked);
 
   auto sources = config.evaluation.models;
   if (sources.empty()) sources = discover_models(config.run.runs_dir / dataset_name(config));

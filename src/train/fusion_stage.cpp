@@ -108,7 +108,7 @@ class FusionStage {
   FusionStage(const TrainingConfig& config, const LoopHooks& hooks)
       : config_(config),
         store_(store::GraphStore::open(config.run.store)),
-        run_(checked_run_directory(config)),
+        run_(checked_run_directory(config), /*echo=*/true, config.run.when_locked),
         file_sink_(run_) {
     sinks_.push_back(&file_sink_);
     for (auto* sink : hooks.metrics) sinks_.push_back(sink);
@@ -116,7 +116,7 @@ class FusionStage {
 
   StageResult run() {
     StageResult result{run_.path(), {}};
-    if (auto finished = finished_training(config_, run_)) {
+    if (auto finished = finished_training(config_, run_, store_)) {
       result.outcome = *finished;
       return result;
     }
@@ -137,7 +137,7 @@ class FusionStage {
     } else {
       run_.clear();
     }
-    record_training_config(config_, run_);
+    record_training_config(config_, run_, store_);
     train(outcome);
     calibrate();
     if (util::process_role().writes()) run_.write_result({{"training", outcome}});

@@ -38,10 +38,13 @@ std::string timestamp() {
 
 }  // namespace
 
-RunDirectory::RunDirectory(std::filesystem::path path, bool echo)
+RunDirectory::RunDirectory(std::filesystem::path path, bool echo, util::WhenLocked when_locked)
     : path_(std::move(path)), echo_(echo) {
   if (!util::process_role().writes()) return;
   std::filesystem::create_directories(path_);
+  // Two processes in one stage directory would interleave metrics.jsonl and leave one's
+  // config.json beside the other's best.pt.
+  lock_.emplace(lock_file(), "run directory " + path_.string(), when_locked);
   log_.open(log_file(), std::ios::app);
   if (!log_)
     throw std::runtime_error(fmt::format("{}: cannot open for writing", log_file().string()));

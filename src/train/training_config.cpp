@@ -2,6 +2,7 @@
 
 #include "headroom/train/model_family.hpp"
 #include "headroom/util/output_path.hpp"
+#include "headroom/util/printable_text.hpp"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -25,8 +26,27 @@ std::string to_string(Stage stage) {
   return "?";
 }
 
+namespace {
+
+// --dataset names one directory under --runs-dir: a path of its own ("../x", "/x", "a/b") would
+// put run directories outside it.
+void require_one_directory_name(const std::string& dataset) {
+  const std::filesystem::path path(dataset);
+  if (dataset.find('/') != std::string::npos || dataset == "." || dataset == ".." ||
+      path.is_absolute())
+    throw std::invalid_argument(
+        "--dataset must name one directory under --runs-dir (no '/', not "
+        "'.' or '..'), not '" +
+        util::printable(dataset) + "'");
+}
+
+}  // namespace
+
 std::string dataset_name(const TrainingConfig& config) {
-  if (!config.run.dataset.empty()) return config.run.dataset;
+  if (!config.run.dataset.empty()) {
+    require_one_directory_name(config.run.dataset);
+    return config.run.dataset;
+  }
   const auto name =
       std::filesystem::absolute(config.run.store).lexically_normal().filename().string();
   return name.empty() ? "dataset" : name;
@@ -161,6 +181,7 @@ void CurriculumOptions::validate() const {
 
 void RunOptions::validate() const {
   if (store.empty()) fail("--store: a graph store is required");
+  if (!dataset.empty()) require_one_directory_name(dataset);
   if (prefetch_depth < 1) fail("--prefetch-depth must be at least 1");
   if (threads < 0) fail("--threads must not be negative");
   if (precision != "32" && precision != "bf16-mixed" && precision != "16-mixed")

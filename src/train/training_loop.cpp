@@ -42,23 +42,36 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Settings that change how a run executes but not what it computes: a resumed run may differ in
-// them.
-nlohmann::json semantic_config(const TrainingConfig& config) {
+// What a run computes: the configuration without the settings that change only how it executes
+// (a resumed run may differ in them), and in place of the store's path the store's content
+// identity, so that a store rebuilt with other settings or from other data is a different run.
+nlohmann::json semantic_config(const TrainingConfig& config, const store::GraphStore& store) {
   nlohmann::json json = config;
   for (const char* key : {"threads", "prefetch_depth", "runs_dir", "store", "models",
                           "clear_cache_every_n", "step_metrics_every", "offload_teacher_to_cpu"})
     json.erase(key);
+  json["store"] = store::content_identity(store.metadata());
   return json;
 }
 
-std::vector<std::string> differing_keys(const nlohmann::json& a, const nlohmann::json& b) {
-  std::vector<std::string> keys;
-  for (const auto& [key, value] : a.items())
-    if (!b.contains(key) || b.at(key) != value) keys.push_back(key);
-  for (const auto& [key, value] : b.items())
-    if (!a.contains(key)) keys.push_back(key);
-  return keys;
+// Each key in which `before` and `now` differ, nested ones dotted ("store.window"), with both
+// values where they are scalars ("learning_rate (was 0.003, now 0.01)").
+void collect_differences(const nlohmann::json& before, const nlohmann::json& now,
+                         const std::string& prefix, std::vector<std::string>& out) {
+  for (const auto& [key, value] : before.items()) {
+    const auto name = prefix + key;
+    if (!now.contains(key)) {
+      out.push_back(name + " (no longer recorded)");
+    } else if (value.is_object() && now.at(key).is_object()) {
+      collect_differences(value, now.at(key), name + ".", out);
+    } else if (now.at(key) != value) {
+      out.push_back(value.is_primitive() && now.at(key).is_primitive()
+                        ? fmt::format("{} (was {}, now {})", name, value.dump(), now.at(key).dump())
+                        : name);
+    }
+  }
+  for (const auto& [key, value] : now.items())
+    if (!before.contains(key)) out.push_back(prefix + key + " (not recorded before)");
 }
 
 std::vector<at::Tensor> trained_parameters(const TrainingTask& task) {
@@ -632,11 +645,13 @@ void run_prepare_within_budget(const TrainingTask& task, std::int64_t budget,
 
 }  // namespace
 
-std::optional<TrainingOutcome> finished_training(const TrainingConfig& config, RunDirectory& run) {
-  const auto semantic = semantic_config(config);
+std::optional<TrainingOutcome> finished_training(const TrainingConfig& config, RunDirectory& run,
+                                                 const store::GraphStore& store) {
+  const auto semantic = semantic_config(config, store);
   const auto previous = run.read_config();
   if (previous.is_null() || !config.run.resume) return std::nullopt;
-  const auto diff = differing_keys(previous.value("semantic", nlohmann::json::object()), semantic);
+  std::vector<std::string> diff;
+  collect_differences(previous.value("semantic", nlohmann::json::object()), semantic, "", diff);
   if (!diff.empty())
     throw std::runtime_error(fmt::format(
         "{}: holds a run with a different configuration (differs in: {}); pass --resume false "
@@ -656,15 +671,16 @@ bool resumable_training(const TrainingConfig& config, const RunDirectory& run) {
          std::filesystem::exists(run.config_file());
 }
 
-void record_training_config(const TrainingConfig& config, const RunDirectory& run) {
+void record_training_config(const TrainingConfig& config, const RunDirectory& run,
+                            const store::GraphStore& store) {
   nlohmann::json config_json = config;
-  run.write_config({{"config", config_json}, {"semantic", semantic_config(config)}});
+  run.write_config({{"config", config_json}, {"semantic", semantic_config(config, store)}});
 }
 
 TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, TrainingTask& task,
                              const LoopHooks& hooks) {
   const auto device = training_device(config.run);
-  if (auto finished = finished_training(config, run)) return *finished;
+  if (auto finished = finished_training(config, run, *task.store)) return *finished;
   // Every rank resumes, or every rank starts over: rank 0 decides (it writes the run directory).
 
   // The budget holds from the first byte: probing, difficulty scoring and teacher caches in
@@ -679,7 +695,7 @@ TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, Tr
   EpochLoop loop(adapted, run, task, hooks, budgets.device_budget, budgets.host);
   TrainingOutcome outcome;
   loop.start(agree_with_rank0(collectives(), resumable_training(config, run)), outcome);
-  record_training_config(config, run);
+  record_training_config(config, run, *task.store);
   loop.run(outcome);
   run.write_result({{"training", outcome}});
   // The other ranks go on to read what rank 0 wrote (best.pt): they wait until it has.

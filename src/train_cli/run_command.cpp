@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "headroom/cli/commands.hpp"
+#include "headroom/cli/not_negative.hpp"
 #include "headroom/cli/preprocess_flags.hpp"
 #include "headroom/report/html_report.hpp"
 #include "headroom/synthetic/synthetic_traffic.hpp"
@@ -42,8 +43,10 @@ void add_run_command(CLI::App& app) {
                    "Where the synthetic default dataset lives")
       ->capture_default_str();
   command->add_option("--frames", state->synthetic.total_frames, "Frames of the synthetic dataset")
+      ->check(not_negative())
       ->capture_default_str();
   command->add_option("--synthetic-seed", state->synthetic.seed, "Seed of the synthetic dataset")
+      ->check(not_negative())
       ->capture_default_str();
   command->add_flag("--regenerate", state->regenerate,
                     "Regenerate the synthetic dataset even if it exists");
@@ -102,6 +105,7 @@ void add_run_command(CLI::App& app) {
 
     config.run.seed = options.seed;
     config.run.threads = static_cast<int>(options.threads);
+    config.run.when_locked = options.when_locked;
     const auto trackers = state->tracking.open(std::cerr);
     trackers->start_parent("headroom run " + train::dataset_name(config), config);
     const auto result = train::run_pipeline(config, job->hooks(), trackers->observers());

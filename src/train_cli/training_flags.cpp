@@ -1,4 +1,5 @@
 #include "headroom/train_cli/training_flags.hpp"
+#include "headroom/cli/not_negative.hpp"
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -138,6 +139,7 @@ void TrainingFlags::add_optimisation_flags(CLI::App& command, bool shares_prepro
   if (!shares_preprocess_flags)
     command
         .add_option("--seed", c.run.seed, "Seed of initialisation, shuffling, dropout, sampling")
+        ->check(not_negative())
         ->capture_default_str()
         ->group(optim);
 }
@@ -169,6 +171,12 @@ void TrainingFlags::add_run_flags(CLI::App& command, bool shares_preprocess_flag
                   "Continue an interrupted run in its run directory (false: start over)")
       ->capture_default_str()
       ->group(system);
+  if (!shares_preprocess_flags)
+    command
+        .add_flag("--wait-for-lock", wait_for_lock,
+                  "When another headroom process is training in the same run directory: wait for "
+                  "it instead of failing")
+        ->group(system);
   command
       .add_option("--distributed", distributed,
                   "auto: data-parallel when launched by torchrun or srun; off: one process")
@@ -324,6 +332,7 @@ train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {
   c.model.size = models::parse_model_size(preset.substr(comma + 1));
   c.run.store = store;
   c.run.runs_dir = runs_dir;
+  if (wait_for_lock) c.run.when_locked = util::WhenLocked::kWait;
   c.distillation.teacher_path = teacher_path;
   c.curriculum.autoencoder_path = autoencoder_path;
   c.fusion.classifier_path = fusion_classifier;

@@ -28,6 +28,7 @@ struct PreprocessFlags {
   std::vector<std::string> node_features = {"kd-gat", "timing", "payload"};
   bool no_header = false;
   bool no_progress = false;
+  bool wait_for_lock = false;  // another process building the same store: wait, not fail
   std::vector<std::string> exclude = {"suppress", "masquerade"};
 
   void add_to(CLI::App& command);

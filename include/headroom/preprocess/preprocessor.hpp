@@ -11,6 +11,7 @@
 #include "headroom/dataset/dataset_layout.hpp"
 #include "headroom/graph/node_features.hpp"
 #include "headroom/graph/window_config.hpp"
+#include "headroom/util/exclusive_lock.hpp"
 
 namespace headroom::preprocess {
 
@@ -33,6 +34,9 @@ struct PreprocessOptions {
   // Node identity and optional feature groups (store::StoreMetadata::node_features).
   graph::NodeFeatureOptions features;
   int progress = -1;  // progress bar: -1 when stderr is a terminal, 0 off, 1 on
+  // When another process is building the same store: fail at once naming it, or wait for it
+  // (--wait-for-lock; store::StoreBuilder).
+  util::WhenLocked when_locked = util::WhenLocked::kFail;
 };
 
 struct FileReport {

@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "headroom/graph/can_id_vocabulary.hpp"
 #include "headroom/store/graph_segment_writer.hpp"
 #include "headroom/store/store_metadata.hpp"
+#include "headroom/util/exclusive_lock.hpp"
 #include "headroom/util/staged_directory.hpp"
 
 namespace headroom::store {
@@ -21,9 +23,13 @@ class StoreBuilder {
   // Fails early (std::runtime_error) when `store_path` exists and `overwrite` is false, and even
   // with `overwrite` when it is anything but a graph store or an empty directory (a file, a
   // symlink, a directory holding anything but a valid manifest and array files:
-  // store_ownership.hpp): --force never replaces what headroom did not write. Removes the staging
-  // directories killed runs left for the same store (util/staged_directory.hpp).
-  StoreBuilder(std::filesystem::path store_path, bool overwrite);
+  // store_ownership.hpp): --force never replaces what headroom did not write. One builder per
+  // store at a time, across processes: it holds `<store>.headroom.lock` beside the store for its
+  // lifetime, and while another process holds it throws naming that process (kFail) or waits for
+  // it (kWait). Removes the staging directories killed runs left for the same store
+  // (util/staged_directory.hpp).
+  StoreBuilder(std::filesystem::path store_path, bool overwrite,
+               util::WhenLocked when_locked = util::WhenLocked::kFail);
   ~StoreBuilder();  // removes the staging directory unless committed
   StoreBuilder(const StoreBuilder&) = delete;
   StoreBuilder& operator=(const StoreBuilder&) = delete;
@@ -48,6 +54,9 @@ class StoreBuilder {
 
  private:
   std::filesystem::path store_path_;
+  // Declared before the staging directory: members are destroyed in reverse order, so the lock is
+  // released only after an uncommitted staging directory is gone.
+  std::optional<util::ExclusiveLock> lock_;
   std::unique_ptr<util::StagedDirectory> staged_;
   bool overwrite_;
 };

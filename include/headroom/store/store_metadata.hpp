@@ -78,6 +78,14 @@ std::uint32_t identity_classes(const StoreMetadata& metadata);
 void to_json(nlohmann::json& json, const StoreMetadata& metadata);
 void from_json(const nlohmann::json& json, StoreMetadata& metadata);
 
+// What a model trained on the store depends on: the settings it was built with (window, stride,
+// node identity and feature groups, vocabulary source, validation split) and `content`, a
+// checksum of the whole manifest (vocabulary, source files and their graph counts, every array's
+// checksum) without where it was built from and by which headroom version. A store rebuilt from
+// the same input with the same settings has the same identity; a run directory records it, so that
+// a finished stage is never reused on a different store (train/training_loop.hpp).
+nlohmann::json content_identity(const StoreMetadata& metadata);
+
 // The manifest text, including its own checksum (over the canonical dump without it).
 std::string render_manifest(const StoreMetadata& metadata);
 // Parses and checks format, version and the manifest checksum. Throws StoreError.

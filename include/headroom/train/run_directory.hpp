@@ -1,7 +1,9 @@
 // One stage's run directory, runs/{dataset}/{size}_{stage}[_kd]/: the resolved configuration
 // (config.json), a human-readable log (log.txt), one JSON line per epoch (metrics.jsonl), the best
 // checkpoint by validation loss (best.pt), the resumable training state (last.pt) and, once the
-// stage has finished, its outcome (result.json). Not thread-safe: the training thread owns it.
+// stage has finished, its outcome (result.json). One process at a time: the object holds an
+// exclusive lock on the directory (headroom.lock, util/exclusive_lock.hpp) for its lifetime.
+// Not thread-safe: the training thread owns it.
 // Only the process that writes (util/process_role.hpp) touches the file system: in the others
 // every write, log line and clear() is a no-op, and reads see what the writing process wrote.
 #pragma once
@@ -9,16 +11,22 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
+
+#include "headroom/util/exclusive_lock.hpp"
 
 namespace headroom::train {
 
 class RunDirectory {
  public:
-  // Creates the directory (and parents). `echo` also prints log lines to stdout.
-  explicit RunDirectory(std::filesystem::path path, bool echo = true);
+  // Creates the directory (and parents) and locks it before anything in it is written: while
+  // another process holds the lock, throws std::runtime_error naming its pid (kFail) or waits for
+  // it (kWait). `echo` also prints log lines to stdout.
+  explicit RunDirectory(std::filesystem::path path, bool echo = true,
+                        util::WhenLocked when_locked = util::WhenLocked::kFail);
 
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path best_checkpoint() const { return path_ / "best.pt"; }
@@ -27,6 +35,7 @@ class RunDirectory {
   std::filesystem::path config_file() const { return path_ / "config.json"; }
   std::filesystem::path result_file() const { return path_ / "result.json"; }
   std::filesystem::path log_file() const { return path_ / "log.txt"; }
+  std::filesystem::path lock_file() const { return path_ / "headroom.lock"; }
   // A distilled stage's teacher output cache (its key beside it, teacher_outputs.json). clear()
   // keeps it: the key says whether it still applies.
   std::filesystem::path teacher_outputs_file() const { return path_ / "teacher_outputs.bin"; }
@@ -52,6 +61,7 @@ class RunDirectory {
  private:
   std::filesystem::path path_;
   bool echo_;
+  std::optional<util::ExclusiveLock> lock_;  // held by the writing process only
   std::ofstream log_;
 };
 

@@ -13,6 +13,7 @@
 #include "headroom/models/model_config.hpp"
 #include "headroom/models/model_inputs.hpp"
 #include "headroom/train/curriculum.hpp"
+#include "headroom/util/exclusive_lock.hpp"
 
 namespace headroom::train {
 
@@ -111,6 +112,9 @@ struct RunOptions {
   std::uint64_t seed = 42;  // weights, shuffling, dropout, curriculum sampling
   bool progress = true;     // progress bar (drawn only on a terminal)
   bool resume = true;       // continue an interrupted run in the same directory
+  // When another process holds the run directory's lock: fail at once naming it, or wait
+  // (--wait-for-lock). How the run executes, not what it computes: not in config.json.
+  util::WhenLocked when_locked = util::WhenLocked::kFail;
 
   void validate() const;
 };

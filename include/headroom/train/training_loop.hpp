@@ -93,14 +93,19 @@ struct LoopHooks {
 TrainingOutcome run_training(const TrainingConfig& config, RunDirectory& run, TrainingTask& task,
                              const LoopHooks& hooks = {});
 
-// The outcome stored in `run` when it holds this configuration's finished run (and
-// config.run.resume is set), else nullopt. Throws std::runtime_error when `run` holds a run with a
-// different configuration that would be resumed. What every stage asks before it trains.
-std::optional<TrainingOutcome> finished_training(const TrainingConfig& config, RunDirectory& run);
+// The outcome stored in `run` when it holds this configuration's finished run on a store with
+// the identity of `store` (store::content_identity) and config.run.resume is set, else nullopt.
+// Throws std::runtime_error when `run` holds a run with a different configuration or one on a
+// different store, naming each key that differs with both values ("store.window (was 100, now
+// 50)"). What every stage asks before it trains.
+std::optional<TrainingOutcome> finished_training(const TrainingConfig& config, RunDirectory& run,
+                                                 const store::GraphStore& store);
 // Whether `run` holds an interrupted run (last.pt and config.json) to continue.
 bool resumable_training(const TrainingConfig& config, const RunDirectory& run);
-// config.json: the configuration, and the part of it a resumed run must agree with.
-void record_training_config(const TrainingConfig& config, const RunDirectory& run);
+// config.json: the configuration, and the part of it a resumed run must agree with (with the
+// identity of the store it trains on).
+void record_training_config(const TrainingConfig& config, const RunDirectory& run,
+                            const store::GraphStore& store);
 
 // The device named by run.device; throws std::runtime_error when CUDA is asked for and
 // absent.

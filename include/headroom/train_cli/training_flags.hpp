@@ -30,14 +30,16 @@ struct TrainingFlags {
   // computes): "auto" joins a torchrun or srun job when launched by one, "off" never does.
   std::string distributed = "auto";
   double distributed_timeout_seconds = 300;
+  // Another process training in the same run directory: wait for it instead of failing.
+  bool wait_for_lock = false;
   // Model overrides: applied only when given (on the command line or in --config).
   std::int64_t hidden = 0, layers = 0, heads = 0, embedding_dim = 0, fc_layers = 0, latent = 0;
   double dropout = 0;
   std::map<std::string, CLI::Option*> overrides;
 
   // `with_store`: add --store (stages; `run` sets the store itself). `with_preset`: add --preset.
-  // `shares_preprocess_flags`: --threads and --seed already come from the preprocess flags
-  // (`run`), which then set both.
+  // `shares_preprocess_flags`: --threads, --seed and --wait-for-lock already come from the
+  // preprocess flags (`run`), which then set both.
   void add_to(CLI::App& command, bool with_store = true, bool with_preset = true,
               bool shares_preprocess_flags = false);
   // The configuration for `stage`; throws std::invalid_argument on a bad value.
