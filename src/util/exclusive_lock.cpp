@@ -93,48 +93,71 @@ int open_lock_file(const std::filesystem::path& file, bool& created) {
   return fd;
 }
 
+// Whether `file` still names the inode open as `fd`: a holder removes the lock file when it lets
+// go, so a process that was waiting on the removed inode holds a lock nobody else can see.
+bool still_names(const std::filesystem::path& file, int fd) {
+  struct stat open_status {};
+  struct stat named_status {};
+  return ::fstat(fd, &open_status) == 0 && ::lstat(file.c_str(), &named_status) == 0 &&
+         open_status.st_dev == named_status.st_dev && open_status.st_ino == named_status.st_ino;
+}
+
 }  // namespace
 
 ExclusiveLock::ExclusiveLock(std::filesystem::path file, std::string what, WhenLocked when_locked)
     : file_(std::move(file)), what_(std::move(what)) {
-  bool created = false;
-  fd_ = open_lock_file(file_, created);
-  try {
-    if (created) write_holder(false);
-    // Empty only between another process's creation and its first write.
-    if (!is_headroom_lock(settled_text(fd_, [](const std::string& t) { return !t.empty(); })))
-      throw std::runtime_error(fmt::format(
-          "{} exists and is not a headroom lock file; refusing to lock or change it (move it "
-          "away: headroom locks the {} with a file of that name)",
-          printable_path(file_), what_));
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK) throw_errno("cannot lock", file_);
-      const auto pid =
-          holder_pid(settled_text(fd_, [](const std::string& t) { return holder_pid(t); }));
-      const auto holder =
-          pid ? fmt::format("headroom process {}", *pid) : std::string("another headroom process");
-      if (when_locked == WhenLocked::kFail)
+  bool said_waiting = false;
+  for (;;) {
+    bool created = false;
+    fd_ = open_lock_file(file_, created);
+    try {
+      if (created) write_holder(false);
+      // Empty only between another process's creation and its first write.
+      if (!is_headroom_lock(settled_text(fd_, [](const std::string& t) { return !t.empty(); })))
         throw std::runtime_error(fmt::format(
-            "the {} is in use by {} (lock file {}); wait until it ends, or pass --wait-for-lock "
-            "to wait for it",
-            what_, holder, printable_path(file_)));
-      fmt::print(stderr, "waiting for {} to release the {} ({})\n", holder, what_,
-                 printable_path(file_));
-      std::fflush(stderr);
-      while (::flock(fd_, LOCK_EX) != 0)
-        if (errno != EINTR) throw_errno("cannot lock", file_);
+            "{} exists and is not a headroom lock file; refusing to lock or change it (move it "
+            "away: headroom locks the {} with a file of that name)",
+            printable_path(file_), what_));
+      if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK) throw_errno("cannot lock", file_);
+        const auto pid =
+            holder_pid(settled_text(fd_, [](const std::string& t) { return holder_pid(t); }));
+        const auto holder = pid ? fmt::format("headroom process {}", *pid)
+                                : std::string("another headroom process");
+        if (when_locked == WhenLocked::kFail)
+          throw std::runtime_error(
+              fmt::format("the {} is in use by {} (lock file {}); wait until it ends, or pass "
+                          "--wait-for-lock to wait for it",
+                          what_, holder, printable_path(file_)));
+        if (!said_waiting) {
+          fmt::print(stderr, "waiting for {} to release the {} ({})\n", holder, what_,
+                     printable_path(file_));
+          std::fflush(stderr);
+          said_waiting = true;
+        }
+        while (::flock(fd_, LOCK_EX) != 0)
+          if (errno != EINTR) throw_errno("cannot lock", file_);
+      }
+      if (still_names(file_, fd_)) {
+        write_holder(true);
+        return;
+      }
+    } catch (...) {
+      ::close(fd_);
+      throw;
     }
-    write_holder(true);
-  } catch (...) {
-    ::close(fd_);
-    throw;
+    ::close(fd_);  // the holder removed the file as it let go: lock the next one
   }
 }
 
 ExclusiveLock::~ExclusiveLock() {
-  try {
-    write_holder(false);
-  } catch (...) {  // the lock goes with the descriptor either way
+  // Removed while still held, so that nothing headroom made stays beside a user's files; a
+  // process waiting on this inode sees the removal (still_names) and locks a new file.
+  if (::unlink(file_.c_str()) != 0) {
+    try {
+      write_holder(false);
+    } catch (...) {  // the lock goes with the descriptor either way
+    }
   }
   ::close(fd_);
 }

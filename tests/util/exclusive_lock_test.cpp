@@ -53,8 +53,8 @@ TEST(ExclusiveLock, HeldLockRefusesASecondHolderNamingThePid) {
         << message;
     EXPECT_NE(message.find("--wait-for-lock"), std::string::npos) << message;
   }
-  // Released with its object; the file stays and blocks nothing.
-  EXPECT_TRUE(std::filesystem::exists(file));
+  // Released with its object, and its file removed: nothing stays beside a user's files.
+  EXPECT_FALSE(std::filesystem::exists(file));
   EXPECT_EQ(refusal(file), "");
   EXPECT_EQ(refusal(file), "");
 }
@@ -65,15 +65,31 @@ TEST(ExclusiveLock, WaitBlocksUntilTheHolderReleases) {
   std::optional<ExclusiveLock> held;
   held.emplace(file, "test place", WhenLocked::kFail);
   std::atomic<bool> taken{false};
+  std::atomic<bool> release{false};
   std::thread waiter([&] {
     ExclusiveLock lock(file, "test place", WhenLocked::kWait);
     taken = true;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_FALSE(taken) << "the waiter took a lock that was held";
-  held.reset();
+  held.reset();  // removes the file the waiter opened
+  while (!taken) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // The waiter holds the lock at the path, not on the removed file: a third process is kept out.
+  EXPECT_NE(refusal(file), "");
+  release = true;
   waiter.join();
-  EXPECT_TRUE(taken);
+  EXPECT_FALSE(std::filesystem::exists(file));
+}
+
+TEST(ExclusiveLock, AKilledHoldersFileIsReusedAndRemoved) {
+  testing::TempDir dir;
+  const auto file = dir / "headroom.lock";
+  // What a holder killed mid-run leaves: the file with its pid, and no lock.
+  testing::write_text_file(file, "headroom lock file (flock); the holder's pid:\n" +
+                                     std::string(14, ' ') + "999999\n");
+  EXPECT_EQ(refusal(file), "");
+  EXPECT_FALSE(std::filesystem::exists(file));
 }
 
 TEST(ExclusiveLock, AUsersFileOfThatNameIsNeitherLockedNorChanged) {

@@ -1,7 +1,8 @@
 // One process at a time in a place that headroom writes: a training stage's run directory, a store
 // being built. The lock is flock(2) on a lock file that headroom creates and owns, so it ends with
-// its process however that ends (a killed holder leaves the file behind, never the lock); the file
-// may stay in place and blocks nothing. Its first line marks it as headroom's, its second holds
+// its process however that ends. The holder removes the file as it lets go, so nothing stays
+// beside a user's files; a killed holder leaves the file behind (never the lock), which the next
+// process reuses and removes. Its first line marks it as headroom's, its second holds
 // the holder's pid (blank while nobody holds it), which a process that finds the lock taken names
 // in its error. A file of that name that headroom did not write (no marker line), a symlink or
 // anything but a regular file is refused: never locked, written or deleted.
