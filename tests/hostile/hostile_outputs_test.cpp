@@ -311,23 +311,5 @@ TEST_F(HostileReport, AFailedWriteOnAFullDiskLeavesNoTemporary) {
   EXPECT_TRUE(fs::is_empty(dir_ / "out")) << snapshot(dir_ / "out").begin()->first;
 }
 
-TEST_F(HostileOutputs, AFailedStoreOrDatasetWriteOnAFullDiskLeavesNoTemporary) {
-  fs::create_directories(dir_ / "out");
-  std::string output;
-  EXPECT_EQ(run_command(with_full_disk(fmt::format("'{}' preprocess '{}' --out '{}' --no-progress",
-                                                   HEADROOM_BINARY, data_.string(),
-                                                   (dir_ / "out" / "store").string())),
-                        &output),
-            1)
-      << output;
-  EXPECT_EQ(
-      run_command(with_full_disk(fmt::format("'{}' generate --out '{}' --frames 20000",
-                                             HEADROOM_BINARY, (dir_ / "out" / "sim").string())),
-                  &output),
-      1)
-      << output;
-  EXPECT_TRUE(fs::is_empty(dir_ / "out")) << snapshot(dir_ / "out").begin()->first;
-}
-
 }  // namespace
 }  // namespace headroom

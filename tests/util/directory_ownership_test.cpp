@@ -134,14 +134,16 @@ std::vector<std::string> names_in(const fs::path& directory) {
 TEST(StagedDirectory, RemovesAKilledRunsStagingOnlyWhenItHoldsNothingElse) {
   TempDir dir;
   in_a_killed_child([&] {
-    StagedDirectory staged(dir / "out", false, toy_kind());
-    write_text_file(staged.staging() / "data" / "1.bin", "partial");
-    new StagedDirectory(dir / "out", false, toy_kind());  // a second, never destroyed
+    // Two writers of the same target, neither ever destroyed (the kill).
+    const auto* first = new StagedDirectory(dir / "out", false, toy_kind());
+    write_text_file(first->staging() / "data" / "1.bin", "partial");
+    const auto* second = new StagedDirectory(dir / "out", false, toy_kind());
+    write_text_file(second->staging() / "data" / "2.bin", "partial");
   });
   ASSERT_EQ(names_in(dir.path()).size(), 2U);
   // Someone put a file into one of them after the kill: that one stays, the other goes.
   for (const auto& name : names_in(dir.path()))
-    if (fs::exists(dir / name / "tree" / "data"))
+    if (fs::exists(dir / name / "tree" / "data" / "1.bin"))
       write_text_file(dir / name / "tree" / "x", "mine");
   {
     StagedDirectory staged(dir / "out", false, toy_kind());
