@@ -24,7 +24,11 @@ void PreprocessFlags::add_to(CLI::App& command) {
                   "Share of training graphs held out for validation")
       ->check(CLI::Range(0.0, 0.99))
       ->capture_default_str();
-  command.add_option("--seed", o.seed, "Seed of the validation split")->capture_default_str();
+  command
+      .add_option("--seed", o.seed,
+                  "Seed of the validation split (`run`: also of training: initialisation, "
+                  "shuffling, dropout, sampling)")
+      ->capture_default_str();
   command
       .add_option("--val-by", o.validation_by,
                   "Validation split over: graphs (random windows) or files (whole training "
