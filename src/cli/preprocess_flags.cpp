@@ -29,7 +29,10 @@ void PreprocessFlags::add_to(CLI::App& command) {
                   "Share of training graphs held out for validation")
       ->check(CLI::Range(0.0, 0.99))
       ->capture_default_str();
-  command.add_option("--seed", o.seed, "Seed of the validation split")
+  command
+      .add_option("--seed", o.seed,
+                  "Seed of the validation split (`run`: also of training: initialisation, "
+                  "shuffling, dropout, sampling)")
       ->check(not_negative())
       ->capture_default_str();
   command

@@ -4,6 +4,7 @@
 #include "headroom/util/output_path.hpp"
 #include "headroom/util/printable_text.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -52,14 +53,48 @@ std::string dataset_name(const TrainingConfig& config) {
   return name.empty() ? "dataset" : name;
 }
 
+namespace {
+
+constexpr std::string_view kDefaultFusionClassifier = "student_curriculum_kd";
+constexpr std::string_view kDefaultFusionAutoencoder = "student_autoencoder_kd";
+
+// The family a stage trains unless told otherwise: left out of its run directory's name.
+std::string_view stage_default_family(Stage stage) {
+  return stage == Stage::kAutoencoder ? "vgae" : "gat";
+}
+
+// A fusion input's run-directory name: the directory itself, or the one holding a given
+// checkpoint file; characters outside [A-Za-z0-9._-] become '_' (the name goes into a path).
+std::string fusion_input_name(const std::filesystem::path& given, std::string_view fallback) {
+  if (given.empty()) return std::string(fallback);
+  auto path = given.lexically_normal();
+  if (!path.has_filename()) path = path.parent_path();
+  if (path.extension() == ".pt") path = path.parent_path();
+  std::string name = path.filename().string();
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  return name.empty() || name == "." || name == ".." ? std::string("input") : name;
+}
+
+std::string fusion_leaf(const FusionOptions& fusion) {
+  const auto classifier = fusion_input_name(fusion.classifier_path, kDefaultFusionClassifier);
+  const auto autoencoder = fusion_input_name(fusion.autoencoder_path, kDefaultFusionAutoencoder);
+  std::string leaf = "fusion_" + fusion.method;
+  if (classifier != kDefaultFusionClassifier || autoencoder != kDefaultFusionAutoencoder)
+    leaf += "_" + classifier + "+" + autoencoder;
+  return leaf;
+}
+
+}  // namespace
+
 std::filesystem::path run_directory(const TrainingConfig& config) {
-  if (config.stage == Stage::kEvaluation)
-    return config.run.runs_dir / dataset_name(config) / "evaluation";
-  if (config.stage == Stage::kFusion)
-    return config.run.runs_dir / dataset_name(config) / ("fusion_" + config.fusion.method);
+  const auto dataset_dir = config.run.runs_dir / dataset_name(config);
+  if (config.stage == Stage::kEvaluation) return dataset_dir / "evaluation";
+  if (config.stage == Stage::kFusion) return dataset_dir / fusion_leaf(config.fusion);
   std::string leaf = models::to_string(config.model.size) + "_" + to_string(config.stage);
+  if (config.model.family != stage_default_family(config.stage)) leaf += "_" + config.model.family;
   if (config.distillation.enabled) leaf += "_kd";
-  return config.run.runs_dir / dataset_name(config) / leaf;
+  return dataset_dir / leaf;
 }
 
 std::filesystem::path checked_run_directory(const TrainingConfig& config) {

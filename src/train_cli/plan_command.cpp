@@ -134,7 +134,7 @@ void add_plan_command(CLI::App& app) {
   auto flags = std::make_shared<TrainingFlags>();
   auto json = std::make_shared<bool>(false);
   auto mode = std::make_shared<std::string>("measured");
-  flags->add_to(*command);
+  flags->add_to(*command, FlagGroups::plan());
   command->add_flag("--json", *json, "Print the plan as JSON");
   command
       ->add_option("--mode", *mode,

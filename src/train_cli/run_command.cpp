@@ -51,7 +51,7 @@ void add_run_command(CLI::App& app) {
   command->add_flag("--regenerate", state->regenerate,
                     "Regenerate the synthetic dataset even if it exists");
   state->flags.add_to(*command);
-  state->training.add_to(*command, /*with_store=*/false, /*with_preset=*/false,
+  state->training.add_to(*command, FlagGroups::all(), /*with_store=*/false, /*with_preset=*/false,
                          /*shares_preprocess_flags=*/true);
   state->tracking.add_to(*command);
   command->footer(

@@ -38,13 +38,13 @@ auto tracked_stage(const TrackingFlags& tracking, const train::TrainingConfig& c
                                [&](const train::LoopHooks& hooks) { return stage(config, hooks); });
 }
 
-void add_training_stage(CLI::App& app, const char* name, train::Stage stage,
+void add_training_stage(CLI::App& app, const char* name, train::Stage stage, FlagGroups groups,
                         const char* default_preset, const char* example) {
   auto* command = app.add_subcommand(name, std::string(training_command_summary(name)));
   auto flags = std::make_shared<TrainingFlags>();
   auto tracking = std::make_shared<TrackingFlags>();
   flags->preset = default_preset;
-  flags->add_to(*command);
+  flags->add_to(*command, groups);
   tracking->add_to(*command);
   command->footer(example);
   command->callback([flags, tracking, stage] {
@@ -59,22 +59,25 @@ void add_training_stage(CLI::App& app, const char* name, train::Stage stage,
 }  // namespace
 
 void add_training_commands(CLI::App& app) {
-  add_training_stage(app, "autoencoder", train::Stage::kAutoencoder, "vgae,teacher",
+  add_training_stage(app, "autoencoder", train::Stage::kAutoencoder, FlagGroups::autoencoder(),
+                     "vgae,teacher",
                      "Example: headroom autoencoder --store stores/hcrl_sa --preset vgae,teacher\n"
                      "         headroom autoencoder --store stores/hcrl_sa --preset vgae,student "
                      "--use-kd true --teacher-path runs/hcrl_sa/teacher_autoencoder");
-  add_training_stage(app, "curriculum", train::Stage::kCurriculum, "gat,teacher",
+  add_training_stage(app, "curriculum", train::Stage::kCurriculum, FlagGroups::curriculum_stage(),
+                     "gat,teacher",
                      "Example: headroom curriculum --store stores/hcrl_sa --preset gat,teacher\n"
                      "         headroom curriculum --store stores/hcrl_sa --preset gat,student "
                      "--use-kd true --teacher-path runs/hcrl_sa/teacher_curriculum");
-  add_training_stage(app, "normal", train::Stage::kNormal, "gat,teacher",
+  add_training_stage(app, "normal", train::Stage::kNormal, FlagGroups::normal(), "gat,teacher",
                      "Example: headroom normal --store stores/hcrl_sa --preset gat,student "
                      "--max-epochs 20");
 
   auto* fusion = app.add_subcommand("fusion", std::string(training_command_summary("fusion")));
   auto fusion_flags = std::make_shared<TrainingFlags>();
   auto fusion_tracking = std::make_shared<TrackingFlags>();
-  fusion_flags->add_to(*fusion, /*with_store=*/true, /*with_preset=*/false);
+  fusion_flags->add_to(*fusion, FlagGroups::fusion_stage(), /*with_store=*/true,
+                       /*with_preset=*/false);
   fusion_tracking->add_to(*fusion);
   fusion->footer(
       "Example: headroom fusion --store stores/hcrl_sa\n"
@@ -90,7 +93,8 @@ void add_training_commands(CLI::App& app) {
       app.add_subcommand("evaluation", std::string(training_command_summary("evaluation")));
   auto flags = std::make_shared<TrainingFlags>();
   auto tracking = std::make_shared<TrackingFlags>();
-  flags->add_to(*command, /*with_store=*/true, /*with_preset=*/false);
+  flags->add_to(*command, FlagGroups::evaluation_stage(), /*with_store=*/true,
+                /*with_preset=*/false);
   tracking->add_to(*command);
   command->footer(
       "Example: headroom evaluation --store stores/hcrl_sa\n"

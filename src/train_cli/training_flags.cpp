@@ -23,9 +23,46 @@ constexpr const char* kFusionGroup = "Fusion";
 constexpr std::int64_t kDefaultVehicleCalibrationWindows = 200;
 }  // namespace
 
-void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
+FlagGroups FlagGroups::autoencoder() {
+  FlagGroups g;
+  g.model = g.training = g.optimiser = g.distillation = true;
+  return g;
+}
+
+FlagGroups FlagGroups::normal() {
+  FlagGroups g = autoencoder();
+  g.calibration = true;  // a classifier chooses its decision threshold on validation
+  return g;
+}
+
+FlagGroups FlagGroups::curriculum_stage() {
+  FlagGroups g = normal();
+  g.curriculum = true;
+  return g;
+}
+
+FlagGroups FlagGroups::fusion_stage() {
+  FlagGroups g;
+  g.optimiser = g.fusion = g.calibration = true;  // its own epochs and network: --fusion-*
+  return g;
+}
+
+FlagGroups FlagGroups::evaluation_stage() {
+  FlagGroups g;
+  g.calibration = g.evaluation = true;
+  return g;
+}
+
+FlagGroups FlagGroups::plan() { return autoencoder(); }
+
+FlagGroups FlagGroups::all() {
+  FlagGroups g = curriculum_stage();
+  g.fusion = g.evaluation = true;
+  return g;
+}
+
+void TrainingFlags::add_to(CLI::App& command, FlagGroups groups, bool with_store, bool with_preset,
                            bool shares_preprocess_flags) {
-  auto& c = config;
   const std::string system = kRunGroup;
   if (with_store)
     command.add_option("--store", store, "Graph store to train on (from `headroom preprocess`)")
@@ -33,47 +70,57 @@ void TrainingFlags::add_to(CLI::App& command, bool with_store, bool with_preset,
   if (with_preset)
     command.add_option("--preset", preset, "MODEL,SIZE: gat, gcn or vgae; teacher or student")
         ->capture_default_str();
-  command.add_option("--dataset", c.run.dataset, "Run-directory name (default: the store's name)")
+  command
+      .add_option("--dataset", config.run.dataset, "Run-directory name (default: the store's name)")
       ->group(system);
   command.add_option("--runs-dir", runs_dir, "Root of run directories")
       ->capture_default_str()
       ->group(system);
 
-  add_model_flags(command);
-  add_optimisation_flags(command, shares_preprocess_flags);
+  if (groups.model) add_model_flags(command);
+  add_optimisation_flags(command, groups, shares_preprocess_flags);
   add_run_flags(command, shares_preprocess_flags);
   add_memory_flags(command);
-  add_distillation_flags(command);
-  add_curriculum_flags(command);
-  add_fusion_flags(command);
-  command
-      .add_option("--models", models,
-                  "Evaluation: run directories or checkpoints (default: every classifier run)")
-      ->delimiter(',')
-      ->group("Evaluation");
-  command
-      .add_option("--calibration", c.evaluation.calibration,
-                  "Decision threshold a classifier stage chooses on validation: f1 (F1-optimal), "
-                  "fpr (at most --target-fpr false alarms) or none (0.5 only)")
-      ->check(CLI::IsMember({"f1", "fpr", "none"}))
-      ->capture_default_str()
-      ->group("Evaluation");
+  if (groups.distillation) add_distillation_flags(command);
+  if (groups.curriculum) add_curriculum_flags(command);
+  if (groups.fusion) add_fusion_flags(command);
+  add_evaluation_flags(command, groups);
+}
+
+void TrainingFlags::add_evaluation_flags(CLI::App& command, FlagGroups groups) {
+  auto& c = config;
+  if (groups.evaluation)
+    command
+        .add_option("--models", models,
+                    "Evaluation: run directories or checkpoints (default: every classifier run)")
+        ->delimiter(',')
+        ->group("Evaluation");
+  if (groups.calibration)
+    command
+        .add_option("--calibration", c.evaluation.calibration,
+                    "Decision threshold a classifier stage chooses on validation: f1 "
+                    "(F1-optimal), fpr (at most --target-fpr false alarms) or none (0.5 only)")
+        ->check(CLI::IsMember({"f1", "fpr", "none"}))
+        ->capture_default_str()
+        ->group("Evaluation");
   // On the command line vehicle calibration is on: the veh columns are what a new vehicle's
   // deployment would see (docs/detection.md); they are reported beside, not instead of, 0.5 and
   // the validation threshold.
   c.evaluation.vehicle_calibration_windows = kDefaultVehicleCalibrationWindows;
-  command
-      .add_option("--vehicle-calibration", c.evaluation.vehicle_calibration_windows,
-                  "Evaluation: also decide each test file at a threshold set on its first N "
-                  "normal windows (a short attack-free recording of that vehicle, ~N x 100 "
-                  "frames); 0: off")
-      ->capture_default_str()
-      ->group("Evaluation");
-  command
-      .add_option("--target-fpr", c.evaluation.target_fpr,
-                  "False-positive rate on normal validation graphs for --calibration fpr")
-      ->capture_default_str()
-      ->group("Evaluation");
+  if (groups.evaluation)
+    command
+        .add_option("--vehicle-calibration", c.evaluation.vehicle_calibration_windows,
+                    "Evaluation: also decide each test file at a threshold set on its first N "
+                    "normal windows (a short attack-free recording of that vehicle, ~N x 100 "
+                    "frames); 0: off")
+        ->capture_default_str()
+        ->group("Evaluation");
+  if (groups.calibration)
+    command
+        .add_option("--target-fpr", c.evaluation.target_fpr,
+                    "False-positive rate on normal validation graphs for --calibration fpr")
+        ->capture_default_str()
+        ->group("Evaluation");
 }
 
 void TrainingFlags::add_model_flags(CLI::App& command) {
@@ -105,43 +152,51 @@ void TrainingFlags::add_model_flags(CLI::App& command) {
       ->group(model);
 }
 
-void TrainingFlags::add_optimisation_flags(CLI::App& command, bool shares_preprocess_flags) {
+void TrainingFlags::add_optimisation_flags(CLI::App& command, FlagGroups groups,
+                                           bool shares_preprocess_flags) {
   auto& c = config;
   const std::string optim = kOptimisationGroup;
-  command
-      .add_option("--learning-rate", c.optimisation.learning_rate,
-                  "Adam learning rate (0: 0.002 VGAE, 0.003 GAT teacher, 0.001 GAT student)")
-      ->capture_default_str()
-      ->group(optim);
-  command.add_option("--weight-decay", c.optimisation.weight_decay, "Adam weight decay")
-      ->capture_default_str()
-      ->group(optim);
-  command
-      .add_option("--gradient-clip", c.optimisation.gradient_clip, "Max gradient L2 norm (0: off)")
-      ->capture_default_str()
-      ->group(optim);
-  command.add_option("--batch-size", c.optimisation.batch_size, "Graphs per training batch")
-      ->capture_default_str()
-      ->group(optim);
+  if (groups.optimiser) {
+    command
+        .add_option("--learning-rate", c.optimisation.learning_rate,
+                    "Adam learning rate (0: 0.002 VGAE, 0.003 GAT teacher, 0.001 GAT student)")
+        ->capture_default_str()
+        ->group(optim);
+    command.add_option("--weight-decay", c.optimisation.weight_decay, "Adam weight decay")
+        ->capture_default_str()
+        ->group(optim);
+    command
+        .add_option("--gradient-clip", c.optimisation.gradient_clip,
+                    "Max gradient L2 norm (0: off)")
+        ->capture_default_str()
+        ->group(optim);
+  }
+  if (groups.training)
+    command.add_option("--batch-size", c.optimisation.batch_size, "Graphs per training batch")
+        ->capture_default_str()
+        ->group(optim);
   command
       .add_option("--eval-batch-size", c.optimisation.eval_batch_size,
                   "Graphs per validation, evaluation and difficulty batch")
       ->capture_default_str()
       ->group(optim);
-  command.add_option("--max-epochs", c.optimisation.max_epochs, "Epochs at most")
-      ->capture_default_str()
-      ->group(optim);
-  command
-      .add_option("--patience", c.optimisation.patience,
-                  "Early stopping: epochs without improvement")
-      ->capture_default_str()
-      ->group(optim);
-  if (!shares_preprocess_flags)
-    command
-        .add_option("--seed", c.run.seed, "Seed of initialisation, shuffling, dropout, sampling")
-        ->check(not_negative())
+  if (groups.training)
+    command.add_option("--max-epochs", c.optimisation.max_epochs, "Epochs at most")
         ->capture_default_str()
         ->group(optim);
+  if (groups.optimiser) {
+    command
+        .add_option("--patience", c.optimisation.patience,
+                    "Early stopping: epochs without improvement")
+        ->capture_default_str()
+        ->group(optim);
+    if (!shares_preprocess_flags)
+      command
+          .add_option("--seed", c.run.seed, "Seed of initialisation, shuffling, dropout, sampling")
+          ->check(not_negative())
+          ->capture_default_str()
+          ->group(optim);
+  }
 }
 
 void TrainingFlags::add_run_flags(CLI::App& command, bool shares_preprocess_flags) {

@@ -186,6 +186,35 @@ TEST_F(TrainingCliErrors, TeacherOfTheWrongKindIsRefused) {
   EXPECT_NE(output.find("holds a gat model, expected vgae"), std::string::npos) << output;
 }
 
+// A flag that a command would ignore is refused before anything runs: `autoencoder
+// --fusion-method logistic --models foo` used to train as if neither were there.
+TEST_F(TrainingCliErrors, FlagsThatDoNotApplyToTheCommandAreRefused) {
+  for (const char* args :
+       {"autoencoder --preset vgae,teacher --fusion-method logistic", "autoencoder --models foo",
+        "normal --curriculum-start-ratio 2", "normal --autoencoder-path x", "curriculum --models x",
+        "fusion --max-epochs 3", "fusion --use-kd true", "fusion --hidden 8",
+        "evaluation --max-epochs 3", "evaluation --learning-rate 0.1",
+        "evaluation --fusion-method logistic", "plan --calibration fpr"}) {
+    std::string output;
+    EXPECT_NE(testing::run_command(stage(args), &output), 0) << args << "\n" << output;
+    const std::string arguments(args);
+    const auto flag_start = arguments.find("--");
+    const auto flag = arguments.substr(flag_start, arguments.find(' ', flag_start) - flag_start);
+    EXPECT_NE(output.find(flag), std::string::npos) << args << "\n" << output;
+    EXPECT_FALSE(std::filesystem::exists(dir_->path() / "runs" / "store" / "teacher_autoencoder"))
+        << args;
+  }
+  // What each command reads is still offered.
+  std::string help;
+  ASSERT_EQ(testing::run_command(binary() + " evaluation --help", &help), 0);
+  for (const char* flag : {"--models", "--vehicle-calibration", "--calibration", "--target-fpr",
+                           "--eval-batch-size", "--memory-budget"})
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+  ASSERT_EQ(testing::run_command(binary() + " fusion --help", &help), 0);
+  for (const char* flag : {"--fusion-method", "--patience", "--learning-rate", "--seed"})
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+}
+
 TEST_F(TrainingCliErrors, BooleansAcceptTheUsualSpellings) {
   std::string output;
   for (const char* value : {"true", "false", "1", "0", "yes", "no"}) {

@@ -57,14 +57,15 @@ TEST_F(FusionStage, KilledRunEndsLikeAnUninterruptedOneAndIsEvaluated) {
   std::string output;
   ASSERT_EQ(testing::run_command(fusion(straight, "dqn"), &output), 0) << output;
 
-  const auto run_dir = resumed / "store" / "fusion_dqn";
+  const auto run_dir = resumed / "store" / "fusion_dqn_student_normal+student_autoencoder";
   ASSERT_TRUE(testing::kill_after_epochs(fusion(resumed, "dqn"), run_dir / "metrics.jsonl", 3))
       << "the run finished before it could be killed";
   EXPECT_FALSE(std::filesystem::exists(run_dir / "result.json"));
   ASSERT_EQ(testing::run_command(fusion(resumed, "dqn"), &output), 0) << output;
   EXPECT_NE(output.find("resuming"), std::string::npos) << output;
 
-  const auto a = testing::read_metrics(straight / "store" / "fusion_dqn" / "metrics.jsonl");
+  const auto a = testing::read_metrics(
+      straight / "store" / "fusion_dqn_student_normal+student_autoencoder" / "metrics.jsonl");
   const auto b = testing::read_metrics(run_dir / "metrics.jsonl");
   ASSERT_EQ(a.size(), 40U);
   ASSERT_EQ(b.size(), 40U);
@@ -88,7 +89,8 @@ TEST_F(FusionStage, KilledRunEndsLikeAnUninterruptedOneAndIsEvaluated) {
                                  &output),
             0)
       << output;
-  const auto evaluation = read_json(resumed / "store" / "evaluation" / "fusion_dqn.json");
+  const auto evaluation = read_json(resumed / "store" / "evaluation" /
+                                    "fusion_dqn_student_normal+student_autoencoder.json");
   EXPECT_EQ(evaluation["score"], "fused P(attack)");
   EXPECT_EQ(evaluation["decision_threshold"], 0.5);
   EXPECT_TRUE(evaluation.contains("calibrated_threshold"));
@@ -115,7 +117,8 @@ TEST_F(FusionStage, LogisticFusionTrainsAndBeatsChanceOnHeldOutGraphs) {
   const auto runs = dir_->path() / "logistic";
   std::string output;
   ASSERT_EQ(testing::run_command(fusion(runs, "logistic"), &output), 0) << output;
-  const auto result = read_json(runs / "store" / "fusion_logistic" / "result.json");
+  const auto result = read_json(
+      runs / "store" / "fusion_logistic_student_normal+student_autoencoder" / "result.json");
   EXPECT_EQ(result["training"]["epochs"], 40);
   EXPECT_GT(result["training"]["best_metrics"]["roc_auc"].get<double>(), 0.5);
   EXPECT_FALSE(result["training"]["best_metrics"].contains("mean_classifier_weight"));
@@ -169,7 +172,9 @@ TEST_F(FusionStage, EvaluationAndFusionScoringKeepToTheMemoryBudget) {
     std::string output;
     EXPECT_EQ(testing::run_command(fusion(runs, "logistic") + extra + " 2>&1", &output), 0)
         << output;
-    return std::make_pair(output, read_json(runs / "store" / "fusion_logistic" / "result.json"));
+    return std::make_pair(
+        output, read_json(runs / "store" / "fusion_logistic_student_normal+student_autoencoder" /
+                          "result.json"));
   };
   const auto [free_log, free_result] = fuse("fusion-free", "");
   const auto [log, result] = fuse("fusion-budget", " --memory-budget " + std::to_string(budget));

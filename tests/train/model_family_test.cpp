@@ -166,7 +166,7 @@ TEST(GcnFamilyTest, TrainsThroughTheNormalStageAndIsEvaluated) {
                                  &output),
             0)
       << output;
-  const auto run = dir / "runs" / "store" / "student_normal";
+  const auto run = dir / "runs" / "store" / "student_normal_gcn";
   EXPECT_EQ(read_checkpoint_info(run / "best.pt").kind, "gcn");
   const auto losses = train_losses(run / "metrics.jsonl");
   ASSERT_EQ(losses.size(), 4U);
@@ -179,9 +179,9 @@ TEST(GcnFamilyTest, TrainsThroughTheNormalStageAndIsEvaluated) {
       << output;
   std::ifstream in(dir / "runs" / "store" / "evaluation" / "evaluation.json");
   const auto evaluation = nlohmann::json::parse(in);
-  ASSERT_TRUE(evaluation.contains("student_normal")) << evaluation.dump(2);
+  ASSERT_TRUE(evaluation.contains("student_normal_gcn")) << evaluation.dump(2);
   bool saw_validation = false;
-  for (const auto& group : evaluation["student_normal"]["groups"]) {
+  for (const auto& group : evaluation["student_normal_gcn"]["groups"]) {
     if (group["split"] != "validation" || !group["attack_type"].get<std::string>().empty())
       continue;
     saw_validation = true;
@@ -195,11 +195,11 @@ TEST(GcnFamilyTest, TrainsThroughTheNormalStageAndIsEvaluated) {
   const auto decision = read_checkpoint_info(run / "best.pt").decision;
   ASSERT_TRUE(decision.has_value());
   EXPECT_EQ(decision->method, "f1");
-  EXPECT_NEAR(evaluation["student_normal"]["calibrated_threshold"].get<double>(),
+  EXPECT_NEAR(evaluation["student_normal_gcn"]["calibrated_threshold"].get<double>(),
               eval::log_odds_of_probability(decision->threshold), 1e-9);
-  for (const auto& group : evaluation["student_normal"]["groups"])
+  for (const auto& group : evaluation["student_normal_gcn"]["groups"])
     EXPECT_TRUE(group.contains("calibrated_metrics")) << group.dump();
-  EXPECT_TRUE(evaluation["student_normal"].contains("warnings"));
+  EXPECT_TRUE(evaluation["student_normal_gcn"].contains("warnings"));
 
   // Rerunning the finished stage recalibrates to the same threshold and leaves best.pt as it was
   // (distillation caches are keyed on its bytes).
@@ -223,7 +223,7 @@ TEST(GcnFamilyTest, TrainsThroughTheNormalStageAndIsEvaluated) {
                                  &output),
             0)
       << output;
-  const auto teacher_run = dir / "runs" / "store" / "teacher_normal";
+  const auto teacher_run = dir / "runs" / "store" / "teacher_normal_gcn";
   ASSERT_EQ(testing::run_command(fmt::format("'{}' evaluation {} --models '{}' 2>&1",
                                              HEADROOM_BINARY, common, teacher_run.string()),
                                  &output),
@@ -231,9 +231,9 @@ TEST(GcnFamilyTest, TrainsThroughTheNormalStageAndIsEvaluated) {
       << output;
   std::ifstream merged_in(dir / "runs" / "store" / "evaluation" / "evaluation.json");
   const auto merged = nlohmann::json::parse(merged_in);
-  EXPECT_TRUE(merged.contains("student_normal")) << merged.dump(2);
-  EXPECT_TRUE(merged.contains("teacher_normal")) << merged.dump(2);
-  EXPECT_EQ(merged["student_normal"], evaluation["student_normal"]);
+  EXPECT_TRUE(merged.contains("student_normal_gcn")) << merged.dump(2);
+  EXPECT_TRUE(merged.contains("teacher_normal_gcn")) << merged.dump(2);
+  EXPECT_EQ(merged["student_normal_gcn"], evaluation["student_normal_gcn"]);
 }
 
 TEST(GcnFamilyTest, AutoencoderStageRefusesAClassifierFamily) {

@@ -137,5 +137,45 @@ TEST(TrainingConfigGroups, ConfigJsonStaysFlat) {
     EXPECT_FALSE(json.contains(group)) << group;
 }
 
+// What users train side by side in one --runs-dir gets a directory each: the README's fusion
+// examples (students, then a teacher pair) and a GCN beside the GAT of the same stage collided
+// ("holds a run with a different configuration").
+TEST(RunDirectoryNames, ModelsAndFusionInputsTrainedSideBySideDoNotShareADirectory) {
+  TrainingConfig config;
+  config.run.store = "stores/hcrl_sa";
+  config.run.runs_dir = "runs";
+  config.stage = Stage::kNormal;
+  config.model.size = models::ModelSize::kTeacher;
+  EXPECT_EQ(run_directory(config), std::filesystem::path("runs/hcrl_sa/teacher_normal"));
+  config.model.family = "gcn";
+  EXPECT_EQ(run_directory(config), std::filesystem::path("runs/hcrl_sa/teacher_normal_gcn"));
+  config.stage = Stage::kAutoencoder;
+  config.model.family = "vgae";
+  config.model.size = models::ModelSize::kStudent;
+  config.distillation.enabled = true;
+  EXPECT_EQ(run_directory(config), std::filesystem::path("runs/hcrl_sa/student_autoencoder_kd"));
+
+  TrainingConfig fusion;
+  fusion.run.store = "stores/hcrl_sa";
+  fusion.run.runs_dir = "runs";
+  fusion.stage = Stage::kFusion;
+  EXPECT_EQ(run_directory(fusion), std::filesystem::path("runs/hcrl_sa/fusion_dqn"));
+  fusion.fusion.method = "logistic";
+  EXPECT_EQ(run_directory(fusion), std::filesystem::path("runs/hcrl_sa/fusion_logistic"));
+  // The default inputs named explicitly are still the default run.
+  fusion.fusion.classifier_path = "runs/hcrl_sa/student_curriculum_kd/";
+  fusion.fusion.autoencoder_path = "runs/hcrl_sa/student_autoencoder_kd/best.pt";
+  EXPECT_EQ(run_directory(fusion), std::filesystem::path("runs/hcrl_sa/fusion_logistic"));
+  fusion.fusion.method = "dqn";
+  fusion.fusion.classifier_path = "runs/hcrl_sa/teacher_curriculum";
+  fusion.fusion.autoencoder_path = "runs/hcrl_sa/teacher_autoencoder/best.pt";
+  EXPECT_EQ(
+      run_directory(fusion),
+      std::filesystem::path("runs/hcrl_sa/fusion_dqn_teacher_curriculum+teacher_autoencoder"));
+  // A name that cannot go into a path as it is.
+  fusion.fusion.classifier_path = "runs/x/my model\n";
+  EXPECT_EQ(run_directory(fusion).filename(), "fusion_dqn_my_model_+teacher_autoencoder");
+}
+
 }  // namespace
 }  // namespace headroom::train

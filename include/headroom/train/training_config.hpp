@@ -173,8 +173,11 @@ struct TrainingConfig {
   FusionOptions fusion;
 };
 
-// The run directory: runs/{dataset}/{size}_{stage}[_kd]; runs/{dataset}/evaluation and
-// runs/{dataset}/fusion_{method} for those stages.
+// The run directory, named so that what users train side by side in one --runs-dir never shares
+// one: runs/{dataset}/{size}_{stage}[_{family}][_kd], the family named when it is not the stage's
+// own (gat for the classifier stages, vgae for autoencoder: `teacher_normal_gcn`);
+// runs/{dataset}/evaluation; runs/{dataset}/fusion_{method}[_{classifier}+{autoencoder}], the
+// inputs' run-directory names given when either is not the default distilled student.
 std::filesystem::path run_directory(const TrainingConfig& config);
 // run_directory(config), after checking that it neither is, lies inside nor contains the store
 // (throws std::runtime_error naming both): what a stage opens before it writes anything.

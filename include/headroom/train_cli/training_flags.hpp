@@ -14,6 +14,30 @@ class Option;
 
 namespace headroom::cli {
 
+// The flag groups a command offers, beyond --dataset, --runs-dir, the device-and-run and memory
+// flags and --eval-batch-size that every one reads. A command offers only the flags it reads, so
+// that a flag it would ignore is refused by the parser (and by --config) instead of accepted
+// without a word.
+struct FlagGroups {
+  bool model = false;      // --hidden, --layers, --latent, ... (the preset's overrides)
+  bool training = false;   // --batch-size, --max-epochs: a graph model's training
+  bool optimiser = false;  // --learning-rate, --weight-decay, --gradient-clip, --patience, --seed
+  bool distillation = false;  // --use-kd, --teacher-path, --kd-*, the teacher's placement
+  bool curriculum = false;    // --autoencoder-path, --curriculum-*
+  bool fusion = false;        // --fusion-*
+  bool calibration = false;   // --calibration, --target-fpr
+  bool evaluation = false;    // --models, --vehicle-calibration
+
+  // Per command: what its stage reads (training_flags.cpp's table).
+  static FlagGroups autoencoder();
+  static FlagGroups normal();
+  static FlagGroups curriculum_stage();
+  static FlagGroups fusion_stage();
+  static FlagGroups evaluation_stage();
+  static FlagGroups plan();
+  static FlagGroups all();  // `run`: every stage
+};
+
 struct TrainingFlags {
   train::TrainingConfig config;
   std::string preset = "gat,teacher";
@@ -40,7 +64,7 @@ struct TrainingFlags {
   // `with_store`: add --store (stages; `run` sets the store itself). `with_preset`: add --preset.
   // `shares_preprocess_flags`: --threads, --seed and --wait-for-lock already come from the
   // preprocess flags (`run`), which then set both.
-  void add_to(CLI::App& command, bool with_store = true, bool with_preset = true,
+  void add_to(CLI::App& command, FlagGroups groups, bool with_store = true, bool with_preset = true,
               bool shares_preprocess_flags = false);
   // The configuration for `stage`; throws std::invalid_argument on a bad value.
   train::TrainingConfig resolve(train::Stage stage) const;
@@ -48,12 +72,13 @@ struct TrainingFlags {
  private:
   // One --help group each, in the order they are listed.
   void add_model_flags(CLI::App& command);
-  void add_optimisation_flags(CLI::App& command, bool shares_preprocess_flags);
+  void add_optimisation_flags(CLI::App& command, FlagGroups groups, bool shares_preprocess_flags);
   void add_run_flags(CLI::App& command, bool shares_preprocess_flags);
   void add_memory_flags(CLI::App& command);
   void add_distillation_flags(CLI::App& command);
   void add_curriculum_flags(CLI::App& command);
   void add_fusion_flags(CLI::App& command);
+  void add_evaluation_flags(CLI::App& command, FlagGroups groups);
 };
 
 }  // namespace headroom::cli
