@@ -198,7 +198,7 @@ TEST_F(TrainingCliErrors, FlagsThatDoNotApplyToTheCommandAreRefused) {
     std::string output;
     EXPECT_NE(testing::run_command(stage(args), &output), 0) << args << "\n" << output;
     const std::string arguments(args);
-    const auto flag_start = arguments.find("--");
+    const auto flag_start = arguments.rfind("--");  // the one that does not apply
     const auto flag = arguments.substr(flag_start, arguments.find(' ', flag_start) - flag_start);
     EXPECT_NE(output.find(flag), std::string::npos) << args << "\n" << output;
     EXPECT_FALSE(std::filesystem::exists(dir_->path() / "runs" / "store" / "teacher_autoencoder"))

@@ -1,0 +1,151 @@
+// The README's shell examples, run in order as a new user would run them, so that a renamed flag,
+// a changed default or two examples that collide (issue 31: the third fusion example stopped on
+// the first one's run directory) fail the suite instead of a user's first hour.
+//
+// Every fenced `sh` block of README.md runs as one bash script (`set -e`), in a fresh working
+// directory whose `../shared/data/can/hcrl_sa` is a small synthetic dataset, with the built
+// binaries first on PATH. What is changed, and why, is listed in `example_script`: placeholders
+// get values, an optional `[--force]` is given, the synthetic default gets fewer frames (the main
+// job's size is the suite's other tests' business), and the MLflow address gets a port where
+// nothing listens (the tracker warns and the run goes on). Only two kinds of line are left out:
+// `scripts/...` (the harness that runs this very test) and `tensorboard --logdir` (a server that
+// runs until stopped).
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace headroom {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ShellBlock {
+  int first_line = 0;  // 1-based line of the block's first command in README.md
+  std::string text;
+};
+
+// The fenced blocks opened with ```sh, in order.
+std::vector<ShellBlock> shell_blocks(const fs::path& markdown) {
+  std::ifstream in(markdown);
+  std::vector<ShellBlock> blocks;
+  std::string line;
+  bool inside = false;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.rfind("```", 0) == 0) {
+      inside = !inside && line == "```sh";
+      if (inside) blocks.push_back({number + 1, ""});
+      continue;
+    }
+    if (inside) blocks.back().text += line + "\n";
+  }
+  return blocks;
+}
+
+// The block as the test runs it (see the file comment); `block` numbers placeholders apart, so
+// that STORE in two examples names two stores, as a reader would choose two.
+std::string example_script(const ShellBlock& block, int index, int mlflow_port) {
+  std::string script;
+  std::istringstream lines(block.text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("scripts/", 0) == 0 || line.rfind("tensorboard ", 0) == 0 ||
+        line.rfind("HEADROOM_FUZZ_SECONDS=", 0) == 0)
+      continue;
+    script += line + "\n";
+  }
+  const std::pair<std::string, std::string> substitutions[] = {
+      {R"(\bDATASET_DIR\b)", "../shared/data/can/hcrl_sa"},
+      {R"(\bSTORE\b)", fmt::format("stores/example{}", index)},
+      {R"(\[--force\])", "--force"},  // optional; the examples before wrote what it replaces
+      {R"(--frames 400000)", "--frames 20000"},
+      {R"(127\.0\.0\.1:5000)", fmt::format("127.0.0.1:{}", mlflow_port)},
+  };
+  for (const auto& [pattern, value] : substitutions)
+    script = std::regex_replace(script, std::regex(pattern), value);
+  return script;
+}
+
+// The two CSV layouts of the README's column-mapping examples: bytes in columns with a decimal ID
+// and labels, then one hex payload column with the DLC in bits and no labels.
+void write_mapped_datasets(const fs::path& work) {
+  for (const char* split : {"train_01", "test_01"}) {
+    std::string bytes_rows = "Time,ID,DLC,D0,D1,D2,D3,D4,D5,D6,D7,Class\n";
+    std::string hex_rows = "Time,ID,Len,Data\n";
+    for (int row = 0; row < 3000; ++row) {
+      const int id = 100 + (row % 12) * 7;
+      const bool attack = row % 10 == 9 && row > 600;
+      const auto time = fmt::format("{:.6f}", 1000.0 + row * 0.0005);
+      bytes_rows += fmt::format("{},{},8,0{},00,1{},22,0{},00,00,0{},{}\n", time, attack ? 0 : id,
+                                row % 10, row % 7, row % 5, row % 3,
+                                attack ? (row % 20 == 19 ? "DoS" : "Fuzzing") : "Normal");
+      hex_rows += fmt::format("{},{:X},64,{:02X}00{:02X}22000000{:02X}\n", time, id, row % 256,
+                              row % 7, row % 13);
+    }
+    testing::write_text_file(work / "my_dataset" / split / "log-1.csv", bytes_rows);
+    testing::write_text_file(work / "other_dataset" / split / "log-1.csv", hex_rows);
+  }
+}
+
+TEST(DocExamples, ReadmeShellExamplesRunInOrder) {
+  const auto readme = fs::path(HEADROOM_SOURCE_DIR) / "README.md";
+  const auto blocks = shell_blocks(readme);
+  ASSERT_GE(blocks.size(), 15U) << "README.md's sh blocks were not found";
+
+  testing::TempDir dir;
+  const auto work = dir / "work";
+  fs::create_directories(work);
+  const auto bin = fs::path(HEADROOM_TRAIN_BINARY).parent_path();
+  std::string output;
+  ASSERT_EQ(
+      testing::run_command(fmt::format("'{}/headroom' generate --out '{}' --frames 20000 "
+                                       "--seed 3 2>&1",
+                                       bin.string(), (dir / "shared/data/can/hcrl_sa").string()),
+                           &output),
+      0)
+      << output;
+  write_mapped_datasets(work);
+
+  const int mlflow_port = testing::free_tcp_port();
+  int ran = 0;
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    const auto script = example_script(blocks[k], static_cast<int>(k), mlflow_port);
+    if (script.find("headroom") == std::string::npos) continue;  // only harness lines
+    const auto file = dir / fmt::format("block{}.sh", k);
+    testing::write_text_file(file, "set -eo pipefail\n" + script);
+    const auto command = fmt::format("cd '{}' && PATH='{}':\"$PATH\" timeout 900 bash -x '{}' 2>&1",
+                                     work.string(), bin.string(), file.string());
+    ASSERT_EQ(testing::run_command(command, &output), 0)
+        << "README.md:" << blocks[k].first_line << ": this example fails:\n"
+        << script << "\n--- its output ---\n"
+        << output;
+    ++ran;
+  }
+  EXPECT_GE(ran, 15);
+
+  // What the examples promise, checked where a wrong exit status would not show it.
+  const auto runs = work / "runs" / "hcrl_sa";
+  for (const char* stage :
+       {"teacher_autoencoder", "student_autoencoder_kd", "teacher_curriculum",
+        "student_curriculum_kd", "student_normal", "teacher_normal_gcn", "fusion_dqn",
+        "fusion_logistic", "fusion_dqn_teacher_curriculum+teacher_autoencoder"})
+    EXPECT_TRUE(fs::exists(runs / stage / "best.pt")) << stage;
+  EXPECT_TRUE(fs::exists(runs / "evaluation" / "evaluation.json"));
+  EXPECT_TRUE(fs::exists(work / "runs" / "synthetic" / "report.html"));
+  EXPECT_TRUE(fs::exists(work / "curriculum.html"));
+  EXPECT_TRUE(fs::exists(work / "stores" / "mine" / "manifest.json"));
+  EXPECT_TRUE(fs::exists(work / "stores" / "other" / "manifest.json"));
+}
+
+}  // namespace
+}  // namespace headroom
