@@ -148,6 +148,7 @@ void add_plan_command(CLI::App& app) {
       "         headroom plan --store stores/hcrl_sa --preset gat,teacher --mode static");
   command->callback([flags, json, mode] {
     auto config = flags->resolve(train::Stage::kNormal);
+    flags->require_flags_of_family(config.model.family);
     train::apply_thread_count(config.run);
     const auto device = train::training_device(config.run);
     const auto store = store::GraphStore::open(config.run.store);

@@ -49,6 +49,7 @@ void add_training_stage(CLI::App& app, const char* name, train::Stage stage, Fla
   command->footer(example);
   command->callback([flags, tracking, stage] {
     auto config = flags->resolve(stage);
+    flags->require_flags_of_family(config.model.family);
     const auto job = join_data_parallel_job(*flags, config);
     print_outcome(tracked_stage(*tracking, config, job->hooks(),
                                 stage == train::Stage::kAutoencoder ? train::run_autoencoder_stage

@@ -1,9 +1,13 @@
 #include "headroom/train_cli/training_flags.hpp"
 #include "headroom/cli/not_negative.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <stdexcept>
+#include <vector>
 
 #include "headroom/train/model_family.hpp"
 #include "headroom/util/byte_size.hpp"
@@ -135,21 +139,25 @@ void TrainingFlags::add_model_flags(CLI::App& command) {
   overrides["fc_layers"] =
       command.add_option("--fc-layers", fc_layers, "GAT fully connected layers")->group(model);
   overrides["latent"] = command.add_option("--latent", latent, "VGAE latent size")->group(model);
-  command.add_option("--vgae-hidden", c.model.vgae_hidden, "VGAE encoder widths (comma-separated)")
-      ->delimiter(',')
-      ->group(model);
-  command
-      .add_option("--vgae-layout", c.model.vgae_layout,
-                  "VGAE layers: kd-gat (upstream's model) or mirrored (headroom's first VGAE)")
-      ->check(CLI::IsMember({"kd-gat", "mirrored"}))
-      ->capture_default_str()
-      ->group(model);
+  overrides["vgae_hidden"] =
+      command
+          .add_option("--vgae-hidden", c.model.vgae_hidden, "VGAE encoder widths (comma-separated)")
+          ->delimiter(',')
+          ->group(model);
+  overrides["vgae_layout"] =
+      command
+          .add_option("--vgae-layout", c.model.vgae_layout,
+                      "VGAE layers: kd-gat (upstream's model) or mirrored (headroom's first VGAE)")
+          ->check(CLI::IsMember({"kd-gat", "mirrored"}))
+          ->capture_default_str()
+          ->group(model);
   overrides["dropout"] = command.add_option("--dropout", dropout, "Dropout rate")->group(model);
-  command
-      .add_option("--gradient-checkpointing", c.model.gradient_checkpointing,
-                  "Recompute each GAT layer in the backward pass (true/false)")
-      ->capture_default_str()
-      ->group(model);
+  overrides["gradient_checkpointing"] =
+      command
+          .add_option("--gradient-checkpointing", c.model.gradient_checkpointing,
+                      "Recompute each GAT layer in the backward pass (true/false)")
+          ->capture_default_str()
+          ->group(model);
 }
 
 void TrainingFlags::add_optimisation_flags(CLI::App& command, FlagGroups groups,
@@ -374,6 +382,35 @@ void TrainingFlags::add_fusion_flags(CLI::App& command) {
                   "Share of the validation graphs held out of fitting to choose the best epoch")
       ->capture_default_str()
       ->group(fusion);
+}
+
+void TrainingFlags::require_flags_of_family(std::string_view family) const {
+  struct FamilyFlag {
+    const char* key;  // in `overrides`
+    const char* flag;
+    std::vector<std::string_view> families;  // those whose configuration reads it
+  };
+  static const FamilyFlag kFamilyFlags[] = {
+      {"hidden", "--hidden", {"gat", "gcn"}},
+      {"layers", "--layers", {"gat", "gcn"}},
+      {"heads", "--heads", {"gat", "vgae"}},
+      {"fc_layers", "--fc-layers", {"gat"}},
+      {"latent", "--latent", {"vgae"}},
+      {"vgae_hidden", "--vgae-hidden", {"vgae"}},
+      {"vgae_layout", "--vgae-layout", {"vgae"}},
+      {"gradient_checkpointing", "--gradient-checkpointing", {"gat", "vgae"}},
+  };
+  for (const auto& entry : kFamilyFlags) {
+    const auto it = overrides.find(entry.key);
+    if (it == overrides.end() || it->second->count() == 0) continue;
+    if (std::find(entry.families.begin(), entry.families.end(), family) != entry.families.end())
+      continue;
+    throw std::invalid_argument(fmt::format(
+        "{} applies to the {} famil{}, not to {} (--preset {}): leave it out, or choose a preset "
+        "of a family that reads it",
+        entry.flag, fmt::join(entry.families, " and "), entry.families.size() == 1 ? "y" : "ies",
+        family, preset));
+  }
 }
 
 train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {

@@ -215,6 +215,26 @@ TEST_F(TrainingCliErrors, FlagsThatDoNotApplyToTheCommandAreRefused) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
 }
 
+// A model flag that the preset's family does not read is refused the same way; `run`, which
+// trains the VGAE and the GAT with one flag set, keeps them all (TrainingCli.* run it with
+// --vgae-hidden and --latent).
+TEST_F(TrainingCliErrors, ModelFlagsOfAnotherFamilyAreRefused) {
+  struct Case {
+    const char* args;
+    const char* expected;
+  };
+  for (const Case& c :
+       {Case{"normal --preset gat,teacher --latent 8", "--latent applies to the vgae family"},
+        Case{"normal --preset gcn,teacher --heads 2",
+             "--heads applies to the gat and vgae families"},
+        Case{"autoencoder --preset vgae,teacher --fc-layers 2", "--fc-layers applies to the gat"},
+        Case{"plan --preset gat,student --vgae-hidden 8,4", "--vgae-hidden applies to the vgae"}}) {
+    std::string output;
+    EXPECT_EQ(testing::run_command(stage(c.args), &output), 1) << c.args;
+    EXPECT_NE(output.find(c.expected), std::string::npos) << c.args << "\n" << output;
+  }
+}
+
 TEST_F(TrainingCliErrors, BooleansAcceptTheUsualSpellings) {
   std::string output;
   for (const char* value : {"true", "false", "1", "0", "yes", "no"}) {

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "headroom/train/training_config.hpp"
 
@@ -68,6 +69,10 @@ struct TrainingFlags {
               bool shares_preprocess_flags = false);
   // The configuration for `stage`; throws std::invalid_argument on a bad value.
   train::TrainingConfig resolve(train::Stage stage) const;
+  // Throws std::invalid_argument when a model flag was given that `family` does not read
+  // (`normal --preset gat,teacher --latent 8`). For the commands that train or plan one family;
+  // `run` trains several with one flag set and does not call it.
+  void require_flags_of_family(std::string_view family) const;
 
  private:
   // One --help group each, in the order they are listed.
