@@ -86,8 +86,8 @@ TEST(ExclusiveLock, AKilledHoldersFileIsReusedAndRemoved) {
   testing::TempDir dir;
   const auto file = dir / "headroom.lock";
   // What a holder killed mid-run leaves: the file with its pid, and no lock.
-  testing::write_text_file(file, "headroom lock file (flock); the holder's pid:\n" +
-                                     std::string(14, ' ') + "999999\n");
+  testing::write_text_file(
+      file, "headroom lock file (flock); the holder's pid:\n" + std::string(14, ' ') + "999999\n");
   EXPECT_EQ(refusal(file), "");
   EXPECT_FALSE(std::filesystem::exists(file));
 }
