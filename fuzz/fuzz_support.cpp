@@ -8,6 +8,11 @@
 #include <vector>
 
 #include "headroom/can/input_error.hpp"
+#include "headroom/preprocess/preprocessor.hpp"
+#include "headroom/store/graph_store.hpp"
+#include "headroom/store/graph_values.hpp"
+#include "headroom/store/store_summary.hpp"
+#include "headroom/synthetic/synthetic_traffic.hpp"
 
 namespace headroom::fuzz {
 namespace {
@@ -64,6 +69,36 @@ void read_every_frame(const std::filesystem::path& file, can::LogFormat format) 
       read_with(file, options);
     }
   }
+}
+
+const std::filesystem::path& pristine_store() {
+  static const std::filesystem::path path = [] {
+    const auto root = scratch_directory() / "pristine";
+    synthetic::SyntheticDatasetOptions data;
+    data.total_frames = synthetic::kMinSyntheticFrames;
+    synthetic::generate_synthetic_dataset(root / "data", data, /*overwrite=*/true);
+    preprocess::PreprocessOptions options;
+    options.threads = 1;
+    options.progress = 0;
+    preprocess::preprocess_dataset(root / "data", root / "store", options);
+    return root / "store";
+  }();
+  return path;
+}
+
+void read_every_graph(const store::GraphStore& graphs) {
+  (void)store::render_summary(store::summarize_store(graphs));
+  double sum = 0;
+  for (std::size_t id = 0; id < graphs.num_graphs(); ++id) {
+    const store::GraphView graph = graphs.graph(id);
+    store::check_graph_values(graphs, id, graph);
+    for (float value : graph.node_features) sum += value;
+    for (std::uint32_t value : graph.node_can_ids) sum += value;
+    for (std::int32_t value : graph.edge_index) sum += value;
+    for (float value : graph.edge_features) sum += value;
+  }
+  volatile double sink = sum;
+  (void)sink;
 }
 
 }  // namespace headroom::fuzz

@@ -11,6 +11,10 @@
 
 #include "headroom/can/log_format.hpp"
 
+namespace headroom::store {
+class GraphStore;
+}
+
 namespace headroom::fuzz {
 
 // A directory of this process's own under the system temp directory, created on first use and
@@ -25,5 +29,14 @@ std::filesystem::path write_scratch_file(std::string_view name,
 // block size (so rows straddle buffer refills) as well as a page-sized one. InputError, the
 // readers' documented error for bad input, is expected and swallowed; it must name the file.
 void read_every_frame(const std::filesystem::path& file, can::LogFormat format);
+
+// A real store, built once per process from the smallest synthetic dataset (one thread) under
+// scratch_directory()/pristine; returns the store's path. The store targets copy it and change
+// the copy.
+const std::filesystem::path& pristine_store();
+
+// What a consumer does with an open store: the summary `inspect` prints, every graph's arrays and
+// the value checks that collation runs on them before tensors are made.
+void read_every_graph(const store::GraphStore& graphs);
 
 }  // namespace headroom::fuzz

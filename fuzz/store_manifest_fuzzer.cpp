@@ -28,14 +28,10 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_support.hpp"
-#include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/store/graph_store.hpp"
-#include "headroom/store/graph_values.hpp"
 #include "headroom/store/store_arrays.hpp"
 #include "headroom/store/store_error.hpp"
 #include "headroom/store/store_metadata.hpp"
-#include "headroom/store/store_summary.hpp"
-#include "headroom/synthetic/synthetic_traffic.hpp"
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 
@@ -48,25 +44,18 @@ namespace {
 // run/store (the copy each input edits).
 fs::path scratch(const char* name) { return headroom::fuzz::scratch_directory() / name; }
 
-fs::path pristine_store() {
-  static const fs::path path = [] {
-    const fs::path root = scratch("pristine");
-    headroom::synthetic::SyntheticDatasetOptions data;
-    data.total_frames = headroom::synthetic::kMinSyntheticFrames;
-    headroom::synthetic::generate_synthetic_dataset(root / "data", data, /*overwrite=*/true);
-    headroom::preprocess::PreprocessOptions options;
-    options.threads = 1;
-    options.progress = 0;
-    headroom::preprocess::preprocess_dataset(root / "data", root / "store", options);
-    // Outside the store: a copy of a real array (a follower would find it sound) and a FIFO (a
-    // follower would block on it).
+// The shared pristine store, plus what lies outside it: a copy of a real array (a follower would
+// find it sound) and a FIFO (a follower would block on it).
+const fs::path& pristine_store() {
+  static const bool outside_written = [] {
     fs::create_directories(scratch("outside"));
-    fs::copy_file(root / "store" / "node_features.f32", scratch("outside") / "x.f32",
-                  fs::copy_options::overwrite_existing);
+    fs::copy_file(headroom::fuzz::pristine_store() / "node_features.f32",
+                  scratch("outside") / "x.f32", fs::copy_options::overwrite_existing);
     ::mkfifo((scratch("outside") / "fifo.f32").c_str(), 0600);
-    return root / "store";
+    return true;
   }();
-  return path;
+  (void)outside_written;
+  return headroom::fuzz::pristine_store();
 }
 
 const nlohmann::json& pristine_manifest() {
@@ -213,23 +202,6 @@ void write_sealed(const fs::path& dir, nlohmann::json manifest) {
   if (!out) std::abort();
 }
 
-// What a consumer does with an open store: the summary `inspect` prints, every graph's arrays and
-// the value checks that collation runs on them.
-void read_everything(const store::GraphStore& graphs) {
-  (void)store::render_summary(store::summarize_store(graphs));
-  double sum = 0;
-  for (std::size_t id = 0; id < graphs.num_graphs(); ++id) {
-    const store::GraphView graph = graphs.graph(id);
-    store::check_graph_values(graphs, id, graph);
-    for (float value : graph.node_features) sum += value;
-    for (std::uint32_t value : graph.node_can_ids) sum += value;
-    for (std::int32_t value : graph.edge_index) sum += value;
-    for (float value : graph.edge_features) sum += value;
-  }
-  volatile double sink = sum;
-  (void)sink;
-}
-
 // An opened store's array files are plain names of files directly inside it: anything else got
 // past the checks.
 void require_contained(const store::GraphStore& graphs, const fs::path& dir) {
@@ -278,7 +250,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
       const auto graphs = store::GraphStore::open(dir, verification);
       require_contained(graphs, dir);
-      read_everything(graphs);
+      headroom::fuzz::read_every_graph(graphs);
     } catch (const store::StoreError&) {
     }
   }

@@ -22,13 +22,9 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_support.hpp"
-#include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/store/graph_store.hpp"
-#include "headroom/store/graph_values.hpp"
 #include "headroom/store/store_error.hpp"
 #include "headroom/store/store_metadata.hpp"
-#include "headroom/store/store_summary.hpp"
-#include "headroom/synthetic/synthetic_traffic.hpp"
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 
@@ -37,20 +33,7 @@ namespace store = headroom::store;
 
 namespace {
 
-fs::path pristine_store() {
-  static const fs::path path = [] {
-    const fs::path root = headroom::fuzz::scratch_directory() / "pristine";
-    headroom::synthetic::SyntheticDatasetOptions data;
-    data.total_frames = headroom::synthetic::kMinSyntheticFrames;
-    headroom::synthetic::generate_synthetic_dataset(root / "data", data, /*overwrite=*/true);
-    headroom::preprocess::PreprocessOptions options;
-    options.threads = 1;
-    options.progress = 0;
-    headroom::preprocess::preprocess_dataset(root / "data", root / "store", options);
-    return root / "store";
-  }();
-  return path;
-}
+using headroom::fuzz::pristine_store;
 
 std::vector<fs::path> store_files() {
   static const std::vector<fs::path> files = [] {
@@ -94,23 +77,6 @@ bool write_sealed_manifest(const fs::path& dir, std::string_view text) {
   }
   write(dir / store::kManifestFileName, store::render_manifest(metadata));
   return true;
-}
-
-// What a consumer does with an open store: the summary `inspect` prints, every graph's arrays
-// and the value checks that collation runs on them before tensors are made.
-void read_everything(const store::GraphStore& graphs) {
-  (void)store::render_summary(store::summarize_store(graphs));
-  double sum = 0;
-  for (std::size_t id = 0; id < graphs.num_graphs(); ++id) {
-    const store::GraphView graph = graphs.graph(id);
-    store::check_graph_values(graphs, id, graph);
-    for (float value : graph.node_features) sum += value;
-    for (std::uint32_t value : graph.node_can_ids) sum += value;
-    for (std::int32_t value : graph.edge_index) sum += value;
-    for (float value : graph.edge_features) sum += value;
-  }
-  volatile double sink = sum;
-  (void)sink;
 }
 
 // Seeds: each file of the pristine store as it is, under modes 0 and 1, and its manifest under
@@ -157,7 +123,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto verification :
        {store::StoreVerification::kMetadata, store::StoreVerification::kFull}) {
     try {
-      read_everything(store::GraphStore::open(dir, verification));
+      headroom::fuzz::read_every_graph(store::GraphStore::open(dir, verification));
     } catch (const store::StoreError&) {
     }
   }
