@@ -31,11 +31,11 @@
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/memory/batch_packer.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
-#include "headroom/train/batch_sizing.hpp"
-#include "headroom/train/model_checkpoint.hpp"
-#include "headroom/train/model_family.hpp"
-#include "headroom/train/prepared_stage_step.hpp"
-#include "headroom/train/step_probe.hpp"
+#include "headroom/train/batches/batch_sizing.hpp"
+#include "headroom/train/families/model_checkpoint.hpp"
+#include "headroom/train/families/model_family.hpp"
+#include "headroom/train/stages/stage_preparation.hpp"
+#include "headroom/train/step/step_probe.hpp"
 #include "headroom/util/byte_size.hpp"
 
 namespace {
@@ -157,12 +157,15 @@ int main(int argc, char** argv) {
         const auto prepared = train::prepare_stage_step(config);
         const auto step = prepared->step();
         const auto probe_start = Clock::now();
-        const auto measured = train::measure_step_peak(config, store, prepared->model(), step);
+        const auto context =
+            train::resolve_run_context(config, store, train::CommandWork::kTraining);
+        const auto measured =
+            train::measure_step_peak(config, context, store, prepared->model(), step);
         const double probe_seconds =
             std::chrono::duration<double>(Clock::now() - probe_start).count();
         fits.push_back({{"model", name}, {"fit", measured.fit}, {"probe_seconds", probe_seconds}});
 
-        const auto options = train::probe_options(config);
+        const auto options = train::probe_options(config, context);
         const auto order = loader::shuffled(prepared->training_ids(), config.run.seed, 0);
         for (const double budget : budgets) {
           const auto packed = memory::pack_by_bytes(order, index.num_nodes, index.num_edges,

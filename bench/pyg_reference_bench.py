@@ -23,7 +23,7 @@ runs in a child process, so that its memory peak is its own: forked like trainin
 spawned on CUDA (--isolation; a fork after CUDA initialisation is unsafe). A step:
 zero_grad(set_to_none), forward, loss (cross-entropy per graph for the GAT; for the VGAE
 headroom's objective, MSE of features 1..10 + 0.1 CE of the node IDs + 0.05 BCE of the
-neighbourhood ID sets + 0.01 KL, as src/train/losses.cpp computes it), backward,
+neighbourhood ID sets + 0.01 KL, as src/train/step/losses.cpp computes it), backward,
 clip_grad_norm_(1.0), Adam(lr 1e-3, weight_decay 1e-4); fp32. Self-check: `parameters` holds the
 PyG model's parameter count and headroom's, computed from headroom's layer formulas
 (tests/models/models_test.cpp); a mismatch is printed as a warning.
@@ -303,7 +303,7 @@ class VGAE(nn.Module):
 
 
 def neighbourhood_targets(x, edge_index, num_ids):
-    """Per node, the multi-hot set of its out-neighbours' ID classes (train/losses.cpp)."""
+    """Per node, the multi-hot set of its out-neighbours' ID classes (train/step/losses.cpp)."""
     classes = x[:, 0].long()
     targets = torch.zeros(x.size(0), num_ids, device=x.device)
     cells = edge_index[0] * num_ids + classes.index_select(0, edge_index[1])

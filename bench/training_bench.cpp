@@ -31,9 +31,9 @@
 #include "headroom/models/vgae.hpp"
 #include "headroom/nn/gat_conv.hpp"
 #include "headroom/store/store_metadata.hpp"
-#include "headroom/train/losses.hpp"
-#include "headroom/train/precision.hpp"
-#include "headroom/train/training_step.hpp"
+#include "headroom/train/step/losses.hpp"
+#include "headroom/train/step/precision.hpp"
+#include "headroom/train/step/training_step.hpp"
 
 namespace {
 
@@ -107,7 +107,8 @@ nlohmann::json run_case(const Settings& settings, const Case& c) {
   module->train();
   torch::optim::Adam optimizer(module->parameters(),
                                torch::optim::AdamOptions(1e-3).weight_decay(1e-4));
-  // The step training runs (train/training_step.hpp): autocast, loss, backward, clipping, Adam.
+  // The step training runs (train/step/training_step.hpp): autocast, loss, backward, clipping,
+  // Adam.
   train::StepSettings step_settings;
   step_settings.device = device;
   step_settings.precision = precision;

@@ -267,10 +267,6 @@ void inject_cpu_allocation_failures(std::int64_t skip, std::int64_t count, std::
   g_counters.inject_count.store(count, std::memory_order_relaxed);
 }
 
-std::int64_t injected_cpu_allocation_failures() {
-  return g_counters.injected.load(std::memory_order_relaxed);
-}
-
 void inject_cpu_allocation_failures_from_environment() {
   const char* spec = std::getenv("HEADROOM_INJECT_OOM");
   if (spec == nullptr || *spec == '\0') return;

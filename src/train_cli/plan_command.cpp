@@ -9,13 +9,13 @@
 
 #include "headroom/cli/commands.hpp"
 #include "headroom/memory/memory_plan.hpp"
-#include "headroom/train/batch_sizing.hpp"
-#include "headroom/train/command_budget.hpp"
-#include "headroom/train/host_memory.hpp"
-#include "headroom/train/model_checkpoint.hpp"
-#include "headroom/train/model_family.hpp"
-#include "headroom/train/precision.hpp"
-#include "headroom/train/training_loop.hpp"
+#include "headroom/train/batches/batch_sizing.hpp"
+#include "headroom/train/context/command_budget.hpp"
+#include "headroom/train/context/host_memory.hpp"
+#include "headroom/train/families/model_checkpoint.hpp"
+#include "headroom/train/families/model_family.hpp"
+#include "headroom/train/loop/training_loop.hpp"
+#include "headroom/train/step/precision.hpp"
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_flags.hpp"
 #include "headroom/util/byte_size.hpp"
@@ -43,7 +43,7 @@ std::int64_t parameter_count(const torch::nn::Module& module) {
 
 // The teacher of a distilled student, by how the run would hold it.
 memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
-                                 const store::GraphStore& store,
+                                 const train::RunContext& context, const store::GraphStore& store,
                                  const models::ModelInputs& inputs) {
   if (!config.distillation.enabled) return {"none"};
   memory::TeacherCost cost;
@@ -75,7 +75,7 @@ memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
                           ? 2.0 * 4.0 * static_cast<double>(store.num_graphs())
                           : 4.0 * static_cast<double>(latent + in_features - 1) *
                                 static_cast<double>(store.metadata().num_nodes);
-  } else if (config.distillation.offload_teacher && train::training_device(config.run).is_cuda()) {
+  } else if (config.distillation.offload_teacher && context.device.is_cuda()) {
     cost.mode = "offloaded";
     cost.device_bytes = parameter_bytes;
     cost.host_bytes = parameter_bytes;
@@ -86,16 +86,13 @@ memory::TeacherCost teacher_cost(const train::TrainingConfig& config,
   return cost;
 }
 
-// The host plan, before any probing runs (the baseline is the process as a run starts it), with
-// the teacher's host bytes by how the run would hold it.
-memory::HostMemoryPlan host_plan(const train::TrainingConfig& config,
-                                 const store::GraphStore& store,
-                                 const memory::HostMemoryBudget& budget,
-                                 const memory::TeacherCost& teacher) {
-  const bool pinned = teacher.mode == "offloaded";
-  const bool mapped = teacher.mode == "cache";
-  return train::plan_run_host_memory(config, store, budget, pinned ? teacher.host_bytes : 0.0,
-                                     mapped ? teacher.host_bytes : 0.0);
+// The teacher's host bytes by how the run would hold it: pinned when offloaded, mapped when
+// cached. The host plan takes them before any probing runs (the baseline is the process as a run
+// starts it).
+train::TeacherHostBytes teacher_host_bytes(const memory::TeacherCost& teacher) {
+  if (teacher.mode == "offloaded") return {teacher.host_bytes, 0.0};
+  if (teacher.mode == "cache") return {0.0, teacher.host_bytes};
+  return {};
 }
 
 // Every limit found and every source skipped, under the host section.
@@ -149,25 +146,28 @@ void add_plan_command(CLI::App& app) {
   command->callback([flags, json, mode] {
     auto config = flags->resolve(train::Stage::kNormal);
     flags->require_flags_of_family(config.model.family);
-    train::apply_thread_count(config.run);
-    const auto device = train::training_device(config.run);
+    auto context = train::resolve_run_context(config);
+    const auto& device = context.device;
     const auto store = store::GraphStore::open(config.run.store);
     const auto inputs = train::model_inputs(store);
     const auto& family = train::model_family(config.model.family);
     const train::ModelSpec model{config.model.family, family.resolve_config(config.model, inputs)};
     const auto parameters = parameter_count(*family.build(model.config));
-    const auto teacher = teacher_cost(config, store, inputs);
-    const auto host_budget = train::host_memory_budget(config.memory);
-    const auto host = host_plan(config, store, host_budget, teacher);
+    const auto teacher = teacher_cost(config, context, store, inputs);
+    train::resolve_budgets(context, config, store, train::CommandWork::kTraining,
+                           teacher_host_bytes(teacher));
+    const auto& host_budget = context.host;
+    const auto& host = context.host_plan;
     std::string name = models::to_string(config.model.size) + " " + config.model.family;
     name += fmt::format(", {}, precision {}, checkpointing {}", device.str(), config.run.precision,
                         config.model.gradient_checkpointing ? "on" : "off");
-    // Resolved once: on CPU the default depends on the process's memory, which measuring changes.
-    const auto budget_bytes = train::resolve_memory_budget(config.memory, device);
+    // Resolved once, as a stage resolves it: on CPU the default depends on the process's memory,
+    // which measuring changes.
+    const auto budget_bytes = context.device_budget;
     train::MeasuredPeak measured;
     if (*mode == "static") {
-      const auto estimate = family.static_estimate(
-          model.config, train::parse_precision(config.run.precision) != train::Precision::kFloat32);
+      const auto estimate =
+          family.static_estimate(model.config, context.precision != train::Precision::kFloat32);
       if (!estimate)
         throw std::runtime_error("model " + config.model.family +
                                  " has no static estimate; use --mode measured");
@@ -176,8 +176,8 @@ void add_plan_command(CLI::App& app) {
     } else {
       // Measuring runs training steps on the device: inside the budget being planned for, as
       // training's own probe does (probe batches sized by the static estimate, then the guard).
-      train::apply_device_budget(config, budget_bytes, device);
-      measured = train::measure_step_peak(config, store, model);
+      train::apply_device_budget(config, context);
+      measured = train::measure_step_peak(config, context, store, model);
     }
     const auto& fit = measured.fit;
     const auto budget = static_cast<double>(budget_bytes);

@@ -8,7 +8,7 @@
 #include "headroom/cli/preprocess_flags.hpp"
 #include "headroom/report/html_report.hpp"
 #include "headroom/synthetic/synthetic_traffic.hpp"
-#include "headroom/train/pipeline.hpp"
+#include "headroom/train/pipeline/pipeline.hpp"
 #include "headroom/train_cli/data_parallel.hpp"
 #include "headroom/train_cli/tracking_flags.hpp"
 #include "headroom/train_cli/train_commands.hpp"

@@ -4,10 +4,10 @@
 #include <memory>
 
 #include "headroom/cli/commands.hpp"
-#include "headroom/train/autoencoder_stage.hpp"
-#include "headroom/train/classifier_stage.hpp"
-#include "headroom/train/evaluation_stage.hpp"
-#include "headroom/train/fusion_stage.hpp"
+#include "headroom/train/evaluation/evaluation_stage.hpp"
+#include "headroom/train/fusion/fusion_stage.hpp"
+#include "headroom/train/stages/autoencoder_stage.hpp"
+#include "headroom/train/stages/classifier_stage.hpp"
 #include "headroom/train_cli/data_parallel.hpp"
 #include "headroom/train_cli/tracking_flags.hpp"
 #include "headroom/train_cli/train_commands.hpp"

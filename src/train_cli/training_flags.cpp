@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "headroom/train/model_family.hpp"
+#include "headroom/train/families/model_family.hpp"
 #include "headroom/util/byte_size.hpp"
 #include "headroom/util/thread_count.hpp"
 

@@ -14,7 +14,7 @@
 
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/store/graph_store.hpp"
-#include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/families/model_checkpoint.hpp"
 #include "test_support.hpp"
 
 namespace headroom {

@@ -21,7 +21,7 @@
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/memory/peak_model.hpp"
 #include "headroom/models/vgae.hpp"
-#include "headroom/train/step_probe.hpp"
+#include "headroom/train/families/plain_probe.hpp"
 #include "test_support.hpp"
 
 namespace headroom::memory {

@@ -12,7 +12,7 @@
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/models/vgae.hpp"
-#include "headroom/train/step_probe.hpp"
+#include "headroom/train/families/plain_probe.hpp"
 #include "test_support.hpp"
 
 namespace headroom::memory {

@@ -12,7 +12,7 @@
 #include "headroom/tracking/http_client.hpp"
 #include "headroom/tracking/metric_scalars.hpp"
 #include "headroom/tracking/mlflow_tracker.hpp"
-#include "headroom/train/training_config.hpp"
+#include "headroom/train/config/training_config.hpp"
 #include "test_support.hpp"
 
 namespace headroom::tracking {

@@ -14,8 +14,8 @@
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/store/graph_store.hpp"
-#include "headroom/train/offloaded_teacher.hpp"
-#include "headroom/train/training_step.hpp"
+#include "headroom/train/caches/offloaded_teacher.hpp"
+#include "headroom/train/step/training_step.hpp"
 #include "test_support.hpp"
 
 namespace headroom::train {

@@ -1,5 +1,5 @@
 // The curriculum sampler: numpy-style percentiles, the schedule, and the hard-normal sample.
-#include "headroom/train/curriculum.hpp"
+#include "headroom/train/config/curriculum.hpp"
 
 #include <gtest/gtest.h>
 

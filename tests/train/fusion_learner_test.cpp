@@ -12,8 +12,8 @@
 #include "headroom/models/fusion_networks.hpp"
 #include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/store/graph_store.hpp"
-#include "headroom/train/fusion_features.hpp"
-#include "headroom/train/fusion_learner.hpp"
+#include "headroom/train/fusion/fusion_features.hpp"
+#include "headroom/train/fusion/fusion_learner.hpp"
 #include "test_support.hpp"
 
 namespace headroom::train {

@@ -6,7 +6,7 @@
 
 #include "headroom/loader/graph_batch.hpp"
 #include "headroom/models/gat_with_jk.hpp"
-#include "headroom/train/training_step.hpp"
+#include "headroom/train/step/training_step.hpp"
 
 namespace headroom::testing {
 

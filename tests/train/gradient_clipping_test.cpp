@@ -1,6 +1,6 @@
-// Clipping without a host read (train/gradient_clipping.hpp): the same result as LibTorch's
+// Clipping without a host read (train/step/gradient_clipping.hpp): the same result as LibTorch's
 // clip_grad_norm_, and on CUDA a whole training step that never blocks the host.
-#include "headroom/train/gradient_clipping.hpp"
+#include "headroom/train/step/gradient_clipping.hpp"
 
 #include <c10/cuda/CUDAFunctions.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include "headroom/loader/collate.hpp"
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/store/graph_store.hpp"
-#include "headroom/train/training_step.hpp"
+#include "headroom/train/step/training_step.hpp"
 #include "test_support.hpp"
 
 namespace headroom::train {

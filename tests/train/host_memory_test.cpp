@@ -1,7 +1,7 @@
 // The host memory of a run: the queue items the plan derives equal the bytes collate() really
 // allocates, the baseline and the anonymous RSS are real readings, and the RSS watch stops a run
 // past its host budget with a message saying where and how to go on.
-#include "headroom/train/host_memory.hpp"
+#include "headroom/train/context/host_memory.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The training objectives against references written out element by element.
-#include "headroom/train/losses.hpp"
+#include "headroom/train/step/losses.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

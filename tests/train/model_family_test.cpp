@@ -1,6 +1,6 @@
 // Model families: the registry, the GCN layer against the dense formula, and the GCN family
 // trained and evaluated through the same stages as the GAT.
-#include "headroom/train/model_family.hpp"
+#include "headroom/train/families/model_family.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -13,7 +13,8 @@
 #include "headroom/eval/decision_threshold.hpp"
 #include "headroom/models/gcn_classifier.hpp"
 #include "headroom/nn/gcn_conv.hpp"
-#include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/config/training_config.hpp"
+#include "headroom/train/families/model_checkpoint.hpp"
 #include "test_support.hpp"
 
 namespace headroom::train {

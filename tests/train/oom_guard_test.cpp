@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/families/model_checkpoint.hpp"
 #include "test_support.hpp"
 
 namespace headroom {
@@ -85,6 +85,23 @@ TEST_F(OomGuardRun, TrainsWithinABudgetFarBelowItsNaturalPeak) {
   }
   EXPECT_GT(events, 0);
   expect_same_weights("budget");
+}
+
+// Issue 26 item 2: on CPU without --memory-budget, the budget the counting allocator enforces
+// (each epoch's line) and the one batches are packed to (memory_plan.json) are one number,
+// resolved once at the command's start; they were computed at two moments from the process's
+// memory and differed.
+TEST_F(OomGuardRun, TheDefaultBudgetIsEnforcedAndPackedToAsOneNumber) {
+  std::ifstream plan_file(run_dir("reference") / "memory_plan.json");
+  ASSERT_TRUE(plan_file);
+  const auto plan = nlohmann::json::parse(plan_file);
+  const auto packed_to = plan.at("memory_budget").get<double>();
+  EXPECT_DOUBLE_EQ(plan.at("packing_budget_bytes").get<double>(),
+                   plan.at("target_utilization").get<double>() * packed_to);
+  const auto epochs = metrics("reference");
+  ASSERT_EQ(epochs.size(), 2U);
+  for (const auto& line : epochs)
+    EXPECT_EQ(line.at("memory_budget").get<double>(), packed_to) << "epoch " << line["epoch"];
 }
 
 // Issue 15 item 17: the memory probe and the rest of `prepare` ran before the budget was applied,

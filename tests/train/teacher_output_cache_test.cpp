@@ -1,7 +1,7 @@
 // The teacher output cache: per-graph GAT logits and per-node VGAE outputs equal the teacher's own
 // forward on any batch, a stale or damaged cache is rebuilt, never used, and a distilled student
 // trains the same with the cache as with the teacher in memory.
-#include "headroom/train/teacher_output_cache.hpp"
+#include "headroom/train/caches/teacher_output_cache.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/models/vgae.hpp"
 #include "headroom/store/graph_store.hpp"
-#include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/families/model_checkpoint.hpp"
 #include "test_support.hpp"
 
 namespace headroom {

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "headroom/train/training_config.hpp"
+#include "headroom/train/config/training_config.hpp"
 
 namespace headroom::train {
 namespace {

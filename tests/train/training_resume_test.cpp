@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "headroom/train/model_checkpoint.hpp"
+#include "headroom/train/families/model_checkpoint.hpp"
 #include "test_support.hpp"
 
 namespace headroom {

@@ -1,6 +1,6 @@
 // The loop's extension points: the one TrainingStep with its gradient hook, metrics sinks, and
 // the process role that decides who writes.
-#include "headroom/train/training_step.hpp"
+#include "headroom/train/step/training_step.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -11,8 +11,8 @@
 #include "headroom/loader/collate.hpp"
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/store/graph_store.hpp"
-#include "headroom/train/classifier_stage.hpp"
-#include "headroom/train/metrics_sink.hpp"
+#include "headroom/train/loop/metrics_sink.hpp"
+#include "headroom/train/stages/classifier_stage.hpp"
 #include "headroom/util/process_role.hpp"
 #include "test_support.hpp"
 

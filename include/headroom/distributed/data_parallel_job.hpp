@@ -1,8 +1,8 @@
 // Joining the data-parallel job this process was launched into (torchrun or srun; see
 // launch_environment.hpp), once, at start-up: the c10d process group is connected, rank 0 becomes
 // the only process that writes (util/process_role.hpp), the training code's collectives
-// (train/collectives.hpp) become the group's, and the epoch loop gets the gradient average as its
-// after-backward hook. Without a launcher, or with --distributed off, nothing changes: one
+// (train/context/collectives.hpp) become the group's, and the epoch loop gets the gradient average
+// as its after-backward hook. Without a launcher, or with --distributed off, nothing changes: one
 // process, no hooks.
 // Not thread-safe: join from the main thread before training starts; the job lives until exit.
 #pragma once
@@ -15,7 +15,7 @@
 
 #include "headroom/distributed/launch_environment.hpp"
 #include "headroom/distributed/process_group.hpp"
-#include "headroom/train/training_loop.hpp"
+#include "headroom/train/loop/training_loop.hpp"
 
 namespace headroom::distributed {
 

@@ -1,4 +1,4 @@
-// The gradient hook of data-parallel training (train/training_step.hpp): after backward, every
+// The gradient hook of data-parallel training (train/step/training_step.hpp): after backward, every
 // rank's gradients are replaced by the average over ranks weighted by each rank's batch (its
 // graphs, or nodes for a per-node loss), so that every rank applies the gradient of the union of
 // the step's batches: N ranks train like one process on N times the batch. The gradients travel
@@ -8,8 +8,8 @@
 
 #include <cstdint>
 
-#include "headroom/train/collectives.hpp"
-#include "headroom/train/training_step.hpp"
+#include "headroom/train/context/collectives.hpp"
+#include "headroom/train/step/training_step.hpp"
 
 namespace headroom::distributed {
 

@@ -3,8 +3,8 @@
 // collectives themselves. Every operation waits at most the job's collective timeout; a failed or
 // timed-out operation throws CollectiveFailure naming the ranks that were lost (those whose
 // heartbeat in the store stopped), so that a dead rank ends the job instead of hanging it.
-// Thread-safety: the collectives are called from one thread (train/collectives.hpp); the heartbeat
-// runs on its own thread with its own store connection.
+// Thread-safety: the collectives are called from one thread (train/context/collectives.hpp); the
+// heartbeat runs on its own thread with its own store connection.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -15,7 +15,7 @@
 #include <string>
 
 #include "headroom/distributed/launch_environment.hpp"
-#include "headroom/train/collectives.hpp"
+#include "headroom/train/context/collectives.hpp"
 
 namespace headroom::distributed {
 

@@ -26,7 +26,7 @@ double f1_optimal_threshold(std::span<const std::uint8_t> labels, std::span<cons
 double fpr_threshold(std::span<const std::uint8_t> labels, std::span<const float> scores,
                      double target_fpr);
 
-// A model's calibrated decision, stored with its checkpoint (train/model_checkpoint.hpp).
+// A model's calibrated decision, stored with its checkpoint (train/families/model_checkpoint.hpp).
 struct DecisionCalibration {
   std::string method;     // "f1" or "fpr"
   double target_fpr = 0;  // the target of method "fpr"
@@ -40,10 +40,10 @@ DecisionCalibration calibrate_decision(std::span<const std::uint8_t> labels,
                                        std::span<const float> scores, const std::string& method,
                                        double target_fpr = 0.01);
 
-// A classifier is thresholded on its attack log-odds (train/model_family.hpp); its calibrated
-// threshold is stored as the P(attack) it equals, so that a checkpoint means the same whichever
-// score reads it. The round trip is within 1e-6 for log-odds in ±20 (a double resolves 1 - P to
-// 1e-16, so the error grows as e^|log-odds|: 1e-3 at ±30); log_odds_of_probability(1) is
+// A classifier is thresholded on its attack log-odds (train/families/model_family.hpp); its
+// calibrated threshold is stored as the P(attack) it equals, so that a checkpoint means the same
+// whichever score reads it. The round trip is within 1e-6 for log-odds in ±20 (a double resolves 1
+// - P to 1e-16, so the error grows as e^|log-odds|: 1e-3 at ±30); log_odds_of_probability(1) is
 // +infinity (nothing is flagged) and of 0 -infinity.
 double probability_of_log_odds(double log_odds);
 double log_odds_of_probability(double probability);

@@ -27,7 +27,8 @@ struct DeviceRow {
   std::int64_t p95_graphs = 0;     // graphs of 95th-percentile size per batch
 };
 
-// What a distilled student's teacher costs, by how it is held (train/teacher_output_cache.hpp).
+// What a distilled student's teacher costs, by how it is held
+// (train/caches/teacher_output_cache.hpp).
 struct TeacherCost {
   std::string mode;             // "none" (no distillation), "cache", "in memory", "offloaded"
   std::int64_t parameters = 0;  // the teacher's parameter count

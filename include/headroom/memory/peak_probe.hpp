@@ -1,6 +1,6 @@
 // Peak measurement of one steady-state step, and the probe batches it is measured on: the samples
 // that fit_peak (peak_model.hpp) turns into the packer's byte-cost model. The step itself comes
-// from the caller (train/step_probe.hpp builds the stage's real one).
+// from the caller (train/step/step_probe.hpp builds the stage's real one).
 #pragma once
 
 #include <c10/core/Device.h>
@@ -45,7 +45,7 @@ std::vector<std::vector<std::uint32_t>> probe_batches(const store::GraphStore& s
 // counting CPU allocator's peak_bytes on CPU (installed here) or the CUDA caching allocator's
 // peak_allocated_bytes (the device is synchronised around the step); either way it includes
 // everything live during the step, the parameters and the batch included. memory/ knows nothing
-// of what a step does: train/step_probe.hpp hands it the stage's real training step.
+// of what a step does: train/step/step_probe.hpp hands it the stage's real training step.
 // Mutates the process-wide peak counters; not to be run concurrently with training.
 std::int64_t measure_peak_bytes(const c10::Device& device, const std::function<void()>& warm_up,
                                 const std::function<void()>& step);

@@ -66,7 +66,6 @@ void inject_cpu_allocation_failures(std::int64_t skip, std::int64_t count, std::
 // Reads HEADROOM_INJECT_OOM="SKIP:COUNT:MIN_BYTES[:SITE]" (unset or empty: nothing); throws
 // std::invalid_argument on a malformed value.
 void inject_cpu_allocation_failures_from_environment();
-std::int64_t injected_cpu_allocation_failures();  // failures injected so far
 
 CpuTensorMemory cpu_tensor_memory();
 CudaTensorMemory cuda_tensor_memory(int device = 0);

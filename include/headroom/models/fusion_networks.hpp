@@ -1,4 +1,4 @@
-// The learned parts of score fusion (train/fusion_learner.hpp): a Q-network that values each
+// The learned parts of score fusion (train/fusion/fusion_learner.hpp): a Q-network that values each
 // fusion weight for a graph's state, and a logistic regression from the state to P(attack).
 #pragma once
 

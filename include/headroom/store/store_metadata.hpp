@@ -83,7 +83,7 @@ void from_json(const nlohmann::json& json, StoreMetadata& metadata);
 // checksum of the whole manifest (vocabulary, source files and their graph counts, every array's
 // checksum) without where it was built from and by which headroom version. A store rebuilt from
 // the same input with the same settings has the same identity; a run directory records it, so that
-// a finished stage is never reused on a different store (train/training_loop.hpp).
+// a finished stage is never reused on a different store (train/loop/training_loop.hpp).
 nlohmann::json content_identity(const StoreMetadata& metadata);
 
 // The manifest text, including its own checksum (over the canonical dump without it).

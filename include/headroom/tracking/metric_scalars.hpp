@@ -1,7 +1,7 @@
 // The scalar series an experiment tracker shows, taken from the training loop's metric lines
-// (train/metrics_sink.hpp): every number and boolean of an epoch line, keyed by its path with '/'
-// between levels ("train_loss", "validation/f1", "memory/cpu/peak_bytes") at step = epoch; every
-// number of a sampled step line under "step/" ("step/tensor_bytes") at a step counted across
+// (train/loop/metrics_sink.hpp): every number and boolean of an epoch line, keyed by its path with
+// '/' between levels ("train_loss", "validation/f1", "memory/cpu/peak_bytes") at step = epoch;
+// every number of a sampled step line under "step/" ("step/tensor_bytes") at a step counted across
 // epochs. Strings, arrays and non-finite numbers are left out. Not thread-safe.
 #pragma once
 

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "headroom/tracking/http_client.hpp"
-#include "headroom/train/stage_observer.hpp"
+#include "headroom/train/loop/stage_observer.hpp"
 
 namespace headroom::tracking {
 

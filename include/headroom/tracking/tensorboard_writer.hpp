@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "headroom/train/stage_observer.hpp"
+#include "headroom/train/loop/stage_observer.hpp"
 
 namespace headroom::tracking {
 

@@ -1,6 +1,6 @@
 // The experiment trackers one command asked for (MLflow, TensorBoard), as one set of stage
-// observers (train/stage_observer.hpp), and the parent run that `headroom run` nests its stages
-// under. Thread-safety: the training thread owns it.
+// observers (train/loop/stage_observer.hpp), and the parent run that `headroom run` nests its
+// stages under. Thread-safety: the training thread owns it.
 #pragma once
 
 #include <filesystem>

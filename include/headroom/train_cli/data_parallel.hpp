@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "headroom/distributed/data_parallel_job.hpp"
-#include "headroom/train/training_config.hpp"
+#include "headroom/train/config/training_config.hpp"
 #include "headroom/train_cli/training_flags.hpp"
 
 namespace headroom::cli {

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "headroom/train/training_config.hpp"
+#include "headroom/train/config/training_config.hpp"
 
 namespace CLI {
 class App;

@@ -1,7 +1,25 @@
 // GATWithJK, the KD-GAT classifier (models/gat_with_jk.hpp).
 #include "headroom/memory/static_peak_estimate.hpp"
 #include "headroom/models/gat_with_jk.hpp"
-#include "headroom/train/model_family.hpp"
+#include "headroom/train/families/model_family.hpp"
+
+namespace headroom::train {
+
+models::GatConfig resolve_gat_config(const ModelOptions& options,
+                                     const models::ModelInputs& inputs) {
+  auto gat = models::gat_preset(options.size, inputs.num_ids);
+  gat.in_features = inputs.in_features;
+  if (options.hidden) gat.hidden = *options.hidden;
+  if (options.layers) gat.layers = *options.layers;
+  if (options.heads) gat.heads = *options.heads;
+  if (options.embedding_dim) gat.embedding_dim = *options.embedding_dim;
+  if (options.fc_layers) gat.fc_layers = *options.fc_layers;
+  if (options.dropout) gat.dropout = *options.dropout;
+  gat.gradient_checkpointing = options.gradient_checkpointing;
+  return gat;
+}
+
+}  // namespace headroom::train
 
 namespace headroom::train::families {
 namespace {

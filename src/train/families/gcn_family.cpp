@@ -2,7 +2,7 @@
 // reads --hidden, --layers, --embedding-dim and --dropout; it has no static estimate yet (plan
 // --mode static says so; the measured plan works as for every family).
 #include "headroom/models/gcn_classifier.hpp"
-#include "headroom/train/model_family.hpp"
+#include "headroom/train/families/model_family.hpp"
 
 namespace headroom::train::families {
 namespace {

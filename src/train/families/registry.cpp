@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "headroom/train/model_family.hpp"
+#include "headroom/train/families/model_family.hpp"
 
 namespace headroom::train {
 namespace families {
@@ -66,6 +66,35 @@ std::vector<std::string_view> model_family_names() {
   std::vector<std::string_view> names;
   for (const auto* family : registry()) names.push_back(family->name());
   return names;
+}
+
+// ModelOptions::validate lives here, beside the list it checks the family against.
+namespace {
+
+[[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(what); }
+
+void require_positive(const std::optional<std::int64_t>& value, const char* flag) {
+  if (value && *value < 1) fail(std::string(flag) + " must be at least 1");
+}
+
+}  // namespace
+
+void ModelOptions::validate() const {
+  model_family(family);  // throws for an unknown family, listing the known ones
+  require_positive(hidden, "--hidden");
+  require_positive(layers, "--layers");
+  require_positive(heads, "--heads");
+  require_positive(embedding_dim, "--embedding-dim");
+  require_positive(fc_layers, "--fc-layers");
+  require_positive(latent, "--latent");
+  for (const auto width : vgae_hidden)
+    if (width < 1) fail("--vgae-hidden widths must be at least 1");
+  if (dropout && !(*dropout >= 0 && *dropout < 1)) fail("--dropout must lie in [0, 1)");
+  try {
+    models::parse_vgae_layout(vgae_layout);
+  } catch (const std::invalid_argument& error) {
+    fail(std::string("--vgae-layout: ") + error.what());
+  }
 }
 
 }  // namespace headroom::train

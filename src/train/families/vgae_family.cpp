@@ -4,8 +4,30 @@
 
 #include "headroom/memory/static_peak_estimate.hpp"
 #include "headroom/models/vgae.hpp"
-#include "headroom/train/losses.hpp"
-#include "headroom/train/model_family.hpp"
+#include "headroom/train/families/model_family.hpp"
+#include "headroom/train/step/losses.hpp"
+
+namespace headroom::train {
+
+models::VgaeConfig resolve_vgae_config(const ModelOptions& options,
+                                       const models::ModelInputs& inputs) {
+  auto vgae = models::vgae_preset(options.size, inputs.num_ids);
+  vgae.in_features = inputs.in_features;
+  vgae.layout = models::parse_vgae_layout(options.vgae_layout);
+  if (vgae.layout == models::VgaeLayout::kMirrored) {
+    vgae.hidden.push_back(vgae.latent);  // headroom's first presets: {480, 240, 48}, {80, 40, 16}
+    vgae.decoder_heads = vgae.heads;
+  }
+  if (!options.vgae_hidden.empty()) vgae.hidden = options.vgae_hidden;
+  if (options.latent) vgae.latent = *options.latent;
+  if (options.heads) vgae.heads = *options.heads;
+  if (options.embedding_dim) vgae.embedding_dim = *options.embedding_dim;
+  if (options.dropout) vgae.dropout = *options.dropout;
+  vgae.gradient_checkpointing = options.gradient_checkpointing;
+  return vgae;
+}
+
+}  // namespace headroom::train
 
 namespace headroom::train::families {
 namespace {

@@ -1,0 +1,28 @@
+// Stage `evaluation`: scores the validation split and every test directory with trained
+// classifiers, autoencoders and fusions and reports accuracy, precision, recall, F1, ROC AUC and
+// the confusion matrix per split and per attack type; writes runs/{dataset}/evaluation/{model}.json
+// and prints tables.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "headroom/eval/evaluation_report.hpp"
+#include "headroom/train/config/training_config.hpp"
+
+namespace headroom::train {
+
+struct EvaluationStageResult {
+  std::filesystem::path run_dir;
+  std::vector<eval::ModelEvaluation> models;
+};
+
+// Evaluates config.evaluation.models (run directories or checkpoints); when empty, every run
+// directory under runs/{dataset}/ with a best.pt. A classifier is scored by its attack
+// probability, decided at 0.5 and at its calibrated threshold; a VGAE by its reconstruction error
+// as an anomaly score, decided at a threshold calibrated on the validation split
+// (config.evaluation.calibration); a fusion (fusion_stage.hpp) by its fused P(attack), decided at
+// 0.5 and at its calibrated threshold. Throws std::runtime_error when there is no model.
+EvaluationStageResult run_evaluation_stage(const TrainingConfig& config);
+
+}  // namespace headroom::train

@@ -1,0 +1,89 @@
+// What a fusion of a graph classifier and a VGAE sees of each graph. Signals are the raw per-graph
+// outputs of both models (fusion_signals); the state is those signals scaled against the normal
+// graphs the fusion was fitted on (FusionScaling), plus the two scores that get fused:
+// p, the classifier's attack level, and a, the VGAE's anomaly level, both in (0, 1) and both 0.5
+// at the 99th percentile of the normal fitting graphs (attack_levels, anomaly_levels). The attack
+// level is read from the attack log-odds, not from P(attack): P(attack) is exactly 1 in float32
+// once the logits are ~17 apart, which on a vehicle not seen in training ties its normal windows
+// with its attacks (docs/detection.md), so rescaling on that vehicle's normal windows could not
+// separate them.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <ATen/Tensor.h>
+#include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
+
+#include "headroom/models/graph_classifier.hpp"
+#include "headroom/models/vgae.hpp"
+#include "headroom/store/graph_store.hpp"
+#include "headroom/train/step/precision.hpp"
+
+namespace headroom::train {
+
+// Columns of fusion_signals.
+enum FusionSignal : std::int64_t {
+  kAttackProbability,    // the classifier's P(attack)
+  kAttackLogit,          // logit of that probability, clamped to +-20
+  kReconstructionScore,  // graph_reconstruction_score (losses.hpp): the VGAE's anomaly score
+  kNodeFeatureError,     // mean over nodes of the squared feature error
+  kIdError,              // mean over nodes of the ID cross-entropy
+  kNeighbourError,       // mean over nodes of the neighbourhood BCE
+  kWorstNodeError,       // the largest node's squared feature error
+  kLatentKl,             // mean over nodes and latent dimensions of the KL term
+  kNodeCount,
+  kEdgeCount,
+  kUnknownIdShare,  // share of nodes whose CAN ID is out of the vocabulary (unknown_id_shares)
+  kAttackLogOdds,   // the classifier's attack log-odds (attack_log_odds), unclamped
+  kFusionSignalCount
+};
+
+// float [graph_ids.size(), kFusionSignalCount] on the CPU, in graph_ids order; both models are put
+// in eval mode and run without gradients, batch by batch.
+at::Tensor fusion_signals(models::GraphClassifierImpl& classifier, models::VGAE& autoencoder,
+                          const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
+                          std::int64_t batch_size, const c10::Device& device, Precision precision);
+
+// float [graph_ids.size()]: per graph, the share of its nodes whose CAN ID is outside the store's
+// training vocabulary, read from node_can_ids, so that it means the same under every node identity
+// (feature 0 is the vocabulary index only under --node-identity can-id).
+at::Tensor unknown_id_shares(const store::GraphStore& store,
+                             std::span<const std::uint32_t> graph_ids);
+
+// Width of fusion_states.
+inline constexpr std::int64_t kFusionStateSize = 15;
+
+// Location and spread of every signal over the normal graphs of a fitting set (errors and counts
+// on a log scale), and the sorted reconstruction scores that define the anomaly level.
+struct FusionScaling {
+  std::vector<double> mean;
+  std::vector<double> spread;        // standard deviation, at least 1e-6
+  std::vector<float> normal_scores;  // sorted; at most 1,001 quantiles are kept
+  // The same for the attack log-odds, and the spread of the normal graphs' log-odds (at least
+  // 1e-3). Empty in a fusion fitted before the attack level existed: its p stays P(attack), and
+  // its states are what they were, so that its checkpoint decides as it did.
+  std::vector<float> normal_log_odds;
+  double log_odds_spread = 1.0;
+
+  // Fitted on the rows of `signals` whose label is 0. Throws std::invalid_argument when there are
+  // none.
+  static FusionScaling fit(const at::Tensor& signals, std::span<const std::uint8_t> labels);
+};
+void to_json(nlohmann::json& json, const FusionScaling& scaling);
+void from_json(const nlohmann::json& json, FusionScaling& scaling);
+
+// a per graph, float [G] in (0, 1): sigmoid((log score - log q99) / s), q99 the 99th percentile
+// of the normal scores and s the spread of their logs.
+at::Tensor anomaly_levels(const at::Tensor& signals, const FusionScaling& scaling);
+// p per graph, float [G] in (0, 1): sigmoid((log-odds - q99) / s), q99 the 99th percentile of
+// the normal graphs' attack log-odds and s their spread; P(attack) for a scaling without them.
+at::Tensor attack_levels(const at::Tensor& signals, const FusionScaling& scaling);
+// float [G, kFusionStateSize]: p, the log-odds scaled as p is (clipped to +-10, / 10; the logit /
+// 20 for a scaling without log-odds), |2p - 1|, a, the scaled signals 2..9 (clipped to +-10), the
+// unknown-ID share, p - a and p * a.
+at::Tensor fusion_states(const at::Tensor& signals, const FusionScaling& scaling);
+
+}  // namespace headroom::train

@@ -1,0 +1,52 @@
+// Stage `fusion`: learns to fuse a trained classifier's P(attack) with a trained VGAE's anomaly
+// level per graph (fusion_learner.hpp), upstream's last training stage. Both models are frozen;
+// the fusion is fitted on the validation split — graphs neither model trained on — of which
+// --fusion-holdout is held out to choose the best epoch (lowest class-balanced BCE of the fused
+// score). Run directory runs/{dataset}/fusion_{method}: best.pt (kind fusion-dqn or
+// fusion-logistic; the network, the signal scaling, the two models' checkpoints and a decision
+// threshold calibrated on the whole validation split), last.pt after every epoch (a killed run
+// resumes there and ends as if never interrupted), metrics.jsonl, result.json.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
+
+#include "headroom/store/graph_store.hpp"
+#include "headroom/train/config/training_config.hpp"
+#include "headroom/train/context/run_context.hpp"
+#include "headroom/train/families/model_checkpoint.hpp"
+#include "headroom/train/loop/stage_result.hpp"
+#include "headroom/train/loop/training_loop.hpp"
+
+namespace headroom::train {
+
+// The store's validation split lacks normal or attack graphs: there is nothing to fit a fusion on.
+class FusionUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws FusionUnavailable (see above), std::runtime_error when a model to fuse is missing.
+StageResult run_fusion_stage(const TrainingConfig& config, const LoopHooks& hooks = {});
+
+// Whether a checkpoint kind is a fusion's.
+bool is_fusion_kind(std::string_view kind);
+
+// The fused P(attack) of the fusion checkpoint `checkpoint` for `graph_ids`, computed with the
+// classifier and VGAE it names, on config.run's device and precision; its info in *info when
+// given. With `vehicle_scores` and vehicle calibration on (config.evaluation), also the scores
+// for the per-file decisions: each calibrated test file's states scaled against that file's
+// calibration windows (eval::vehicle_calibration_windows) instead of the fitting graphs, so that
+// the VGAE's signals of a new vehicle are measured against that vehicle's normal traffic.
+std::vector<float> fused_attack_scores(const std::filesystem::path& checkpoint,
+                                       const store::GraphStore& store,
+                                       std::span<const std::uint32_t> graph_ids,
+                                       const TrainingConfig& config, const RunContext& context,
+                                       CheckpointInfo* info = nullptr,
+                                       std::vector<float>* vehicle_scores = nullptr);
+
+}  // namespace headroom::train

@@ -1,0 +1,21 @@
+// Stage `autoencoder`: trains the VGAE on the normal (attack-free) training graphs; validation
+// loss over the normal validation graphs. With distillation, a student VGAE learns from a frozen
+// teacher VGAE: its latent (through a jointly trained linear projection) and its reconstruction.
+#pragma once
+
+#include <memory>
+
+#include "headroom/train/config/training_config.hpp"
+#include "headroom/train/loop/stage_result.hpp"
+#include "headroom/train/loop/training_loop.hpp"
+#include "headroom/train/stages/prepared_stage_step.hpp"
+
+namespace headroom::train {
+
+// `hooks` reach into its epoch loop (training_loop.hpp): extra metrics sinks, the gradient hook.
+StageResult run_autoencoder_stage(const TrainingConfig& config, const LoopHooks& hooks = {});
+
+// The stage's step prepared but not trained (prepared_stage_step.hpp).
+std::unique_ptr<PreparedStageStep> prepare_autoencoder_step(const TrainingConfig& config);
+
+}  // namespace headroom::train

@@ -1,0 +1,30 @@
+// Batched inference over store graphs: attack log-odds of a classifier and VGAE
+// reconstruction scores (the curriculum's difficulty), computed in chunks, never graph by graph.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "headroom/models/graph_classifier.hpp"
+#include "headroom/models/vgae.hpp"
+#include "headroom/store/graph_store.hpp"
+#include "headroom/train/step/precision.hpp"
+
+namespace headroom::train {
+
+// attack_log_odds per graph (train/families/model_family.hpp), in the order of graph_ids. The model
+// is put in eval mode.
+std::vector<float> attack_log_odds_per_graph(models::GraphClassifierImpl& model,
+                                             const store::GraphStore& store,
+                                             std::span<const std::uint32_t> graph_ids,
+                                             std::int64_t batch_size, const c10::Device& device,
+                                             Precision precision = Precision::kFloat32);
+
+// graph_reconstruction_score per graph, in the order of graph_ids. The model is put in eval mode.
+std::vector<float> reconstruction_scores(models::VGAE& model, const store::GraphStore& store,
+                                         std::span<const std::uint32_t> graph_ids,
+                                         std::int64_t batch_size, const c10::Device& device,
+                                         Precision precision = Precision::kFloat32);
+
+}  // namespace headroom::train

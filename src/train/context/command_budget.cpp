@@ -1,0 +1,89 @@
+#include "headroom/train/context/command_budget.hpp"
+
+#include <torch/torch.h>
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <fmt/format.h>
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "headroom/memory/cuda_allocator_defaults.hpp"
+#include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/util/byte_size.hpp"
+
+namespace headroom::train {
+namespace {
+
+void log_lines(RunDirectory& run, const std::string& text) {
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    const auto end = std::min(text.find('\n', begin), text.size());
+    run.log(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+}
+
+}  // namespace
+
+void apply_command_budgets(const TrainingConfig& config, const RunContext& context,
+                           RunDirectory& run) {
+  log_lines(run, memory::render_host_memory_plan(context.host_plan));
+  if (!context.host_plan.fits)
+    throw std::runtime_error(memory::host_plan_failure(context.host_plan));
+  run.log(apply_device_budget(config, context));
+}
+
+std::string apply_device_budget(const TrainingConfig& config, const RunContext& context) {
+  const auto budget = context.device_budget;
+  const auto& device = context.device;
+  std::string allocator;
+  if (device.is_cuda()) {
+    const auto settings = memory::cuda_allocator_settings();
+    allocator = "; CUDA caching allocator: " + (settings.empty() ? "LibTorch defaults" : settings);
+    const auto index = std::max<int>(0, device.index());
+    const auto total = static_cast<double>(at::cuda::getDeviceProperties(index)->totalGlobalMem);
+    c10::cuda::CUDACachingAllocator::setMemoryFraction(
+        std::min(1.0, static_cast<double>(budget) / total), index);
+  } else {
+    memory::set_cpu_tensor_budget(budget);
+  }
+  return fmt::format("memory budget {} on {}{}{}",
+                     util::format_byte_size(static_cast<double>(budget)), device.str(),
+                     config.memory.budget > 0
+                         ? ""
+                         : (device.is_cuda() ? " (default: the device's memory)"
+                                             : " (default: what the host memory budget leaves)"),
+                     allocator);
+}
+
+std::int64_t run_phase(const c10::Device& device, const std::function<void()>& work) {
+  const bool cuda = device.is_cuda();
+  const int cuda_index = cuda ? std::max<int>(0, device.index()) : -1;
+  memory::reset_peak(cuda_index);
+  const auto release = [&] {
+    if (cuda)
+      c10::cuda::CUDACachingAllocator::emptyCache();
+    else
+      memory::release_cached_host_memory();
+  };
+  try {
+    work();
+  } catch (...) {
+    release();
+    throw;
+  }
+  const auto snapshot = memory::memory_snapshot(cuda_index);
+  release();
+  return memory::device_peak_bytes(snapshot, cuda);
+}
+
+std::string phase_peak_text(std::int64_t peak_bytes, std::int64_t budget_bytes) {
+  return fmt::format("peak {} ({:.1f}% of the memory budget)",
+                     util::format_byte_size(static_cast<double>(peak_bytes)),
+                     100.0 * static_cast<double>(peak_bytes) / static_cast<double>(budget_bytes));
+}
+
+}  // namespace headroom::train

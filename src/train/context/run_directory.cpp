@@ -1,0 +1,119 @@
+#include "headroom/train/context/run_directory.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <sstream>
+#include <stdexcept>
+
+#include "headroom/util/file_reader.hpp"
+#include "headroom/util/file_writer.hpp"
+#include "headroom/util/process_role.hpp"
+
+namespace headroom::train {
+namespace {
+
+nlohmann::json read_json_file(const std::filesystem::path& file) {
+  const auto text = util::read_file_if_readable(file);
+  if (!text) return nullptr;
+  try {
+    return nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
+  }
+}
+
+std::string timestamp() {
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local);
+  return text;
+}
+
+}  // namespace
+
+RunDirectory::RunDirectory(std::filesystem::path path, bool echo, util::WhenLocked when_locked)
+    : path_(std::move(path)), echo_(echo) {
+  if (!util::process_role().writes()) return;
+  std::filesystem::create_directories(path_);
+  // Two processes in one stage directory would interleave metrics.jsonl and leave one's
+  // config.json beside the other's best.pt.
+  lock_.emplace(lock_file(), "run directory " + path_.string(), when_locked);
+  log_.open(log_file(), std::ios::app);
+  if (!log_)
+    throw std::runtime_error(fmt::format("{}: cannot open for writing", log_file().string()));
+}
+
+void RunDirectory::write_config(const nlohmann::json& config) const {
+  if (!util::process_role().writes()) return;
+  util::write_file_atomically(config_file(), config.dump(2) + "\n");
+}
+
+void RunDirectory::write_result(const nlohmann::json& result) const {
+  if (!util::process_role().writes()) return;
+  util::write_file_atomically(result_file(), result.dump(2) + "\n");
+}
+
+nlohmann::json RunDirectory::read_config() const { return read_json_file(config_file()); }
+nlohmann::json RunDirectory::read_result() const { return read_json_file(result_file()); }
+
+void RunDirectory::log(std::string_view line) {
+  if (!util::process_role().writes()) return;
+  log_ << '[' << timestamp() << "] " << line << '\n';
+  log_.flush();
+  if (echo_) {
+    fmt::print("{}\n", line);
+    std::fflush(stdout);  // interleaves correctly with progress bars and shows up in piped logs
+  }
+}
+
+void RunDirectory::append_metrics(const nlohmann::json& line) {
+  if (!util::process_role().writes()) return;
+  const std::string text = line.dump() + "\n";
+  const int fd = ::open(metrics_file().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw std::runtime_error(fmt::format("{}: cannot open for appending", metrics_file().string()));
+  const auto written = ::write(fd, text.data(), text.size());
+  ::fsync(fd);
+  ::close(fd);
+  if (written != static_cast<ssize_t>(text.size()))
+    throw std::runtime_error(fmt::format("{}: short write", metrics_file().string()));
+}
+
+void RunDirectory::truncate_metrics(std::int64_t epochs) {
+  if (!util::process_role().writes()) return;
+  std::ifstream in(metrics_file());
+  if (!in) return;
+  std::string kept;
+  std::string line;
+  while (std::getline(in, line)) {
+    nlohmann::json parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded() || !parsed.contains("epoch")) continue;  // torn by a kill
+    if (parsed["epoch"].get<std::int64_t>() < epochs) kept += line + "\n";
+  }
+  util::write_file_atomically(metrics_file(), kept);
+}
+
+void RunDirectory::clear() {
+  if (!util::process_role().writes()) return;
+  const auto files = {best_checkpoint(), state_checkpoint(), metrics_file(), result_file()};
+  // Only a directory headroom wrote (its config.json is the mark) has files to clear; a stage
+  // file name in any other directory is somebody else's file and stays.
+  if (!std::filesystem::exists(config_file())) {
+    for (const auto& file : files)
+      if (std::filesystem::exists(std::filesystem::symlink_status(file)))
+        throw std::runtime_error(path_.string() + " holds " + file.filename().string() +
+                                 " but no config.json: not a run directory headroom wrote; "
+                                 "refusing to replace it (choose another --runs-dir)");
+    return;
+  }
+  for (const auto& file : files) std::filesystem::remove(file);
+}
+
+}  // namespace headroom::train

@@ -1,0 +1,226 @@
+#include "headroom/train/evaluation/evaluation_stage.hpp"
+
+#include <torch/torch.h>
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+
+#include "headroom/eval/decision_threshold.hpp"
+#include "headroom/train/context/command_budget.hpp"
+#include "headroom/train/context/host_memory.hpp"
+#include "headroom/train/context/run_directory.hpp"
+#include "headroom/train/families/model_checkpoint.hpp"
+#include "headroom/train/families/model_family.hpp"
+#include "headroom/train/fusion/fusion_stage.hpp"
+#include "headroom/train/loop/training_loop.hpp"
+#include "headroom/train/stages/graph_scores.hpp"
+#include "headroom/util/file_writer.hpp"
+#include "headroom/util/printable_text.hpp"
+#include "headroom/util/process_role.hpp"
+
+namespace headroom::train {
+namespace {
+
+// Teachers, then students, then fusions, each by name: the order the summary reads best in.
+std::vector<std::filesystem::path> discover_models(const std::filesystem::path& dataset_dir) {
+  std::vector<std::filesystem::path> found;
+  if (!std::filesystem::is_directory(dataset_dir)) return found;
+  for (const auto& entry : std::filesystem::directory_iterator(dataset_dir)) {
+    const auto best = entry.path() / "best.pt";
+    if (!entry.is_directory() || !std::filesystem::exists(best)) continue;
+    found.push_back(entry.path());
+  }
+  const auto rank = [](const std::filesystem::path& path) {
+    const auto name = path.filename().string();
+    if (name.rfind("teacher", 0) == 0) return 0;
+    return name.rfind("fusion", 0) == 0 ? 2 : 1;
+  };
+  std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    return a.filename() < b.filename();
+  });
+  return found;
+}
+
+// evaluation.json as an earlier evaluation left it (an empty object when there is none). A file
+// that does not parse is an error naming it, never silently replaced.
+nlohmann::json read_summary(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return nlohmann::json::object();
+  try {
+    auto json = nlohmann::json::parse(in);
+    if (!json.is_object()) throw std::runtime_error("not a JSON object");
+    return json;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(
+        fmt::format("{}: cannot merge into it ({}); move it away to start a new summary",
+                    file.string(), e.what()));
+  }
+}
+
+eval::VehicleCalibration vehicle_calibration(const TrainingConfig& config) {
+  return {.normal_windows = static_cast<std::size_t>(config.evaluation.vehicle_calibration_windows),
+          .target_fpr = config.evaluation.target_fpr,
+          .scores = {}};
+}
+
+std::string model_name(const std::filesystem::path& path) {
+  return std::filesystem::is_directory(path) ? path.filename().string()
+                                             : path.parent_path().filename().string();
+}
+
+// A classifier's attack log-odds, decided at even odds (P(attack) 0.5) and at the threshold its
+// stage calibrated (stored as a probability).
+std::optional<eval::ModelEvaluation> evaluate_classifier(
+    const TrainingConfig& config, const RunContext& context, const store::GraphStore& store,
+    std::span<const std::uint32_t> ids, const std::filesystem::path& checkpoint, std::string name) {
+  CheckpointInfo info;
+  auto model = load_classifier_checkpoint(checkpoint, context.device, &info);
+  require_store_inputs(info.model_config, store, checkpoint);
+  const auto scores = attack_log_odds_per_graph(
+      *model, store, ids, config.optimisation.eval_batch_size, context.device, context.precision);
+  std::optional<double> threshold;
+  if (info.decision) threshold = eval::log_odds_of_probability(info.decision->threshold);
+  auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, threshold, kEvenOdds,
+                                          vehicle_calibration(config));
+  evaluation.score = "attack log-odds";
+  return evaluation;
+}
+
+// The VGAE as a detector: its reconstruction error per graph (train/step/losses.hpp,
+// graph_reconstruction_score) is the anomaly score. It has no fixed cut, so the decision is the
+// threshold chosen on the validation split by --calibration (the F1-optimal one by default; with
+// --calibration none, the 99th percentile of the normal validation graphs' scores). A validation
+// split without attacks falls back to that percentile; one without normal graphs either cannot
+// calibrate anything: the model is then not evaluated (nullopt, with the reason in the log).
+std::optional<eval::ModelEvaluation> evaluate_autoencoder(
+    const TrainingConfig& config, const RunContext& context, RunDirectory& run,
+    const store::GraphStore& store, std::span<const std::uint32_t> ids,
+    const std::filesystem::path& checkpoint, std::string name) {
+  require_store_inputs(read_checkpoint_info(checkpoint).model_config, store, checkpoint);
+  auto vgae = load_vgae_checkpoint(checkpoint, context.device);
+  const auto scores = reconstruction_scores(vgae, store, ids, config.optimisation.eval_batch_size,
+                                            context.device, context.precision);
+  // ids begin with the validation graphs.
+  const auto validation = store.validation_ids().size();
+  const auto labels = store.size_index().label;
+  std::vector<std::uint8_t> validation_labels;
+  for (std::size_t i = 0; i < validation; ++i) validation_labels.push_back(labels[ids[i]]);
+  const std::span<const float> validation_scores(scores.data(), validation);
+  const auto method =
+      config.evaluation.calibration == "none" ? "fpr" : config.evaluation.calibration;
+  const double target_fpr =
+      config.evaluation.calibration == "none" ? 0.01 : config.evaluation.target_fpr;
+  std::optional<eval::DecisionCalibration> decision;
+  for (const auto& [m, fpr] : {std::pair<std::string, double>{method, target_fpr}, {"fpr", 0.01}}) {
+    try {
+      decision = eval::calibrate_decision(validation_labels, validation_scores, m, fpr);
+      break;
+    } catch (const std::invalid_argument& error) {
+      run.log(fmt::format("{}: no {} threshold ({})", util::printable_name(name), m, error.what()));
+    }
+  }
+  if (!decision) {
+    run.log(fmt::format("{}: not evaluated: its validation split gives no threshold",
+                        util::printable_name(name)));
+    return std::nullopt;
+  }
+  auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, std::nullopt,
+                                          decision->threshold, vehicle_calibration(config));
+  evaluation.score = "anomaly score";
+  return evaluation;
+}
+
+// A fusion's fused P(attack), decided at 0.5 and at the threshold its stage calibrated.
+eval::ModelEvaluation evaluate_fusion(const TrainingConfig& config, const RunContext& context,
+                                      const store::GraphStore& store,
+                                      std::span<const std::uint32_t> ids,
+                                      const std::filesystem::path& checkpoint, std::string name) {
+  CheckpointInfo info;
+  std::vector<float> vehicle_scores;
+  const auto scores =
+      fused_attack_scores(checkpoint, store, ids, config, context, &info, &vehicle_scores);
+  std::optional<double> threshold;
+  if (info.decision) threshold = info.decision->threshold;
+  auto vehicle = vehicle_calibration(config);
+  vehicle.scores = vehicle_scores;
+  auto evaluation =
+      eval::evaluate_scores(store, std::move(name), ids, scores, threshold, 0.5, vehicle);
+  evaluation.score = "fused P(attack)";
+  return evaluation;
+}
+
+std::optional<eval::ModelEvaluation> evaluate_model(const TrainingConfig& config,
+                                                    const RunContext& context, RunDirectory& run,
+                                                    const store::GraphStore& store,
+                                                    std::span<const std::uint32_t> ids,
+                                                    const std::filesystem::path& checkpoint,
+                                                    std::string name) {
+  const auto kind = read_checkpoint_info(checkpoint).kind;
+  if (is_fusion_kind(kind))
+    return evaluate_fusion(config, context, store, ids, checkpoint, std::move(name));
+  if (model_family(kind).role() == FamilyRole::kClassifier)
+    return evaluate_classifier(config, context, store, ids, checkpoint, std::move(name));
+  return evaluate_autoencoder(config, context, run, store, ids, checkpoint, std::move(name));
+}
+
+}  // namespace
+
+EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
+  const auto store = store::GraphStore::open(config.run.store);
+  const auto context = resolve_run_context(config, store, CommandWork::kInference);
+  TrainingConfig eval_config = config;
+  eval_config.stage = Stage::kEvaluation;
+  RunDirectory run(checked_run_directory(eval_config), /*echo=*/true, config.run.when_locked);
+
+  auto sources = config.evaluation.models;
+  if (sources.empty()) sources = discover_models(config.run.runs_dir / dataset_name(config));
+  if (sources.empty())
+    throw std::runtime_error(fmt::format(
+        "no trained model under {} (run `headroom curriculum`, `normal` or `autoencoder` first, "
+        "or pass --models)",
+        (config.run.runs_dir / dataset_name(config)).string()));
+
+  std::vector<std::uint32_t> ids(store.validation_ids().begin(), store.validation_ids().end());
+  ids.insert(ids.end(), store.test_ids().begin(), store.test_ids().end());
+
+  EvaluationStageResult result;
+  result.run_dir = run.path();
+  // Every model is scored inside the memory budgets, each as its own memory phase.
+  apply_command_budgets(config, context, run);
+  // Earlier evaluations of other models stay: a model's entry is replaced only by its own.
+  nlohmann::json summary = read_summary(run.path() / "evaluation.json");
+  for (const auto& source : sources) {
+    const auto checkpoint = resolve_checkpoint_path(source);
+    std::optional<eval::ModelEvaluation> evaluated;
+    const auto peak = run_phase(context.device, [&] {
+      evaluated = evaluate_model(config, context, run, store, ids, checkpoint, model_name(source));
+    });
+    check_host_memory(context.host, "evaluating " + model_name(source),
+                      "lower --eval-batch-size, or raise --host-memory-budget");
+    if (!evaluated) continue;
+    auto& evaluation = *evaluated;
+    run.log(fmt::format("\n{} ({})\n{}", util::printable_name(evaluation.model),
+                        util::printable_path(checkpoint), eval::render_table(evaluation)));
+    run.log(fmt::format("{} on {}: tensor {}", util::printable_name(evaluation.model),
+                        context.device.str(), phase_peak_text(peak, context.device_budget)));
+    nlohmann::json json = evaluation;
+    json["checkpoint"] = checkpoint.string();
+    json["memory"] = {{"device", context.device.str()},
+                      {"peak_tensor_bytes", peak},
+                      {"memory_budget", context.device_budget}};
+    if (util::process_role().writes())
+      util::write_file_atomically(run.path() / (evaluation.model + ".json"), json.dump(2) + "\n");
+    summary[evaluation.model] = json;
+    result.models.push_back(std::move(evaluation));
+  }
+  if (util::process_role().writes())
+    util::write_file_atomically(run.path() / "evaluation.json", summary.dump(2) + "\n");
+  return result;
+}
+
+}  // namespace headroom::train

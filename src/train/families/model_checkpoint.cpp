@@ -1,0 +1,153 @@
+#include "headroom/train/families/model_checkpoint.hpp"
+
+#include <torch/torch.h>
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include "headroom/train/families/model_family.hpp"
+
+#include "headroom/util/file_writer.hpp"
+
+namespace headroom::train {
+
+std::filesystem::path resolve_checkpoint_path(const std::filesystem::path& path) {
+  if (std::filesystem::is_directory(path)) {
+    const auto best = path / "best.pt";
+    if (std::filesystem::exists(best)) return best;
+    throw std::runtime_error(fmt::format(
+        "{}: run directory has no best.pt (has its stage finished an epoch?)", path.string()));
+  }
+  if (!std::filesystem::exists(path))
+    throw std::runtime_error(fmt::format("{}: checkpoint not found", path.string()));
+  return path;
+}
+
+void save_archive_atomically(torch::serialize::OutputArchive& archive,
+                             const std::filesystem::path& file) {
+  std::string bytes;
+  archive.save_to([&bytes](const void* data, std::size_t size) {
+    bytes.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  util::write_file_atomically(file, bytes);
+}
+
+void save_model_checkpoint(const std::filesystem::path& file, const torch::nn::Module& model,
+                           const CheckpointInfo& info) {
+  torch::serialize::OutputArchive archive;
+  torch::serialize::OutputArchive model_archive;
+  model.save(model_archive);
+  archive.write("model", model_archive);
+  archive.write("kind", c10::IValue(info.kind));
+  archive.write("config", c10::IValue(info.model_config.dump()));
+  archive.write("epoch", c10::IValue(info.epoch));
+  archive.write("validation_loss", c10::IValue(info.validation_loss));
+  if (info.decision) archive.write("decision", c10::IValue(nlohmann::json(*info.decision).dump()));
+  save_archive_atomically(archive, file);
+}
+
+namespace {
+
+torch::serialize::InputArchive open_archive(const std::filesystem::path& file,
+                                            const c10::Device& device) {
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(file.string(), device);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(fmt::format("{}: not a readable headroom checkpoint ({})",
+                                         file.string(), e.what_without_backtrace()));
+  }
+  return archive;
+}
+
+CheckpointInfo read_info(torch::serialize::InputArchive& archive,
+                         const std::filesystem::path& file) {
+  c10::IValue kind, config, epoch, loss;
+  if (!archive.try_read("kind", kind) || !archive.try_read("config", config))
+    throw std::runtime_error(fmt::format("{}: not a headroom model checkpoint", file.string()));
+  CheckpointInfo info;
+  info.kind = kind.toStringRef();
+  info.model_config = nlohmann::json::parse(config.toStringRef());
+  if (archive.try_read("epoch", epoch)) info.epoch = epoch.toInt();
+  if (archive.try_read("validation_loss", loss)) info.validation_loss = loss.toDouble();
+  c10::IValue decision;
+  if (archive.try_read("decision", decision))
+    info.decision = nlohmann::json::parse(decision.toStringRef()).get<eval::DecisionCalibration>();
+  return info;
+}
+
+void read_weights(torch::serialize::InputArchive& archive, torch::nn::Module& module,
+                  const std::filesystem::path& file) {
+  torch::serialize::InputArchive model_archive;
+  archive.read("model", model_archive);
+  try {
+    module.load(model_archive);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(fmt::format("{}: weights do not fit the model ({})", file.string(),
+                                         e.what_without_backtrace()));
+  }
+}
+
+template <typename Model>
+Model load_weights(torch::serialize::InputArchive& archive, Model model,
+                   const std::filesystem::path& file, const c10::Device& device) {
+  read_weights(archive, *model, file);
+  model->to(device);
+  model->eval();
+  return model;
+}
+
+CheckpointInfo expect_kind(torch::serialize::InputArchive& archive,
+                           const std::filesystem::path& file, std::string_view kind) {
+  auto info = read_info(archive, file);
+  if (info.kind != kind)
+    throw std::runtime_error(
+        fmt::format("{}: holds a {} model, expected {}", file.string(), info.kind, kind));
+  return info;
+}
+
+}  // namespace
+
+void load_checkpoint_weights(const std::filesystem::path& file, torch::nn::Module& module) {
+  auto archive = open_archive(file, torch::kCPU);
+  read_weights(archive, module, file);
+}
+
+CheckpointInfo read_checkpoint_info(const std::filesystem::path& file) {
+  auto archive = open_archive(file, torch::kCPU);
+  return read_info(archive, file);
+}
+
+models::GATWithJK load_gat_checkpoint(const std::filesystem::path& file,
+                                      const c10::Device& device) {
+  auto archive = open_archive(file, device);
+  const auto info = expect_kind(archive, file, "gat");
+  return load_weights(archive, models::GATWithJK(info.model_config.get<models::GatConfig>()), file,
+                      device);
+}
+
+models::VGAE load_vgae_checkpoint(const std::filesystem::path& file, const c10::Device& device) {
+  auto archive = open_archive(file, device);
+  const auto info = expect_kind(archive, file, "vgae");
+  return load_weights(archive, models::VGAE(info.model_config.get<models::VgaeConfig>()), file,
+                      device);
+}
+
+models::GraphClassifier load_classifier_checkpoint(const std::filesystem::path& file,
+                                                   const c10::Device& device,
+                                                   CheckpointInfo* info_out) {
+  auto archive = open_archive(file, device);
+  const auto info = read_info(archive, file);
+  const ClassifierFamily* family = nullptr;
+  try {
+    family = &classifier_family(info.kind);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(fmt::format("{}: {}", file.string(), e.what()));
+  }
+  auto model = load_weights(archive, family->build_classifier(info.model_config), file, device);
+  if (info_out != nullptr) *info_out = info;
+  return model;
+}
+
+}  // namespace headroom::train

@@ -1,0 +1,422 @@
+#include "headroom/train/fusion/fusion_stage.hpp"
+
+#include <torch/torch.h>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <map>
+#include <optional>
+#include <stdexcept>
+
+#include "headroom/eval/binary_metrics.hpp"
+#include "headroom/eval/decision_threshold.hpp"
+#include "headroom/eval/evaluation_report.hpp"
+#include "headroom/train/context/command_budget.hpp"
+#include "headroom/train/context/run_directory.hpp"
+#include "headroom/train/families/model_checkpoint.hpp"
+#include "headroom/train/families/model_family.hpp"
+#include "headroom/train/fusion/fusion_features.hpp"
+#include "headroom/train/fusion/fusion_learner.hpp"
+#include "headroom/train/loop/metrics_sink.hpp"
+#include "headroom/util/printable_text.hpp"
+#include "headroom/util/process_role.hpp"
+
+namespace headroom::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct FusionSources {
+  std::filesystem::path classifier;  // best.pt files
+  std::filesystem::path autoencoder;
+};
+
+std::filesystem::path source_or_default(const std::filesystem::path& given,
+                                        const TrainingConfig& config, const char* leaf,
+                                        const char* flag) {
+  const auto path = given.empty() ? config.run.runs_dir / dataset_name(config) / leaf : given;
+  try {
+    return std::filesystem::absolute(resolve_checkpoint_path(path));
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format(
+        "{} (stage fusion fuses a trained classifier and VGAE: train them first, e.g. with "
+        "`headroom run`, or pass {})",
+        e.what(), flag));
+  }
+}
+
+FusionSources resolve_sources(const TrainingConfig& config) {
+  return {source_or_default(config.fusion.classifier_path, config, "student_curriculum_kd",
+                            "--fusion-classifier"),
+          source_or_default(config.fusion.autoencoder_path, config, "student_autoencoder_kd",
+                            "--fusion-autoencoder")};
+}
+
+at::Tensor signals_of(const FusionSources& sources, const store::GraphStore& store,
+                      std::span<const std::uint32_t> ids, const TrainingConfig& config,
+                      const RunContext& context) {
+  const auto& device = context.device;
+  for (const auto& source : {sources.classifier, sources.autoencoder})
+    require_store_inputs(read_checkpoint_info(source).model_config, store, source);
+  auto classifier = load_classifier_checkpoint(sources.classifier, device);
+  auto autoencoder = load_vgae_checkpoint(sources.autoencoder, device);
+  // The VGAE's neighbourhood logits are [nodes, IDs]: its batches stay small.
+  const std::int64_t batch = std::min<std::int64_t>(config.optimisation.eval_batch_size, 1024);
+  return fusion_signals(*classifier, autoencoder, store, ids, batch, device, context.precision);
+}
+
+FusionData fusion_data(const at::Tensor& signals, std::span<const std::uint8_t> labels,
+                       const FusionScaling& scaling) {
+  std::vector<float> y(labels.begin(), labels.end());
+  return {fusion_states(signals, scaling), torch::tensor(y, torch::kFloat),
+          attack_levels(signals, scaling), anomaly_levels(signals, scaling)};
+}
+
+std::vector<std::uint8_t> labels_of(const store::GraphStore& store,
+                                    std::span<const std::uint32_t> ids) {
+  const auto all = store.size_index().label;
+  std::vector<std::uint8_t> labels;
+  labels.reserve(ids.size());
+  for (const auto id : ids) labels.push_back(all[id]);
+  return labels;
+}
+
+std::vector<float> to_vector(const at::Tensor& values) {
+  const auto host = values.to(torch::kCPU, torch::kFloat).contiguous();
+  return {host.data_ptr<float>(), host.data_ptr<float>() + host.numel()};
+}
+
+// Each epoch draws from its own generator, so that a resumed epoch draws what it would have.
+at::Generator epoch_generator(std::uint64_t seed, std::int64_t epoch) {
+  return at::make_generator<at::CPUGeneratorImpl>(seed * 1000003ULL +
+                                                  static_cast<std::uint64_t>(epoch) + 1);
+}
+
+struct FusionLoopState {
+  std::int64_t epochs_done = 0;
+  std::int64_t best_epoch = -1;
+  double best_loss = std::numeric_limits<double>::infinity();
+  std::int64_t bad_epochs = 0;
+  nlohmann::json best_metrics = nlohmann::json::object();
+};
+
+class FusionStage {
+ public:
+  FusionStage(const TrainingConfig& config, const LoopHooks& hooks)
+      : config_(config),
+        store_(store::GraphStore::open(config.run.store)),
+        context_(resolve_run_context(config, store_, CommandWork::kInference)),
+        run_(checked_run_directory(config), /*echo=*/true, config.run.when_locked),
+        file_sink_(run_) {
+    sinks_.push_back(&file_sink_);
+    for (auto* sink : hooks.metrics) sinks_.push_back(sink);
+  }
+
+  StageResult run() {
+    StageResult result{run_.path(), {}};
+    if (auto finished = finished_training(config_, run_, store_)) {
+      result.outcome = *finished;
+      return result;
+    }
+    // Scoring the validation split runs both models: inside the memory budgets, as a phase.
+    apply_command_budgets(config_, context_, run_);
+    const auto peak = run_phase(context_.device, [this] { prepare_data(); });
+    run_.log(fmt::format("scoring on {}: tensor {}", context_.device.str(),
+                         phase_peak_text(peak, context_.device_budget)));
+    torch::manual_seed(config_.run.seed);
+    learner_ = make_fusion_learner(config_.fusion.method, nullptr, learner_options());
+    auto& outcome = result.outcome;
+    if (resumable_training(config_, run_)) {
+      load_state();
+      for (auto* sink : sinks_) sink->rewind(state_.epochs_done);
+      outcome.resumed_after = state_.epochs_done;
+      run_.log(fmt::format("resuming {} after epoch {}", util::printable_path(run_.path()),
+                           state_.epochs_done));
+    } else {
+      run_.clear();
+    }
+    record_training_config(config_, run_, store_);
+    train(outcome);
+    calibrate();
+    if (util::process_role().writes()) run_.write_result({{"training", outcome}});
+    return result;
+  }
+
+ private:
+  FusionLearnerOptions learner_options() const {
+    return {effective_learning_rate(config_), config_.optimisation.weight_decay,
+            config_.optimisation.gradient_clip, config_.fusion.gamma};
+  }
+
+  // Scores every validation graph with both models and splits them into fitting and held-out
+  // graphs; the scaling comes from the fitting graphs only.
+  void prepare_data() {
+    sources_ = resolve_sources(config_);
+    const auto ids = store_.validation_ids();
+    validation_labels_ = labels_of(store_, ids);
+    std::int64_t attacks = 0;
+    for (const auto label : validation_labels_) attacks += label;
+    const auto graphs = static_cast<std::int64_t>(ids.size());
+    if (attacks == 0 || attacks == graphs)
+      throw FusionUnavailable(fmt::format(
+          "{}: stage fusion needs normal and attack graphs in the validation split ({} of {} are "
+          "attacks)",
+          util::printable_path(config_.run.store), attacks, graphs));
+    run_.log(fmt::format("stage fusion ({}): {} + {} on {} validation graphs ({} attacks)",
+                         config_.fusion.method, util::printable_path(sources_.classifier),
+                         util::printable_path(sources_.autoencoder), graphs, attacks));
+    signals_ = signals_of(sources_, store_, ids, config_, context_);
+
+    auto split = at::make_generator<at::CPUGeneratorImpl>(config_.run.seed);
+    const at::Tensor order = at::randperm(graphs, split, torch::kLong);
+    const auto held_out = std::clamp<std::int64_t>(
+        static_cast<std::int64_t>(config_.fusion.holdout_fraction * static_cast<double>(graphs)), 1,
+        graphs - 1);
+    const at::Tensor holdout_rows = std::get<0>(order.slice(0, 0, held_out).sort());
+    const at::Tensor fit_rows = std::get<0>(order.slice(0, held_out).sort());
+    const auto labels_at = [&](const at::Tensor& rows) {
+      std::vector<std::uint8_t> labels;
+      for (std::int64_t i = 0; i < rows.size(0); ++i)
+        labels.push_back(validation_labels_[rows.data_ptr<std::int64_t>()[i]]);
+      return labels;
+    };
+    const auto fit_labels = labels_at(fit_rows);
+    holdout_labels_ = labels_at(holdout_rows);
+    scaling_ = FusionScaling::fit(signals_.index_select(0, fit_rows), fit_labels);
+    all_ = fusion_data(signals_, validation_labels_, scaling_);
+    fit_ = all_.rows(fit_rows);
+    holdout_ = all_.rows(holdout_rows);
+  }
+
+  CheckpointInfo checkpoint_info() const {
+    CheckpointInfo info;
+    info.kind = std::string(learner_->kind());
+    info.model_config = {{"network", learner_->network_config()},
+                         {"scaling", scaling_},
+                         {"classifier", sources_.classifier.string()},
+                         {"autoencoder", sources_.autoencoder.string()}};
+    return info;
+  }
+
+  void train(TrainingOutcome& outcome) {
+    const auto start = Clock::now();
+    double train_seconds = 0;
+    for (std::int64_t epoch = state_.epochs_done; epoch < config_.fusion.max_epochs; ++epoch) {
+      if (state_.bad_epochs >= config_.optimisation.patience) break;
+      const auto epoch_start = Clock::now();
+      auto generator = epoch_generator(config_.run.seed, epoch);
+      const double train_loss = learner_->train_epoch(fit_, generator, epoch);
+      train_seconds += std::chrono::duration<double>(Clock::now() - epoch_start).count();
+      finish_epoch(epoch, train_loss, epoch_start);
+    }
+    outcome.early_stopped = state_.bad_epochs >= config_.optimisation.patience;
+    outcome.epochs = state_.epochs_done;
+    outcome.best_epoch = state_.best_epoch;
+    outcome.best_validation_loss = state_.best_loss;
+    outcome.best_metrics = state_.best_metrics;
+    outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const auto trained = (state_.epochs_done - outcome.resumed_after) * fit_.size();
+    outcome.graphs_per_second =
+        train_seconds > 0 ? static_cast<double>(trained) / train_seconds : 0.0;
+  }
+
+  nlohmann::json holdout_metrics(double& loss) {
+    const at::Tensor scores = learner_->fused_scores(holdout_);
+    loss = balanced_fusion_loss(scores, holdout_.labels);
+    const auto metrics = eval::binary_metrics(holdout_labels_, to_vector(scores));
+    nlohmann::json json = {{"f1", metrics.f1},
+                           {"precision", metrics.precision},
+                           {"recall", metrics.recall},
+                           {"roc_auc", metrics.roc_auc}};
+    if (const auto w = learner_->classifier_weights(holdout_); w.defined())
+      json["mean_classifier_weight"] = w.mean().item<double>();
+    return json;
+  }
+
+  void finish_epoch(std::int64_t epoch, double train_loss, Clock::time_point epoch_start) {
+    double loss = 0;
+    const auto metrics = holdout_metrics(loss);
+    const bool improved = loss < state_.best_loss;
+    if (improved) {
+      state_.best_loss = loss;
+      state_.best_epoch = epoch;
+      state_.best_metrics = metrics;
+      state_.bad_epochs = 0;
+      auto info = checkpoint_info();
+      info.epoch = epoch;
+      info.validation_loss = loss;
+      if (util::process_role().writes())
+        save_model_checkpoint(run_.best_checkpoint(), learner_->model(), info);
+    } else {
+      ++state_.bad_epochs;
+    }
+    state_.epochs_done = epoch + 1;
+    const nlohmann::json line = {
+        {"type", "epoch"},
+        {"epoch", epoch},
+        {"train_loss", train_loss},
+        {"validation_loss", loss},
+        {"validation", metrics},
+        {"best", improved},
+        {"graphs", fit_.size()},
+        {"seconds", std::chrono::duration<double>(Clock::now() - epoch_start).count()},
+        {"learning_rate", effective_learning_rate(config_)}};
+    if (util::process_role().writes())
+      for (auto* sink : sinks_) sink->record(line);
+    run_.log(fmt::format("epoch {:>3}/{}  train loss {:.5f}  held-out loss {:.5f}{}  F1 {:.4f}",
+                         epoch + 1, config_.fusion.max_epochs, train_loss, loss,
+                         improved ? " *" : "", metrics.at("f1").get<double>()));
+    if (util::process_role().writes()) save_state();
+  }
+
+  void save_state() const {
+    torch::serialize::OutputArchive archive;
+    torch::serialize::OutputArchive model;
+    learner_->model().save(model);
+    archive.write("model", model);
+    torch::serialize::OutputArchive learner;
+    learner_->save_state(learner);
+    archive.write("learner", learner);
+    const nlohmann::json loop = {{"epochs_done", state_.epochs_done},
+                                 {"best_epoch", state_.best_epoch},
+                                 {"best_loss", state_.best_loss},
+                                 {"bad_epochs", state_.bad_epochs},
+                                 {"best_metrics", state_.best_metrics}};
+    archive.write("loop", c10::IValue(loop.dump()));
+    save_archive_atomically(archive, run_.state_checkpoint());
+  }
+
+  void load_state() {
+    torch::serialize::InputArchive archive;
+    archive.load_from(run_.state_checkpoint().string());
+    torch::serialize::InputArchive model;
+    archive.read("model", model);
+    learner_->model().load(model);
+    torch::serialize::InputArchive learner;
+    archive.read("learner", learner);
+    learner_->load_state(learner);
+    c10::IValue value;
+    archive.read("loop", value);
+    const auto loop = nlohmann::json::parse(value.toStringRef());
+    state_.epochs_done = loop.at("epochs_done").get<std::int64_t>();
+    state_.best_epoch = loop.at("best_epoch").get<std::int64_t>();
+    state_.best_loss = loop.at("best_loss").is_null() ? std::numeric_limits<double>::infinity()
+                                                      : loop.at("best_loss").get<double>();
+    state_.bad_epochs = loop.at("bad_epochs").get<std::int64_t>();
+    state_.best_metrics = loop.at("best_metrics");
+  }
+
+  // The best epoch's fused scores on the whole validation split give the decision threshold
+  // stored in best.pt (the fused score is a probability: without calibration, 0.5 decides).
+  void calibrate() {
+    if (config_.evaluation.calibration == "none" || state_.best_epoch < 0) return;
+    load_checkpoint_weights(run_.best_checkpoint(), learner_->model());
+    auto info = checkpoint_info();  // what best.pt holds, with its epoch and loss
+    info.epoch = state_.best_epoch;
+    info.validation_loss = state_.best_loss;
+    const auto scores = to_vector(learner_->fused_scores(all_));
+    info.decision = eval::calibrate_decision(
+        validation_labels_, scores, config_.evaluation.calibration, config_.evaluation.target_fpr);
+    run_.log(fmt::format("decision threshold {:.4f} ({} on the validation split: F1 {:.4f})",
+                         info.decision->threshold, info.decision->method,
+                         info.decision->validation.f1));
+    if (util::process_role().writes())
+      save_model_checkpoint(run_.best_checkpoint(), learner_->model(), info);
+  }
+
+  TrainingConfig config_;
+  store::GraphStore store_;
+  RunContext context_;  // resolved once, with the store open
+  RunDirectory run_;
+  MetricsFileSink file_sink_;
+  std::vector<MetricsSink*> sinks_;
+  FusionSources sources_;
+  std::vector<std::uint8_t> validation_labels_;
+  std::vector<std::uint8_t> holdout_labels_;
+  at::Tensor signals_;
+  FusionScaling scaling_;
+  FusionData all_, fit_, holdout_;
+  std::unique_ptr<FusionLearner> learner_;
+  FusionLoopState state_;
+};
+
+}  // namespace
+
+StageResult run_fusion_stage(const TrainingConfig& config, const LoopHooks& hooks) {
+  FusionStage stage(config, hooks);
+  return stage.run();
+}
+
+bool is_fusion_kind(std::string_view kind) { return kind.rfind("fusion-", 0) == 0; }
+
+namespace {
+
+// `scores` with each vehicle-calibrated test file's graphs fused again on states scaled against
+// the file's calibration windows.
+std::vector<float> vehicle_rescaled_scores(FusionLearner& learner, const at::Tensor& signals,
+                                           std::span<const std::uint8_t> labels,
+                                           std::vector<float> scores,
+                                           const store::GraphStore& store,
+                                           std::span<const std::uint32_t> graph_ids,
+                                           std::size_t normal_windows) {
+  const auto windows = eval::vehicle_calibration_windows(store, graph_ids, normal_windows);
+  const auto file_of = store.size_index().file;
+  std::map<std::uint32_t, std::vector<std::int64_t>> rows_of_file;
+  for (std::size_t i = 0; i < graph_ids.size(); ++i)
+    if (windows.contains(file_of[graph_ids[i]]))
+      rows_of_file[file_of[graph_ids[i]]].push_back(static_cast<std::int64_t>(i));
+  for (const auto& [file, rows] : rows_of_file) {
+    const auto& calibration = windows.at(file);
+    std::vector<std::int64_t> calibration_rows;
+    std::vector<std::uint8_t> file_labels;
+    for (const auto row : rows) {
+      const auto id = graph_ids[static_cast<std::size_t>(row)];
+      file_labels.push_back(labels[static_cast<std::size_t>(row)]);
+      if (std::binary_search(calibration.begin(), calibration.end(), id))
+        calibration_rows.push_back(row);
+    }
+    const auto file_signals = signals.index_select(0, torch::tensor(rows, torch::kLong));
+    const auto calibration_signals =
+        signals.index_select(0, torch::tensor(calibration_rows, torch::kLong));
+    const std::vector<std::uint8_t> normal(calibration_rows.size(), 0);
+    const auto scaling = FusionScaling::fit(calibration_signals, normal);
+    const auto fused =
+        to_vector(learner.fused_scores(fusion_data(file_signals, file_labels, scaling)));
+    for (std::size_t k = 0; k < rows.size(); ++k)
+      scores[static_cast<std::size_t>(rows[k])] = fused[k];
+  }
+  return scores;
+}
+
+}  // namespace
+
+std::vector<float> fused_attack_scores(const std::filesystem::path& checkpoint,
+                                       const store::GraphStore& store,
+                                       std::span<const std::uint32_t> graph_ids,
+                                       const TrainingConfig& config, const RunContext& context,
+                                       CheckpointInfo* info_out,
+                                       std::vector<float>* vehicle_scores) {
+  const auto info = read_checkpoint_info(checkpoint);
+  if (!is_fusion_kind(info.kind))
+    throw std::runtime_error(
+        fmt::format("{}: holds a {} model, not a fusion", checkpoint.string(), info.kind));
+  auto learner = make_fusion_learner(info.kind, info.model_config.at("network"));
+  load_checkpoint_weights(checkpoint, learner->model());
+  const auto scaling = info.model_config.at("scaling").get<FusionScaling>();
+  const FusionSources sources{info.model_config.at("classifier").get<std::string>(),
+                              info.model_config.at("autoencoder").get<std::string>()};
+  const auto signals = signals_of(sources, store, graph_ids, config, context);
+  const auto labels = labels_of(store, graph_ids);
+  if (info_out != nullptr) *info_out = info;
+  auto scores = to_vector(learner->fused_scores(fusion_data(signals, labels, scaling)));
+  const auto windows = static_cast<std::size_t>(config.evaluation.vehicle_calibration_windows);
+  if (vehicle_scores != nullptr && windows > 0)
+    *vehicle_scores =
+        vehicle_rescaled_scores(*learner, signals, labels, scores, store, graph_ids, windows);
+  return scores;
+}
+
+}  // namespace headroom::train

@@ -1,0 +1,228 @@
+#include "headroom/train/stages/autoencoder_stage.hpp"
+
+#include <torch/torch.h>
+
+#include <fmt/format.h>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+
+#include "headroom/loader/epoch_order.hpp"
+#include "headroom/train/batches/batch_sizing.hpp"
+#include "headroom/train/batches/sharded_pass.hpp"
+#include "headroom/train/caches/offloaded_teacher.hpp"
+#include "headroom/train/caches/teacher_output_cache.hpp"
+#include "headroom/train/families/model_checkpoint.hpp"
+#include "headroom/train/families/model_family.hpp"
+#include "headroom/train/stages/prepared_stage_step.hpp"
+#include "headroom/train/step/losses.hpp"
+#include "stage_support.hpp"
+
+namespace headroom::train {
+
+namespace {
+
+// One autoencoder stage run: the VGAE on the normal training graphs, and with distillation its
+// projection onto the teacher's latent space. Built in the order that keeps runs deterministic:
+// seed, model, run directory, teacher, projection.
+class AutoencoderStage {
+ public:
+  explicit AutoencoderStage(const TrainingConfig& config)
+      : config_(config),
+        store_(store::GraphStore::open(config.run.store)),
+        context_(resolve_run_context(config, store_, CommandWork::kTraining)),
+        inputs_(model_inputs(store_)),
+        train_normals_(detail::with_label(store_, store_.train_ids(), 0)),
+        validation_normals_(detail::with_label(store_, store_.validation_ids(), 0)) {
+    if (train_normals_.empty())
+      throw std::runtime_error(fmt::format(
+          "{}: no normal training graphs to train the autoencoder on", config.run.store.string()));
+    if (validation_normals_.empty()) validation_normals_ = train_normals_;  // none held out
+    torch::manual_seed(config.run.seed);  // initial weights are part of the run's determinism
+    vgae_config_ = resolve_vgae_config(config.model, inputs_);
+    model_ = models::VGAE(vgae_config_);
+    run_.emplace(checked_run_directory(config), /*echo=*/true, config.run.when_locked);
+    run_->log(fmt::format(
+        "stage autoencoder: {} VGAE{} on {} normal graphs ({} validation), {} identities, {} "
+        "node features, device {}, precision {}",
+        models::to_string(config.model.size),
+        config.distillation.enabled ? " with distillation" : "", train_normals_.size(),
+        validation_normals_.size(), inputs_.num_ids, inputs_.in_features, config.run.device,
+        config.run.precision));
+    if (config.distillation.enabled) load_teacher();
+  }
+
+  StageResult run(const LoopHooks& hooks) {
+    TrainingTask task;
+    task.store = &store_;
+    task.model = model_.ptr();
+    task.checkpoint.kind = "vgae";
+    task.loss_reduction = LossReduction::kPerNode;
+    task.checkpoint.model_config = vgae_config_;
+    if (projection_) task.auxiliary.push_back(projection_.ptr());
+    task.prepare = [this] { prepare(); };
+    task.plan_epoch = [this](std::int64_t epoch) {
+      EpochPlan plan;
+      plan.batches =
+          make_batches(sizing_, store_, loader::shuffled(train_normals_, config_.run.seed, epoch));
+      return plan;
+    };
+    task.loss = [this](const loader::GraphBatch& batch) {
+      return objective(model_, projection_, batch);
+    };
+    task.validate = [this] { return validate(); };
+    StageResult result;
+    result.run_dir = run_->path();
+    result.outcome = run_training(config_, context_, *run_, task, hooks);
+    return result;
+  }
+
+  // What the step needs before it can run: the teacher cache.
+  void prepare_inputs() {
+    if (config_.distillation.enabled && config_.distillation.teacher_cache) build_teacher_cache();
+  }
+
+  ModelSpec model_spec() const { return {"vgae", vgae_config_}; }
+  const std::vector<std::uint32_t>& training_ids() const { return train_normals_; }
+
+  // What the memory probe measures: this stage's step on fresh modules, on the normal graphs it
+  // trains on.
+  StageStep probed_step() {
+    return {[this] {
+              models::VGAE fresh(vgae_config_);
+              torch::nn::Linear fresh_projection{nullptr};
+              ProbeSubject subject{{fresh.ptr()}, {}, LossReduction::kPerNode};
+              if (projection_) {
+                fresh_projection = torch::nn::Linear(projection_->options);
+                subject.modules.push_back(fresh_projection.ptr());
+              }
+              subject.loss = [this, fresh,
+                              fresh_projection](const loader::GraphBatch& batch) mutable {
+                return objective(fresh, fresh_projection, batch);
+              };
+              return subject;
+            },
+            config_.distillation.enabled ? "distillation" : "plain", train_normals_,
+            "normal training graphs"};
+  }
+
+ private:
+  // The teacher's latents and reconstructions come from the output cache (no teacher held while
+  // training), or from the teacher itself, in device memory or offloaded to pinned host memory.
+  void load_teacher() {
+    teacher_file_ = resolve_checkpoint_path(config_.distillation.teacher_path);
+    const bool offload = teacher_offload_applies(config_.distillation, context_.device, *run_);
+    // Loaded in every mode, before the projection: building it draws from the generator, and the
+    // projection's initial weights must not depend on the mode.
+    teacher_ = load_vgae_checkpoint(teacher_file_, config_.distillation.teacher_cache || offload
+                                                       ? torch::kCPU
+                                                       : context_.device);
+    for (auto& p : teacher_->parameters()) p.requires_grad_(false);
+    teacher_config_ = teacher_->config();
+    projection_ = torch::nn::Linear(vgae_config_.latent, teacher_config_.latent);
+    if (!config_.distillation.teacher_cache && offload)
+      offloaded_.emplace(teacher_.ptr(), context_.device);
+  }
+
+  // Only when there is training to do: the step's inputs, then its memory fit.
+  void prepare() {
+    prepare_inputs();
+    // A teacher held on the device during training is outside the step's fit.
+    sizing_ =
+        plan_batch_sizing(config_, context_, store_, {"vgae", vgae_config_}, probed_step(), *run_,
+                          teacher_ && !offloaded_ ? detail::parameter_bytes(*teacher_) : 0.0);
+  }
+
+  void build_teacher_cache() {
+    std::vector<std::uint32_t> cached_ids = train_normals_;
+    cached_ids.insert(cached_ids.end(), validation_normals_.begin(), validation_normals_.end());
+    teacher_cache_ = detail::cache_teacher_outputs(
+        teacher_,
+        {TeacherRows::kPerNode,
+         {{"z", teacher_config_.latent}, {"reconstruction", teacher_config_.in_features - 1}}},
+        cached_ids, config_, *run_, teacher_file_, context_, store_,
+        [](models::VGAE& vgae, const loader::GraphBatch& batch) {
+          auto out = vgae->forward(batch.x, batch.edge_index);
+          return std::vector<at::Tensor>{out.z, out.reconstruction};
+        });
+  }
+
+  // The stage's loss for a VGAE of this configuration (and, distilled, its projection): the
+  // trained ones, or a probe's copies.
+  at::Tensor objective(models::VGAE& vgae, torch::nn::Linear& student_projection,
+                       const loader::GraphBatch& batch) {
+    const auto out = vgae->forward(batch.x, batch.edge_index);
+    const auto task_loss =
+        vgae_loss(out, batch, inputs_.num_ids, vgae_loss_weights(vgae_config_)).total;
+    if (!config_.distillation.enabled) return task_loss;
+    at::Tensor teacher_z;
+    at::Tensor teacher_reconstruction;
+    if (teacher_cache_) {
+      // By the batch's own graph ids: a micro-batch of the OOM guard gets its own rows.
+      auto cached = teacher_cache_->lookup(batch);
+      teacher_z = cached[0];
+      teacher_reconstruction = cached[1];
+    } else {
+      torch::NoGradGuard no_grad;
+      std::optional<OffloadedTeacher::DeviceScope> on_device;
+      if (offloaded_) on_device.emplace(*offloaded_);
+      auto teacher_out = teacher_->forward(batch.x, batch.edge_index);
+      teacher_z = teacher_out.z;
+      teacher_reconstruction = teacher_out.reconstruction;
+    }
+    return vgae_distillation_loss(student_projection->forward(out.z), teacher_z, out.reconstruction,
+                                  teacher_reconstruction, task_loss, config_.distillation.alpha);
+  }
+
+  ValidationResult validate() {
+    ValidationResult result;
+    double sum = 0;
+    std::int64_t graphs = 0;
+    // Sharded over the ranks, folded in batch order (train/batches/sharded_pass.hpp).
+    const auto contributions = contributions_across_ranks(
+        store_, validation_normals_, config_.optimisation.eval_batch_size, context_.device,
+        [&](const loader::GraphBatch& batch) {
+          const auto n = static_cast<double>(batch.num_graphs);
+          return BatchContribution{objective(model_, projection_, batch).item<double>() * n, n};
+        });
+    for (const auto& c : contributions) {
+      sum += c[0];
+      graphs += static_cast<std::int64_t>(c[1]);
+    }
+    result.loss = graphs > 0 ? sum / static_cast<double>(graphs) : 0.0;
+    result.metrics = {{"loss", result.loss}, {"graphs", graphs}};
+    return result;
+  }
+
+  const TrainingConfig& config_;
+  store::GraphStore store_;
+  RunContext context_;  // resolved once, with the store open
+  models::ModelInputs inputs_;
+  std::vector<std::uint32_t> train_normals_;
+  std::vector<std::uint32_t> validation_normals_;
+  models::VgaeConfig vgae_config_;
+  models::VGAE model_{nullptr};
+  std::optional<RunDirectory> run_;
+  // Distillation.
+  std::filesystem::path teacher_file_;
+  models::VGAE teacher_{nullptr};  // released once the cache is built
+  models::VgaeConfig teacher_config_;
+  torch::nn::Linear projection_{nullptr};
+  std::optional<TeacherOutputCache> teacher_cache_;
+  std::optional<OffloadedTeacher> offloaded_;
+  BatchSizing sizing_;  // planned in prepare()
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedStageStep> prepare_autoencoder_step(const TrainingConfig& config) {
+  return detail::prepare_step<AutoencoderStage>(config);
+}
+
+StageResult run_autoencoder_stage(const TrainingConfig& config, const LoopHooks& hooks) {
+  validate(config);
+  AutoencoderStage stage(config);
+  return stage.run(hooks);
+}
+
+}  // namespace headroom::train

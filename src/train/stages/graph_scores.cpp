@@ -1,0 +1,60 @@
+#include "headroom/train/stages/graph_scores.hpp"
+
+#include <torch/torch.h>
+
+#include "headroom/train/batches/sharded_pass.hpp"
+#include "headroom/train/families/model_family.hpp"
+#include "headroom/train/loop/training_loop.hpp"
+#include "headroom/train/step/losses.hpp"
+
+namespace headroom::train {
+namespace {
+
+// One score per graph, in id order, computed batch by batch without gradients.
+std::vector<float> per_graph_scores(
+    const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
+    std::int64_t batch_size, const c10::Device& device, Precision precision,
+    const std::function<at::Tensor(const loader::GraphBatch&)>& score) {
+  torch::NoGradGuard no_grad;
+  // Sharded over the ranks; the scores come back in id order (train/batches/sharded_pass.hpp).
+  const auto contributions = contributions_across_ranks(
+      store, graph_ids, batch_size, device, [&](const loader::GraphBatch& batch) {
+        AutocastScope autocast(precision, device);
+        const auto host =
+            score(batch).to(torch::kCPU, torch::kFloat).to(torch::kDouble).contiguous();
+        return BatchContribution(host.data_ptr<double>(), host.data_ptr<double>() + host.numel());
+      });
+  std::vector<float> out;
+  out.reserve(graph_ids.size());
+  for (const auto& c : contributions)
+    for (const double value : c) out.push_back(static_cast<float>(value));
+  return out;
+}
+
+}  // namespace
+
+std::vector<float> attack_log_odds_per_graph(models::GraphClassifierImpl& model,
+                                             const store::GraphStore& store,
+                                             std::span<const std::uint32_t> graph_ids,
+                                             std::int64_t batch_size, const c10::Device& device,
+                                             Precision precision) {
+  model.eval();
+  return per_graph_scores(
+      store, graph_ids, batch_size, device, precision, [&](const loader::GraphBatch& batch) {
+        return attack_log_odds(
+            model.forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs));
+      });
+}
+
+std::vector<float> reconstruction_scores(models::VGAE& model, const store::GraphStore& store,
+                                         std::span<const std::uint32_t> graph_ids,
+                                         std::int64_t batch_size, const c10::Device& device,
+                                         Precision precision) {
+  model->eval();
+  return per_graph_scores(
+      store, graph_ids, batch_size, device, precision, [&](const loader::GraphBatch& batch) {
+        return graph_reconstruction_score(model->forward(batch.x, batch.edge_index), batch);
+      });
+}
+
+}  // namespace headroom::train
