@@ -91,6 +91,35 @@ OccurrenceGaps occurrence_gaps(std::span<const std::uint64_t> occurrences, doubl
   return result;
 }
 
+// Appends the edge s -> t with its features; `occurrences` are its packed pairs in position order,
+// `degree` is per node, `window` the configured window length in frames.
+void append_edge(std::uint32_t s, std::uint32_t t, std::span<const std::uint64_t> occurrences,
+                 std::span<const std::uint32_t> degree, double window, WindowGraph& out) {
+  const std::size_t count = occurrences.size();
+  const double first = position_of(occurrences.front());
+  const double last = position_of(occurrences.back());
+  const OccurrenceGaps gaps = occurrence_gaps(occurrences, first, last);
+  const double degree_s = degree[s];
+  const double degree_t = degree[t];
+
+  out.edge_index.push_back(static_cast<std::int32_t>(s));
+  out.edge_index.push_back(static_cast<std::int32_t>(t));
+  const float features[kEdgeFeatureCount] = {
+      static_cast<float>(count),
+      static_cast<float>(count / window),
+      static_cast<float>(gaps.mean),
+      static_cast<float>(gaps.std_dev),
+      static_cast<float>(gaps.regularity),
+      static_cast<float>(first / window),
+      static_cast<float>(last / window),
+      static_cast<float>(last / window - first / window),
+      0.0F,  // reverse-edge flag, set by mark_reverse_edges once all edges are known
+      static_cast<float>(degree_s * degree_t),
+      static_cast<float>(degree_s / std::max(degree_t, 1e-8)),
+  };
+  out.edge_features.insert(out.edge_features.end(), std::begin(features), std::end(features));
+}
+
 // Sets the reverse-edge flag (edge feature 8) of each edge whose reverse is also an edge. Edges
 // are sorted by (source, target), so the reverse of each is found by binary search.
 void mark_reverse_edges(WindowGraph& out) {
@@ -208,38 +237,10 @@ void WindowGraphBuilder::add_edges(WindowGraph& out) {
     const std::uint32_t t = target_of(pairs_[begin]);
     std::size_t end = begin + 1;
     while (end < pairs_.size() && source_of(pairs_[end]) == s && target_of(pairs_[end]) == t) ++end;
-    append_edge(s, t, std::span<const std::uint64_t>(pairs_).subspan(begin, end - begin), out);
+    append_edge(s, t, std::span<const std::uint64_t>(pairs_).subspan(begin, end - begin), degree_,
+                config_.window, out);
     begin = end;
   }
-}
-
-void WindowGraphBuilder::append_edge(std::uint32_t s, std::uint32_t t,
-                                     std::span<const std::uint64_t> occurrences,
-                                     WindowGraph& out) const {
-  const double window = config_.window;
-  const std::size_t count = occurrences.size();
-  const double first = position_of(occurrences.front());
-  const double last = position_of(occurrences.back());
-  const OccurrenceGaps gaps = occurrence_gaps(occurrences, first, last);
-  const double degree_s = degree_[s];
-  const double degree_t = degree_[t];
-
-  out.edge_index.push_back(static_cast<std::int32_t>(s));
-  out.edge_index.push_back(static_cast<std::int32_t>(t));
-  const float features[kEdgeFeatureCount] = {
-      static_cast<float>(count),
-      static_cast<float>(count / window),
-      static_cast<float>(gaps.mean),
-      static_cast<float>(gaps.std_dev),
-      static_cast<float>(gaps.regularity),
-      static_cast<float>(first / window),
-      static_cast<float>(last / window),
-      static_cast<float>(last / window - first / window),
-      0.0F,  // reverse-edge flag, set by mark_reverse_edges once all edges are known
-      static_cast<float>(degree_s * degree_t),
-      static_cast<float>(degree_s / std::max(degree_t, 1e-8)),
-  };
-  out.edge_features.insert(out.edge_features.end(), std::begin(features), std::end(features));
 }
 
 void WindowGraphBuilder::group_frames_by_node(std::size_t num_nodes) {

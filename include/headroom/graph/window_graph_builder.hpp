@@ -33,8 +33,6 @@ class WindowGraphBuilder {
   void set_kd_gat_features(WindowGraph& out) const;
   // Appends one edge per unique pair in pairs_, with its features (the reverse flag left at 0).
   void add_edges(WindowGraph& out);
-  void append_edge(std::uint32_t s, std::uint32_t t, std::span<const std::uint64_t> occurrences,
-                   WindowGraph& out) const;
   void group_frames_by_node(std::size_t num_nodes);
   void add_timing_features(std::span<const can::CanFrame> frames, WindowGraph& out);
   void add_payload_features(std::span<const can::CanFrame> frames, WindowGraph& out);
