@@ -120,6 +120,27 @@ void append_edge(std::uint32_t s, std::uint32_t t, std::span<const std::uint64_t
   out.edge_features.insert(out.edge_features.end(), std::begin(features), std::end(features));
 }
 
+// The entropy (bits per byte) of the payload bytes of `node_frames` (indices into `frames`), from
+// `histogram`, which counts them (`bytes` in all). Each value's term is summed where it first
+// occurs, and its count cleared, which leaves the histogram empty for the next node.
+double byte_entropy(std::span<const can::CanFrame> frames,
+                    std::span<const std::uint32_t> node_frames,
+                    std::array<std::uint32_t, 256>& histogram, std::uint32_t bytes) {
+  double entropy = 0.0;
+  for (std::size_t k = 0; k < node_frames.size() && bytes > 0; ++k) {
+    const can::CanFrame& frame = frames[node_frames[k]];
+    const std::size_t length = std::min<std::size_t>(frame.dlc, can::kMaxPayloadBytes);
+    for (std::size_t b = 0; b < length; ++b) {
+      std::uint32_t& count = histogram[frame.data[b]];
+      if (count == 0) continue;  // this value's term is already summed
+      const double p = static_cast<double>(count) / bytes;
+      entropy -= p * std::log2(p);
+      count = 0;
+    }
+  }
+  return entropy;
+}
+
 // Sets the reverse-edge flag (edge feature 8) of each edge whose reverse is also an edge. Edges
 // are sorted by (source, target), so the reverse of each is found by binary search.
 void mark_reverse_edges(WindowGraph& out) {
@@ -320,18 +341,9 @@ void WindowGraphBuilder::add_payload_features(std::span<const can::CanFrame> fra
         byte_changes += flipped != 0;
       }
     }
-    double entropy = 0.0;
-    for (std::uint32_t k = begin; k < end && bytes > 0; ++k) {
-      const can::CanFrame& frame = frames[frame_order_[k]];
-      const std::size_t length = std::min<std::size_t>(frame.dlc, can::kMaxPayloadBytes);
-      for (std::size_t b = 0; b < length; ++b) {
-        std::uint32_t& count = histogram[frame.data[b]];
-        if (count == 0) continue;  // this value's term is already summed
-        const double p = static_cast<double>(count) / bytes;
-        entropy -= p * std::log2(p);
-        count = 0;  // clears the histogram for the next node as it goes
-      }
-    }
+    const double entropy = byte_entropy(
+        frames, std::span<const std::uint32_t>(frame_order_).subspan(begin, end - begin), histogram,
+        bytes);
     const double frames_of_node = end - begin;
     row[0] = static_cast<float>(entropy / 8.0);
     if (frames_of_node > 1) {
