@@ -45,141 +45,105 @@ double gap_between(double earlier, double later) {
   return std::min(gap, std::numeric_limits<double>::max());
 }
 
-}  // namespace
-
-WindowGraphBuilder::WindowGraphBuilder(WindowConfig config, NodeFeatureOptions features)
-    : config_(config), features_(features) {
-  config_.validate();
-  if (config_.window >= (1U << kPositionBits)) throw std::invalid_argument("window too large");
+// 1 when any frame of the window is an attack frame.
+std::uint8_t window_label(std::span<const can::CanFrame> frames) {
+  std::uint8_t label = 0;
+  for (const auto& frame : frames) label |= static_cast<std::uint8_t>(frame.label != 0);
+  return label;
 }
 
-void WindowGraphBuilder::build(std::span<const can::CanFrame> frames,
-                               std::span<const std::uint32_t> keys, WindowGraph& out) {
-  if (frames.empty()) throw std::invalid_argument("a window needs at least one frame");
-  if (keys.size() != frames.size()) throw std::invalid_argument("one key per frame expected");
-  const std::size_t length = frames.size();
-  const double window = config_.window;
-
-  out.label = 0;
-  for (const auto& frame : frames) out.label |= static_cast<std::uint8_t>(frame.label != 0);
-
-  // Nodes: sorted unique keys. Every frame is a source or a target (or both), so the union of
-  // sources and targets is the set of all keys in the window.
-  out.node_keys.assign(keys.begin(), keys.end());
-  std::sort(out.node_keys.begin(), out.node_keys.end());
-  out.node_keys.erase(std::unique(out.node_keys.begin(), out.node_keys.end()), out.node_keys.end());
-  const std::size_t num_nodes = out.node_keys.size();
-
-  local_.resize(length);
-  for (std::size_t i = 0; i < length; ++i) {
-    local_[i] = static_cast<std::uint32_t>(
-        std::lower_bound(out.node_keys.begin(), out.node_keys.end(), keys[i]) -
-        out.node_keys.begin());
+// Nodes are the sorted unique keys: every frame is a source or a target (or both), so the union of
+// sources and targets is the set of all keys in the window. `local` gets each frame's node index.
+void index_nodes(std::span<const std::uint32_t> keys, std::vector<std::uint32_t>& node_keys,
+                 std::vector<std::uint32_t>& local) {
+  node_keys.assign(keys.begin(), keys.end());
+  std::sort(node_keys.begin(), node_keys.end());
+  node_keys.erase(std::unique(node_keys.begin(), node_keys.end()), node_keys.end());
+  local.resize(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    local[i] = static_cast<std::uint32_t>(
+        std::lower_bound(node_keys.begin(), node_keys.end(), keys[i]) - node_keys.begin());
   }
+}
 
-  // Node statistics over the frames where the node is a source (frames 0..L-2).
-  degree_.assign(num_nodes, 0);
-  source_count_.assign(num_nodes, 0);
-  last_source_position_.assign(num_nodes, 0);
-  byte_sums_.assign(num_nodes * can::kMaxPayloadBytes, 0.0);
-  pairs_.clear();
-  for (std::size_t i = 0; i + 1 < length; ++i) {
-    const std::uint32_t s = local_[i];
-    const std::uint32_t t = local_[i + 1];
-    ++degree_[s];
-    ++degree_[t];
-    ++source_count_[s];
-    last_source_position_[s] = static_cast<std::uint32_t>(i);
-    for (std::size_t b = 0; b < can::kMaxPayloadBytes; ++b) {
-      byte_sums_[s * can::kMaxPayloadBytes + b] += frames[i].data[b];
+// The spacing of one edge's occurrences, in frame positions.
+struct OccurrenceGaps {
+  double mean = 0.0;
+  double std_dev = 0.0;
+  double regularity = 0.0;  // 1 / (1 + std_dev): 1 for evenly spaced occurrences
+};
+
+// `occurrences` are one edge's packed pairs in position order; `first` and `last` their positions.
+OccurrenceGaps occurrence_gaps(std::span<const std::uint64_t> occurrences, double first,
+                               double last) {
+  OccurrenceGaps result;
+  if (occurrences.size() < 2) return result;  // no gap
+  const double gaps = static_cast<double>(occurrences.size() - 1);
+  result.mean = (last - first) / gaps;  // the gaps telescope
+  double squares = 0.0;
+  for (std::size_t k = 1; k < occurrences.size(); ++k) {
+    const double gap =
+        static_cast<double>(position_of(occurrences[k])) - position_of(occurrences[k - 1]);
+    squares += (gap - result.mean) * (gap - result.mean);
+  }
+  result.std_dev = std::sqrt(squares / gaps);
+  result.regularity = result.std_dev > 0.0 ? 1.0 / (1.0 + result.std_dev) : 1.0;
+  return result;
+}
+
+// Appends the edge s -> t with its features; `occurrences` are its packed pairs in position order,
+// `degree` is per node, `window` the configured window length in frames.
+void append_edge(std::uint32_t s, std::uint32_t t, std::span<const std::uint64_t> occurrences,
+                 std::span<const std::uint32_t> degree, double window, WindowGraph& out) {
+  const std::size_t count = occurrences.size();
+  const double first = position_of(occurrences.front());
+  const double last = position_of(occurrences.back());
+  const OccurrenceGaps gaps = occurrence_gaps(occurrences, first, last);
+  const double degree_s = degree[s];
+  const double degree_t = degree[t];
+
+  out.edge_index.push_back(static_cast<std::int32_t>(s));
+  out.edge_index.push_back(static_cast<std::int32_t>(t));
+  const float features[kEdgeFeatureCount] = {
+      static_cast<float>(count),
+      static_cast<float>(count / window),
+      static_cast<float>(gaps.mean),
+      static_cast<float>(gaps.std_dev),
+      static_cast<float>(gaps.regularity),
+      static_cast<float>(first / window),
+      static_cast<float>(last / window),
+      static_cast<float>(last / window - first / window),
+      0.0F,  // reverse-edge flag, set by mark_reverse_edges once all edges are known
+      static_cast<float>(degree_s * degree_t),
+      static_cast<float>(degree_s / std::max(degree_t, 1e-8)),
+  };
+  out.edge_features.insert(out.edge_features.end(), std::begin(features), std::end(features));
+}
+
+// The entropy (bits per byte) of the payload bytes of `node_frames` (indices into `frames`), from
+// `histogram`, which counts them (`bytes` in all). Each value's term is summed where it first
+// occurs, and its count cleared, which leaves the histogram empty for the next node.
+double byte_entropy(std::span<const can::CanFrame> frames,
+                    std::span<const std::uint32_t> node_frames,
+                    std::array<std::uint32_t, 256>& histogram, std::uint32_t bytes) {
+  double entropy = 0.0;
+  for (std::size_t k = 0; k < node_frames.size() && bytes > 0; ++k) {
+    const can::CanFrame& frame = frames[node_frames[k]];
+    const std::size_t length = std::min<std::size_t>(frame.dlc, can::kMaxPayloadBytes);
+    for (std::size_t b = 0; b < length; ++b) {
+      std::uint32_t& count = histogram[frame.data[b]];
+      if (count == 0) continue;  // this value's term is already summed
+      const double p = static_cast<double>(count) / bytes;
+      entropy -= p * std::log2(p);
+      count = 0;
     }
-    pairs_.push_back(pack(s, t, static_cast<std::uint32_t>(i)));
   }
+  return entropy;
+}
 
-  std::uint32_t min_count = UINT32_MAX;
-  std::uint32_t max_count = 0;
-  for (std::uint32_t count : source_count_) {
-    if (count == 0) continue;
-    min_count = std::min(min_count, count);
-    max_count = std::max(max_count, count);
-  }
-
-  const std::size_t width = features_.count();
-  out.node_feature_count = width;
-  out.node_features.assign(num_nodes * width, 0.0F);
-  for (std::size_t n = 0; n < num_nodes; ++n) {
-    float* row = &out.node_features[n * width];
-    row[0] = static_cast<float>(out.node_keys[n]);
-    const std::uint32_t count = source_count_[n];
-    if (count == 0) continue;  // only ever a target: its key and zeros
-    for (std::size_t b = 0; b < can::kMaxPayloadBytes; ++b) {
-      row[1 + b] = static_cast<float>(byte_sums_[n * can::kMaxPayloadBytes + b] / count / 255.0);
-    }
-    row[9] =
-        max_count > min_count
-            ? static_cast<float>(static_cast<double>(count - min_count) / (max_count - min_count))
-            : static_cast<float>(count);
-    row[10] = static_cast<float>(last_source_position_[n] / (window - 1.0));
-  }
-
-  if (features_.timing || features_.payload || features_.identity != NodeIdentity::kCanId) {
-    group_frames_by_node(num_nodes);
-    if (features_.timing) add_timing_features(frames, out);
-    if (features_.payload) add_payload_features(frames, out);
-    if (features_.identity != NodeIdentity::kCanId) set_identity(frames, out);
-  }
-
-  // Edges: unique (source, target) pairs in lexicographic order, with their occurrence positions.
-  std::sort(pairs_.begin(), pairs_.end());
-  out.edge_index.clear();
-  out.edge_features.clear();
-  std::size_t begin = 0;
-  while (begin < pairs_.size()) {
-    const std::uint32_t s = source_of(pairs_[begin]);
-    const std::uint32_t t = target_of(pairs_[begin]);
-    std::size_t end = begin + 1;
-    while (end < pairs_.size() && source_of(pairs_[end]) == s && target_of(pairs_[end]) == t) ++end;
-
-    const std::size_t count = end - begin;
-    const double first = position_of(pairs_[begin]);
-    const double last = position_of(pairs_[end - 1]);
-    double gap_mean = 0.0;
-    double gap_std = 0.0;
-    double regularity = 0.0;
-    if (count > 1) {
-      const double gaps = static_cast<double>(count - 1);
-      gap_mean = (last - first) / gaps;  // the gaps telescope
-      double squares = 0.0;
-      for (std::size_t k = begin + 1; k < end; ++k) {
-        const double gap = static_cast<double>(position_of(pairs_[k])) - position_of(pairs_[k - 1]);
-        squares += (gap - gap_mean) * (gap - gap_mean);
-      }
-      gap_std = std::sqrt(squares / gaps);
-      regularity = gap_std > 0.0 ? 1.0 / (1.0 + gap_std) : 1.0;
-    }
-    const double degree_s = degree_[s];
-    const double degree_t = degree_[t];
-
-    out.edge_index.push_back(static_cast<std::int32_t>(s));
-    out.edge_index.push_back(static_cast<std::int32_t>(t));
-    const float features[kEdgeFeatureCount] = {
-        static_cast<float>(count),
-        static_cast<float>(count / window),
-        static_cast<float>(gap_mean),
-        static_cast<float>(gap_std),
-        static_cast<float>(regularity),
-        static_cast<float>(first / window),
-        static_cast<float>(last / window),
-        static_cast<float>(last / window - first / window),
-        0.0F,  // reverse-edge flag, filled below once all edges are known
-        static_cast<float>(degree_s * degree_t),
-        static_cast<float>(degree_s / std::max(degree_t, 1e-8)),
-    };
-    out.edge_features.insert(out.edge_features.end(), std::begin(features), std::end(features));
-    begin = end;
-  }
-
-  // Edges are sorted by (source, target), so the reverse of each is found by binary search.
+// Sets the reverse-edge flag (edge feature 8) of each edge whose reverse is also an edge. Edges
+// are sorted by (source, target), so the reverse of each is found by binary search.
+void mark_reverse_edges(WindowGraph& out) {
   const std::size_t num_edges = out.num_edges();
   auto edge_less = [&](std::size_t e, std::pair<std::int32_t, std::int32_t> key) {
     return std::pair(out.edge_index[2 * e], out.edge_index[2 * e + 1]) < key;
@@ -199,6 +163,104 @@ void WindowGraphBuilder::build(std::span<const can::CanFrame> frames,
     const bool found = lo < num_edges && out.edge_index[2 * lo] == reverse.first &&
                        out.edge_index[2 * lo + 1] == reverse.second;
     out.edge_features[e * kEdgeFeatureCount + 8] = found ? 1.0F : 0.0F;
+  }
+}
+
+}  // namespace
+
+WindowGraphBuilder::WindowGraphBuilder(WindowConfig config, NodeFeatureOptions features)
+    : config_(config), features_(features) {
+  config_.validate();
+  if (config_.window >= (1U << kPositionBits)) throw std::invalid_argument("window too large");
+}
+
+void WindowGraphBuilder::build(std::span<const can::CanFrame> frames,
+                               std::span<const std::uint32_t> keys, WindowGraph& out) {
+  if (frames.empty()) throw std::invalid_argument("a window needs at least one frame");
+  if (keys.size() != frames.size()) throw std::invalid_argument("one key per frame expected");
+  out.label = window_label(frames);
+  index_nodes(keys, out.node_keys, local_);
+  const std::size_t num_nodes = out.node_keys.size();
+  count_transitions(frames, num_nodes);
+  set_kd_gat_features(out);
+  if (features_.timing || features_.payload || features_.identity != NodeIdentity::kCanId) {
+    group_frames_by_node(num_nodes);
+    if (features_.timing) add_timing_features(frames, out);
+    if (features_.payload) add_payload_features(frames, out);
+    if (features_.identity != NodeIdentity::kCanId) set_identity(frames, out);
+  }
+  add_edges(out);
+  mark_reverse_edges(out);
+}
+
+void WindowGraphBuilder::count_transitions(std::span<const can::CanFrame> frames,
+                                           std::size_t num_nodes) {
+  // Node statistics over the frames where the node is a source (frames 0..L-2).
+  degree_.assign(num_nodes, 0);
+  source_count_.assign(num_nodes, 0);
+  last_source_position_.assign(num_nodes, 0);
+  byte_sums_.assign(num_nodes * can::kMaxPayloadBytes, 0.0);
+  pairs_.clear();
+  for (std::size_t i = 0; i + 1 < frames.size(); ++i) {
+    const std::uint32_t s = local_[i];
+    const std::uint32_t t = local_[i + 1];
+    ++degree_[s];
+    ++degree_[t];
+    ++source_count_[s];
+    last_source_position_[s] = static_cast<std::uint32_t>(i);
+    for (std::size_t b = 0; b < can::kMaxPayloadBytes; ++b) {
+      byte_sums_[s * can::kMaxPayloadBytes + b] += frames[i].data[b];
+    }
+    pairs_.push_back(pack(s, t, static_cast<std::uint32_t>(i)));
+  }
+}
+
+void WindowGraphBuilder::set_kd_gat_features(WindowGraph& out) const {
+  // The source counts are min-max scaled over the nodes that are sources at all.
+  std::uint32_t min_count = UINT32_MAX;
+  std::uint32_t max_count = 0;
+  for (std::uint32_t count : source_count_) {
+    if (count == 0) continue;
+    min_count = std::min(min_count, count);
+    max_count = std::max(max_count, count);
+  }
+
+  const double window = config_.window;
+  const std::size_t num_nodes = out.node_keys.size();
+  const std::size_t width = features_.count();
+  out.node_feature_count = width;
+  out.node_features.assign(num_nodes * width, 0.0F);
+  for (std::size_t n = 0; n < num_nodes; ++n) {
+    float* row = &out.node_features[n * width];
+    row[0] = static_cast<float>(out.node_keys[n]);
+    const std::uint32_t count = source_count_[n];
+    if (count == 0) continue;  // only ever a target: its key and zeros
+    for (std::size_t b = 0; b < can::kMaxPayloadBytes; ++b) {
+      row[1 + b] = static_cast<float>(byte_sums_[n * can::kMaxPayloadBytes + b] / count / 255.0);
+    }
+    row[9] =
+        max_count > min_count
+            ? static_cast<float>(static_cast<double>(count - min_count) / (max_count - min_count))
+            : static_cast<float>(count);
+    row[10] = static_cast<float>(last_source_position_[n] / (window - 1.0));
+  }
+}
+
+void WindowGraphBuilder::add_edges(WindowGraph& out) {
+  // Edges: unique (source, target) pairs in lexicographic order; sorting the packed pairs groups
+  // each edge's occurrences in position order.
+  std::sort(pairs_.begin(), pairs_.end());
+  out.edge_index.clear();
+  out.edge_features.clear();
+  std::size_t begin = 0;
+  while (begin < pairs_.size()) {
+    const std::uint32_t s = source_of(pairs_[begin]);
+    const std::uint32_t t = target_of(pairs_[begin]);
+    std::size_t end = begin + 1;
+    while (end < pairs_.size() && source_of(pairs_[end]) == s && target_of(pairs_[end]) == t) ++end;
+    append_edge(s, t, std::span<const std::uint64_t>(pairs_).subspan(begin, end - begin), degree_,
+                config_.window, out);
+    begin = end;
   }
 }
 
@@ -279,18 +341,9 @@ void WindowGraphBuilder::add_payload_features(std::span<const can::CanFrame> fra
         byte_changes += flipped != 0;
       }
     }
-    double entropy = 0.0;
-    for (std::uint32_t k = begin; k < end && bytes > 0; ++k) {
-      const can::CanFrame& frame = frames[frame_order_[k]];
-      const std::size_t length = std::min<std::size_t>(frame.dlc, can::kMaxPayloadBytes);
-      for (std::size_t b = 0; b < length; ++b) {
-        std::uint32_t& count = histogram[frame.data[b]];
-        if (count == 0) continue;  // this value's term is already summed
-        const double p = static_cast<double>(count) / bytes;
-        entropy -= p * std::log2(p);
-        count = 0;  // clears the histogram for the next node as it goes
-      }
-    }
+    const double entropy = byte_entropy(
+        frames, std::span<const std::uint32_t>(frame_order_).subspan(begin, end - begin), histogram,
+        bytes);
     const double frames_of_node = end - begin;
     row[0] = static_cast<float>(entropy / 8.0);
     if (frames_of_node > 1) {

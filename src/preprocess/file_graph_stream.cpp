@@ -65,6 +65,181 @@ GraphChunk build_chunk(const FrameChunk& chunk, const graph::WindowConfig& windo
   return out;
 }
 
+// What a file's frames say besides their windows: rows, attack rows, the frames' hash and, when
+// keyed by raw CAN ID, the IDs seen.
+class FrameTally {
+ public:
+  FrameTally(bool collect_ids, bool normal_frame_ids)
+      : collect_ids_(collect_ids), normal_frame_ids_(normal_frame_ids) {}
+
+  void add(std::span<const can::CanFrame> frames, FileGraphResult& result) {
+    result.rows += frames.size();
+    for (const can::CanFrame& frame : frames) {
+      result.attack_rows += frame.label != 0;
+      if (collect_ids_ && (!normal_frame_ids_ || frame.label == 0)) seen_ids_.push_back(frame.id);
+      hash_frame(frames_hash_, frame);
+    }
+    if (collect_ids_ && seen_ids_.size() > dedupe_at_) {
+      sort_unique(seen_ids_);
+      dedupe_at_ = 2 * seen_ids_.size() + (1U << 16);  // keeps the sorting cost linear overall
+    }
+  }
+
+  // Moves the hash and (when collected) the sorted unique IDs into `result`.
+  void finish(FileGraphResult& result) {
+    result.frames_hash = frames_hash_.digest();
+    if (collect_ids_) {
+      sort_unique(seen_ids_);
+      result.can_ids = std::move(seen_ids_);
+    }
+  }
+
+ private:
+  bool collect_ids_;
+  bool normal_frame_ids_;
+  std::vector<std::uint32_t> seen_ids_;
+  std::size_t dedupe_at_ = 1U << 16;
+  util::ContentHash frames_hash_;
+};
+
+// Cuts a file's frames, as they arrive in batches, into chunks of kWindowsPerChunk windows. It
+// holds the frames from the start of the next window on: once a chunk is cut, the frames before
+// the next chunk's first window are dropped (or, when S > W, skipped as they arrive).
+class ChunkCutter {
+ public:
+  explicit ChunkCutter(const graph::WindowConfig& window)
+      : window_(window),
+        chunk_span_((kWindowsPerChunk - 1) * window.stride + window.window),
+        chunk_advance_(kWindowsPerChunk * window.stride) {}
+
+  void add(std::span<const can::CanFrame> frames) {
+    std::size_t first_kept = 0;
+    if (skip_ > 0) {
+      first_kept = static_cast<std::size_t>(std::min<std::uint64_t>(skip_, frames.size()));
+      skip_ -= first_kept;
+    }
+    pending_.insert(pending_.end(), frames.begin() + static_cast<std::ptrdiff_t>(first_kept),
+                    frames.end());
+  }
+
+  bool chunk_ready() const { return skip_ == 0 && pending_.size() >= chunk_span_; }
+
+  // The next full chunk; only when chunk_ready().
+  FrameChunk cut_chunk() {
+    FrameChunk chunk;
+    chunk.windows = kWindowsPerChunk;
+    chunk.frames.assign(pending_.begin(),
+                        pending_.begin() + static_cast<std::ptrdiff_t>(chunk_span_));
+    if (chunk_advance_ >= pending_.size()) {
+      skip_ = chunk_advance_ - pending_.size();
+      pending_.clear();
+    } else {
+      pending_.erase(pending_.begin(),
+                     pending_.begin() + static_cast<std::ptrdiff_t>(chunk_advance_));
+    }
+    return chunk;
+  }
+
+  // Once the file has ended: whether whole windows are left, and the chunk of them.
+  bool windows_left() const { return skip_ == 0 && pending_.size() >= window_.window; }
+  FrameChunk cut_last_chunk() {
+    FrameChunk chunk;
+    chunk.windows = (pending_.size() - window_.window) / window_.stride + 1;
+    chunk.frames = std::move(pending_);
+    return chunk;
+  }
+
+  // Every frame left as one short window (for a file shorter than one window).
+  FrameChunk cut_short_window() {
+    FrameChunk chunk;
+    chunk.short_window = pending_.size();
+    chunk.frames = std::move(pending_);
+    return chunk;
+  }
+
+ private:
+  const graph::WindowConfig& window_;
+  const std::size_t chunk_span_;     // frames of a chunk's windows
+  const std::size_t chunk_advance_;  // frames from one chunk's first window to the next one's
+  std::vector<can::CanFrame> pending_;
+  std::uint64_t skip_ = 0;
+};
+
+// Builds chunks' graphs, on helper threads when there are any, and appends them to the segment
+// strictly in the order the chunks came, so the store is the same whatever the thread count.
+class ChunkPipeline {
+ public:
+  ChunkPipeline(const graph::WindowConfig& window, const graph::CanIdVocabulary* vocabulary,
+                const FileGraphOptions& options, store::GraphSegmentWriter& segment,
+                FileGraphResult& result)
+      : window_(window),
+        vocabulary_(vocabulary),
+        options_(options),
+        segment_(segment),
+        result_(result) {}
+
+  void submit(FrameChunk chunk) {
+    const unsigned helper_threads = options_.helper_threads;
+    if (helper_threads == 0) {
+      write(build_chunk(chunk, window_, vocabulary_, options_));
+      return;
+    }
+    if (in_flight_.size() >= 2 * helper_threads) {
+      write(in_flight_.front().get());
+      in_flight_.pop_front();
+    }
+    in_flight_.push_back(std::async(
+        std::launch::async,
+        [chunk = std::move(chunk), &window = window_, vocabulary = vocabulary_,
+         &options = options_] { return build_chunk(chunk, window, vocabulary, options); }));
+  }
+
+  // Writes every chunk still being built.
+  void drain() {
+    while (!in_flight_.empty()) {
+      write(in_flight_.front().get());
+      in_flight_.pop_front();
+    }
+  }
+
+  // On an error: lets the helpers finish before what they reference goes away.
+  void wait_for_helpers() {
+    for (auto& f : in_flight_) {
+      if (f.valid()) f.wait();
+    }
+  }
+
+  bool idle() const { return in_flight_.empty(); }
+
+ private:
+  void write(const GraphChunk& chunk) {
+    result_.mostly_unknown_graphs += chunk.mostly_unknown;
+    for (const auto& graph : chunk.graphs) {
+      segment_.append(graph, window_index_++);
+      ++result_.graphs;
+    }
+  }
+
+  const graph::WindowConfig& window_;
+  const graph::CanIdVocabulary* vocabulary_;
+  const FileGraphOptions& options_;
+  store::GraphSegmentWriter& segment_;
+  FileGraphResult& result_;
+  std::deque<std::future<GraphChunk>> in_flight_;  // oldest first
+  std::uint32_t window_index_ = 0;
+};
+
+// Once the file has ended: the windows that fit in what is left, or, for a file shorter than one
+// window, one graph of all its frames (as upstream).
+void submit_last_chunk(ChunkCutter& cutter, ChunkPipeline& pipeline, const FileGraphResult& result,
+                       const graph::WindowConfig& window) {
+  if (cutter.windows_left()) {
+    pipeline.submit(cutter.cut_last_chunk());
+  } else if (result.graphs == 0 && pipeline.idle() && result.rows < window.window) {
+    pipeline.submit(cutter.cut_short_window());
+  }
+}
+
 }  // namespace
 
 bool mostly_unknown_ids(std::span<const can::CanFrame> frames,
@@ -96,129 +271,37 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
                                   store::GraphSegmentWriter& segment,
                                   const ProgressCallback& progress, const std::atomic<bool>* stop,
                                   const FileGraphOptions& file_options) {
-  const unsigned helper_threads = file_options.helper_threads;
-  const bool normal_frame_ids = file_options.normal_frame_ids;
   auto reader = can::open_frame_reader(file.path, reader_options);
   FileGraphResult result;
-
-  // `pending` holds the frames from the start of the next window on. A chunk of windows is cut
-  // as soon as its frames are buffered; then the frames before the next chunk's first window are
-  // dropped (or, when S > W, skipped as they arrive).
-  const std::size_t chunk_span = (kWindowsPerChunk - 1) * window.stride + window.window;
-  const std::size_t chunk_advance = kWindowsPerChunk * window.stride;
-  std::vector<can::CanFrame> pending;
+  FrameTally tally(vocabulary == nullptr, file_options.normal_frame_ids);
+  ChunkCutter cutter(window);
+  ChunkPipeline pipeline(window, vocabulary, file_options, segment, result);
   std::vector<can::CanFrame> batch(kReadBatchFrames);
-  std::vector<std::uint32_t> seen_ids;
-  util::ContentHash frames_hash;
-  std::size_t dedupe_at = 1U << 16;
-  std::uint64_t skip = 0;
-  std::uint32_t window_index = 0;
-
-  // Chunks being built, oldest first; written strictly in this order so the store is the same
-  // whatever the thread count.
-  std::deque<std::future<GraphChunk>> in_flight;
-  auto write_chunk = [&](const GraphChunk& chunk) {
-    result.mostly_unknown_graphs += chunk.mostly_unknown;
-    for (const auto& graph : chunk.graphs) {
-      segment.append(graph, window_index++);
-      ++result.graphs;
-    }
-  };
-  auto submit = [&](FrameChunk chunk) {
-    if (helper_threads == 0) {
-      write_chunk(build_chunk(chunk, window, vocabulary, file_options));
-      return;
-    }
-    if (in_flight.size() >= 2 * helper_threads) {
-      write_chunk(in_flight.front().get());
-      in_flight.pop_front();
-    }
-    in_flight.push_back(std::async(std::launch::async,
-                                   [chunk = std::move(chunk), &window, vocabulary, &file_options] {
-                                     return build_chunk(chunk, window, vocabulary, file_options);
-                                   }));
-  };
-  auto drain = [&] {
-    while (!in_flight.empty()) {
-      write_chunk(in_flight.front().get());
-      in_flight.pop_front();
-    }
-  };
-
   try {
     for (;;) {
       if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
-        drain();
+        pipeline.drain();
         return result;
       }
       const std::size_t n = reader->read(batch);
       if (n == 0) break;
-      result.rows += n;
-      if (file_options.record_frames != nullptr)
-        file_options.record_frames->append(std::span(batch.data(), n));
-      std::size_t first_kept = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        result.attack_rows += batch[i].label != 0;
-        if (vocabulary == nullptr && (!normal_frame_ids || batch[i].label == 0))
-          seen_ids.push_back(batch[i].id);
-        hash_frame(frames_hash, batch[i]);
-      }
-      if (skip > 0) {
-        first_kept = static_cast<std::size_t>(std::min<std::uint64_t>(skip, n));
-        skip -= first_kept;
-      }
-      pending.insert(pending.end(), batch.begin() + static_cast<std::ptrdiff_t>(first_kept),
-                     batch.begin() + static_cast<std::ptrdiff_t>(n));
-      while (skip == 0 && pending.size() >= chunk_span) {
-        FrameChunk chunk;
-        chunk.windows = kWindowsPerChunk;
-        chunk.frames.assign(pending.begin(),
-                            pending.begin() + static_cast<std::ptrdiff_t>(chunk_span));
-        submit(std::move(chunk));
-        if (chunk_advance >= pending.size()) {
-          skip = chunk_advance - pending.size();
-          pending.clear();
-        } else {
-          pending.erase(pending.begin(),
-                        pending.begin() + static_cast<std::ptrdiff_t>(chunk_advance));
-        }
-      }
-      if (vocabulary == nullptr && seen_ids.size() > dedupe_at) {
-        sort_unique(seen_ids);
-        dedupe_at = 2 * seen_ids.size() + (1U << 16);  // keeps the sorting cost linear overall
-      }
+      const std::span<const can::CanFrame> frames(batch.data(), n);
+      if (file_options.record_frames != nullptr) file_options.record_frames->append(frames);
+      tally.add(frames, result);
+      cutter.add(frames);
+      while (cutter.chunk_ready()) pipeline.submit(cutter.cut_chunk());
       if (progress) progress(0, n);
     }
-
     if (result.rows == 0) throw can::InputError(file.path, 0, "", "no CAN frames in the file");
-    // The last, partial chunk: the windows that fit in what is left.
-    if (skip == 0 && pending.size() >= window.window) {
-      FrameChunk chunk;
-      chunk.windows = (pending.size() - window.window) / window.stride + 1;
-      chunk.frames = std::move(pending);
-      submit(std::move(chunk));
-    } else if (result.graphs == 0 && in_flight.empty() && result.rows < window.window) {
-      // A file shorter than one window still gives one graph of all its frames, as upstream.
-      FrameChunk chunk;
-      chunk.short_window = pending.size();
-      chunk.frames = std::move(pending);
-      submit(std::move(chunk));
-    }
-    drain();
+    submit_last_chunk(cutter, pipeline, result, window);
+    pipeline.drain();
   } catch (...) {
-    // Let helpers finish before the segment and builders they reference go away.
-    for (auto& f : in_flight) {
-      if (f.valid()) f.wait();
-    }
+    pipeline.wait_for_helpers();
     throw;
   }
 
   result.skipped_rows = reader->skipped_rows();
-  result.frames_hash = frames_hash.digest();
-  if (vocabulary == nullptr) {
-    sort_unique(seen_ids);
-    result.can_ids = std::move(seen_ids);
-  }
+  tally.finish(result);
   if (progress) progress(file.size_bytes, 0);
   return result;
 }

@@ -49,6 +49,16 @@ class CsvFrameReader final : public FrameReader {
   // The row's DLC in bytes into `dlc` (left at -1 without a DLC column); false (error set) when
   // the field is missing, not a number or out of range for the mapping's unit.
   bool parse_dlc(int& dlc);
+  // The parts of a row, each false (error set) when its field is bad. `missing` is the number of
+  // byte columns a ragged row leaves out (0 otherwise); fields past them sit that far left.
+  // Inline: defined in csv_frame_reader.cpp, their only user, and folded into parse_row there.
+  inline bool check_width(int dlc, int missing);
+  inline std::string_view field(const Column& column, int missing) const;
+  inline bool parse_timestamp(std::string_view text, double& timestamp_s);
+  inline bool parse_id(std::string_view text, std::uint32_t& can_id);
+  inline bool parse_payload(std::string_view text, int dlc, CanFrame& frame);  // one hex string
+  inline bool parse_payload_bytes(int dlc, int missing, CanFrame& frame);  // one column per byte
+  inline bool parse_label(std::string_view text, std::uint8_t& label);
   bool fail(const Column& column, std::string reason);
   bool fail(std::string column, std::string reason);
   std::string field_name(std::size_t position) const;

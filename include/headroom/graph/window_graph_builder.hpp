@@ -27,6 +27,12 @@ class WindowGraphBuilder {
              WindowGraph& out);
 
  private:
+  // Fills the per-node statistics and pairs_ from local_ (set for `frames`).
+  void count_transitions(std::span<const can::CanFrame> frames, std::size_t num_nodes);
+  // Sizes out's node features and fills the KD-GAT columns from those statistics.
+  void set_kd_gat_features(WindowGraph& out) const;
+  // Appends one edge per unique pair in pairs_, with its features (the reverse flag left at 0).
+  void add_edges(WindowGraph& out);
   void group_frames_by_node(std::size_t num_nodes);
   void add_timing_features(std::span<const can::CanFrame> frames, WindowGraph& out);
   void add_payload_features(std::span<const can::CanFrame> frames, WindowGraph& out);
