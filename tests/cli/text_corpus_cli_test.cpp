@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "headroom/util/file_reader.hpp"
 #include "test_support.hpp"
 
 namespace headroom {
@@ -52,21 +51,6 @@ TEST(TextCorpusCli, PreprocessBuildsTheGraphAndInspectSummarisesIt) {
   EXPECT_NE(output.find("checksums  all arrays verified"), std::string::npos) << output;
   ASSERT_EQ(run_command(headroom(fmt::format("inspect '{}' --json", store)), &output), 0);
   EXPECT_NE(output.find("\"kind\": \"node-graph\""), std::string::npos) << output;
-}
-
-TEST(TextCorpusCli, ForceNeverReplacesWhatHeadroomDidNotWrite) {
-  TempDir dir;
-  write_corpus(dir / "corpus");
-  write_text_file(dir / "mine/manifest.json", "{\"name\": \"my web app\"}\n");
-  write_text_file(dir / "mine/index.html", "<html>keep me</html>\n");
-  std::string output;
-  EXPECT_NE(run_command(headroom(fmt::format("preprocess '{}' --out '{}' --force",
-                                             (dir / "corpus").string(), (dir / "mine").string())),
-                        &output),
-            0);
-  EXPECT_NE(output.find("headroom: error:"), std::string::npos) << output;
-  EXPECT_EQ(util::read_file(dir / "mine/manifest.json"), "{\"name\": \"my web app\"}\n");
-  EXPECT_EQ(util::read_file(dir / "mine/index.html"), "<html>keep me</html>\n");
 }
 
 TEST(TextCorpusCli, DocumentCountMismatchIsAnErrorNamingFileAndLine) {
