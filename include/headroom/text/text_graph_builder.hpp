@@ -77,7 +77,9 @@ struct TextGraphReport {
   std::vector<std::string> summary_lines() const;  // what preprocess prints and inspect repeats
 };
 
-// Builds the store at `store` from the corpus directory. Throws std::runtime_error naming file,
+// Builds the store at `store` from the corpus directory, counting windows on options.threads
+// threads of its own (call it from one thread; two calls on one store exclude each other through
+// the store's lock). Throws std::runtime_error naming file,
 // line and reason for bad input (labels.tsv rows; a document count that differs from labels.tsv's
 // rows) and the store's errors (store/node_graph_builder.hpp).
 TextGraphReport build_text_graph_store(const std::filesystem::path& corpus_directory,
