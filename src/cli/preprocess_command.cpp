@@ -220,7 +220,13 @@ void add_preprocess_command(CLI::App& app) {
       "Text corpus: headroom preprocess ../shared/data/text/20ng --out stores/20ng --threads 2");
   command->callback([state, command] {
     const auto options = state->flags.resolve();
-    if (text::is_text_corpus(state->dataset) && state->shard.empty() && !state->assemble)
+    const bool text_corpus = text::is_text_corpus(state->dataset);
+    if (text_corpus && (!state->shard.empty() || state->assemble))
+      throw std::invalid_argument(
+          "--shard and --assemble split CAN datasets across nodes; a text corpus is built by one "
+          "process (" +
+          util::printable_path(state->dataset) + " holds labels.tsv)");
+    if (text_corpus)
       build_text_graph_and_summarize(
           state->dataset, state->store,
           state->text.resolve(options, command->get_option("--val-fraction")->count() > 0));
