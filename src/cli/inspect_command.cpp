@@ -5,12 +5,15 @@
 
 #include "headroom/cli/commands.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/store/node_graph_store.hpp"
+#include "headroom/store/node_graph_summary.hpp"
+#include "headroom/store/store_error.hpp"
 #include "headroom/store/store_summary.hpp"
 
 namespace headroom::cli {
 
 void add_inspect_command(CLI::App& app) {
-  auto* command = app.add_subcommand("inspect", "Summarise a graph store");
+  auto* command = app.add_subcommand("inspect", "Summarise a graph store (windows or node graph)");
   struct State {
     std::string store;
     bool json = false;
@@ -24,6 +27,25 @@ void add_inspect_command(CLI::App& app) {
                     "Also checksum the graph data arrays (reads the whole store)");
   command->footer("Example: headroom inspect stores/synthetic --json");
   command->callback([state] {
+    const auto verification =
+        state->verify ? store::StoreVerification::kFull : store::StoreVerification::kMetadata;
+    bool node_graph = false;
+    try {
+      node_graph = store::store_kind_at(state->store) == store::kNodeGraphStoreKind;
+    } catch (const store::StoreError&) {
+      // Not a store of either kind: GraphStore::open below says why, as it always has.
+    }
+    if (node_graph) {
+      const auto summary =
+          store::summarize_node_graph(store::NodeGraphStore::open(state->store, verification));
+      if (state->json) {
+        fmt::print("{}\n", store::node_graph_summary_to_json(summary).dump(2));
+      } else {
+        fmt::print("{}", store::render_node_graph_summary(summary));
+        if (state->verify) fmt::print("checksums  all arrays verified\n");
+      }
+      return;
+    }
     const auto store =
         store::GraphStore::open(state->store, state->verify ? store::StoreVerification::kFull
                                                             : store::StoreVerification::kMetadata);

@@ -6,7 +6,11 @@
 #include "headroom/cli/preprocess_flags.hpp"
 #include "headroom/preprocess/sharded_preprocess.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/store/node_graph_store.hpp"
+#include "headroom/store/node_graph_summary.hpp"
 #include "headroom/store/store_summary.hpp"
+#include "headroom/text/text_graph_builder.hpp"
+#include "headroom/util/byte_size.hpp"
 #include "headroom/util/printable_text.hpp"
 
 namespace headroom::cli {
@@ -83,6 +87,83 @@ void assemble_and_summarize(const std::filesystem::path& dataset,
   print_store_summary(store);
 }
 
+// The flags only a text corpus reads (text/text_graph_builder.hpp); --threads, --seed,
+// --val-fraction, --force and --wait-for-lock come from the shared preprocess flags.
+struct TextFlags {
+  std::string source = "auto";
+  std::string stop_words = "auto";
+  std::uint32_t min_count = 0;  // 0: the default that goes with the stop-word decision
+  std::size_t window = 20;
+  std::string count_memory = "128MiB";
+
+  void add_to(CLI::App& command) {
+    const std::string group = "Text corpora (labels.tsv + corpus.txt / corpus.clean.txt)";
+    command
+        .add_option("--text-source", source,
+                    "Which corpus file: auto (corpus.clean.txt when present, else corpus.txt), raw "
+                    "(corpus.txt, cleaned here) or clean (corpus.clean.txt, taken as cleaned)")
+        ->check(CLI::IsMember({"auto", "raw", "clean"}))
+        ->capture_default_str()
+        ->group(group);
+    command
+        .add_option("--text-stop-words", stop_words,
+                    "English stop words: auto (removed from a raw corpus of long documents, kept "
+                    "for short texts and cleaned files), remove or keep")
+        ->check(CLI::IsMember({"auto", "remove", "keep"}))
+        ->capture_default_str()
+        ->group(group);
+    command
+        .add_option("--text-min-count", min_count,
+                    "Drop words seen fewer times in the corpus (0: 5 where stop words are removed, "
+                    "else 1)")
+        ->capture_default_str()
+        ->group(group);
+    command.add_option("--text-window", window, "Words per sliding window for word-word PMI")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+        ->capture_default_str()
+        ->group(group);
+    command
+        .add_option("--text-count-memory", count_memory,
+                    "Memory for counting word pairs; beyond it, sorted runs spill to disk")
+        ->capture_default_str()
+        ->group(group);
+  }
+
+  text::TextGraphOptions resolve(const preprocess::PreprocessOptions& shared,
+                                 bool validation_fraction_given) const {
+    text::TextGraphOptions o;
+    o.source = source == "raw"     ? text::CorpusSource::kRaw
+               : source == "clean" ? text::CorpusSource::kClean
+                                   : text::CorpusSource::kAuto;
+    o.stop_words = stop_words == "remove" ? text::StopWords::kRemove
+                   : stop_words == "keep" ? text::StopWords::kKeep
+                                          : text::StopWords::kAuto;
+    if (min_count > 0) o.min_count = min_count;
+    o.window = window;
+    const auto bytes = util::parse_byte_size(count_memory);
+    if (bytes < (1 << 20))
+      throw std::invalid_argument("--text-count-memory must be at least 1MiB, not '" +
+                                  util::printable(count_memory) + "'");
+    o.count_memory_bytes = static_cast<std::size_t>(bytes);
+    if (validation_fraction_given) o.validation_fraction = shared.validation_fraction;
+    o.seed = shared.seed;
+    o.threads = shared.threads;
+    o.overwrite = shared.overwrite;
+    o.when_locked = shared.when_locked;
+    return o;
+  }
+};
+
+void build_text_graph_and_summarize(const std::filesystem::path& corpus,
+                                    const std::filesystem::path& store,
+                                    const text::TextGraphOptions& options) {
+  const auto report = text::build_text_graph_store(corpus, store, options);
+  for (const auto& line : report.summary_lines()) fmt::print("{}\n", line);
+  fmt::print("built the graph in {:.2f} s\n", report.seconds);
+  fmt::print("{}", store::render_node_graph_summary(
+                       store::summarize_node_graph(store::NodeGraphStore::open(store))));
+}
+
 }  // namespace
 
 void preprocess_and_summarize(const std::filesystem::path& dataset,
@@ -106,14 +187,17 @@ void add_preprocess_command(CLI::App& app) {
     std::string shard;
     bool assemble = false;
     PreprocessFlags flags;
+    TextFlags text;
   };
   auto state = std::make_shared<State>();
   command
       ->add_option("DATASET_DIR", state->dataset,
-                   "Dataset root holding train_*/ and test_*/ directories")
+                   "Dataset root holding train_*/ and test_*/ directories, or a text corpus "
+                   "(labels.tsv and corpus.txt or corpus.clean.txt)")
       ->required();
   command->add_option("--out,-o", state->store, "Graph store directory to create")->required();
   state->flags.add_to(*command);
+  state->text.add_to(*command);
   const std::string scale_out = "Across nodes (docs/distributed.md)";
   auto* shard = command
                     ->add_option("--shard", state->shard,
@@ -132,10 +216,21 @@ void add_preprocess_command(CLI::App& app) {
       "\\\n"
       "            --csv-payload Data --csv-label Class --attack-values Fuzzing,DoS\n"
       "Sharded: headroom preprocess DIR --out S --shard I/4   (I = 0..3, on any nodes), then\n"
-      "         headroom preprocess DIR --out S --assemble");
-  command->callback([state] {
+      "         headroom preprocess DIR --out S --assemble\n"
+      "Text corpus: headroom preprocess ../shared/data/text/20ng --out stores/20ng --threads 2");
+  command->callback([state, command] {
     const auto options = state->flags.resolve();
-    if (!state->shard.empty())
+    const bool text_corpus = text::is_text_corpus(state->dataset);
+    if (text_corpus && (!state->shard.empty() || state->assemble))
+      throw std::invalid_argument(
+          "--shard and --assemble split CAN datasets across nodes; a text corpus is built by one "
+          "process (" +
+          util::printable_path(state->dataset) + " holds labels.tsv)");
+    if (text_corpus)
+      build_text_graph_and_summarize(
+          state->dataset, state->store,
+          state->text.resolve(options, command->get_option("--val-fraction")->count() > 0));
+    else if (!state->shard.empty())
       preprocess_shard_and_report(state->dataset, state->store, options,
                                   preprocess::parse_shard(state->shard));
     else if (state->assemble)

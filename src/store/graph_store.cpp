@@ -12,6 +12,7 @@
 
 #include "headroom/graph/window_graph.hpp"
 
+#include "array_files.hpp"
 #include "headroom/store/graph_values.hpp"
 #include "headroom/store/store_arrays.hpp"
 #include "headroom/store/store_error.hpp"
@@ -151,23 +152,6 @@ std::string shape_text(const std::vector<std::uint64_t>& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
-// A file name the manifest gives: one plain name inside the store directory.
-void check_file_name(const std::string& file, std::string_view name, const std::string& where) {
-  const char* reason = nullptr;
-  if (file.empty() || file == "." || file == "..") {
-    reason = "is not a file name";
-  } else if (file.find('/') != std::string::npos) {
-    reason = file.front() == '/' ? "is an absolute path, not a name inside the store"
-                                 : "is a path, not a plain name inside the store";
-  } else if (file.find('\0') != std::string::npos) {
-    reason = "holds a NUL byte";
-  }
-  if (reason != nullptr) {
-    throw StoreError(fmt::format("{}: array '{}': file '{}' {} (the store is corrupt)", where, name,
-                                 util::printable(file, util::kMaxQuotedNameBytes), reason));
-  }
-}
-
 // Dtype, file name and shape of one array record against the spec and the manifest's counts, and
 // its byte count against its shape (without overflow). Reads nothing.
 void check_array_record(const StoreMetadata& m, const arrays::ArraySpec& spec,
@@ -203,47 +187,6 @@ void check_array_record(const StoreMetadata& m, const arrays::ArraySpec& spec,
     throw StoreError(fmt::format("{}: array '{}' shape {} does not match its size ({} bytes)",
                                  where, name, shape_text(shape), record.bytes));
   }
-}
-
-std::filesystem::path canonical_directory(const std::filesystem::path& path,
-                                          const std::string& where) {
-  std::error_code ec;
-  auto directory = std::filesystem::canonical(path, ec);
-  if (ec)
-    throw StoreError(fmt::format("{}: cannot resolve the store's path ({})", where, ec.message()));
-  return directory;
-}
-
-// Maps the array file of `record` in the store at `directory` (canonical). A symbolic link is
-// followed only to a file directly inside the store; the file must be a regular one (a FIFO would
-// block, a device never end) of the size the manifest gives.
-std::shared_ptr<const util::MappedFile> map_array_file(const std::filesystem::path& directory,
-                                                       std::string_view name,
-                                                       const ArrayRecord& record,
-                                                       const std::string& where) {
-  const std::string file = util::printable(record.file, util::kMaxQuotedNameBytes);
-  const auto refuse = [&](const std::string& reason) {
-    return StoreError(fmt::format("{}: array '{}': file '{}' {} (the store is corrupt)", where,
-                                  name, file, reason));
-  };
-  std::error_code ec;
-  const auto resolved = std::filesystem::canonical(directory / record.file, ec);
-  if (ec) throw refuse(fmt::format("cannot be opened ({})", ec.message()));
-  if (resolved.parent_path() != directory)
-    throw refuse("is a symbolic link leaving the store directory");
-  if (!std::filesystem::is_regular_file(resolved, ec)) throw refuse("is not a regular file");
-  std::shared_ptr<const util::MappedFile> mapped;
-  try {
-    mapped = util::MappedFile::open(resolved);
-  } catch (const std::system_error& e) {
-    throw StoreError(fmt::format("{}: {}", where, e.what()));
-  }
-  if (mapped->size() != record.bytes) {
-    throw StoreError(
-        fmt::format("{}: array file '{}' has {} bytes, manifest says {} (truncated store?)", where,
-                    file, mapped->size(), record.bytes));
-  }
-  return mapped;
 }
 
 }  // namespace

@@ -144,13 +144,15 @@ nlohmann::json content_identity(const StoreMetadata& metadata) {
           {"content", util::checksum_hex(checksum_of(content))}};
 }
 
-std::string render_manifest(const StoreMetadata& metadata) {
-  nlohmann::json json = metadata;
+std::string seal_manifest(nlohmann::json json) {
+  json["format"] = kStoreFormatName;
+  json["version"] = kStoreFormatVersion;
+  json.erase(kChecksumField);
   json[kChecksumField] = util::checksum_hex(checksum_of(json));
   return json.dump(1) + "\n";
 }
 
-StoreMetadata parse_manifest(const std::string& text, const std::string& where) {
+nlohmann::json unseal_manifest(const std::string& text, const std::string& where) {
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(text);
@@ -173,6 +175,25 @@ StoreMetadata parse_manifest(const std::string& text, const std::string& where) 
   json.erase(kChecksumField);
   if (util::checksum_hex(checksum_of(json)) != recorded) {
     throw StoreError(fmt::format("{}: manifest checksum mismatch (the store is corrupt)", where));
+  }
+  return json;
+}
+
+std::string manifest_kind(const nlohmann::json& manifest) {
+  const auto it = manifest.find("kind");
+  if (it == manifest.end()) return kWindowsStoreKind;
+  return it->is_string() ? it->get<std::string>() : std::string("(not a string)");
+}
+
+std::string render_manifest(const StoreMetadata& metadata) { return seal_manifest(metadata); }
+
+StoreMetadata parse_manifest(const std::string& text, const std::string& where) {
+  const nlohmann::json json = unseal_manifest(text, where);
+  if (const std::string kind = manifest_kind(json); kind != kWindowsStoreKind) {
+    throw StoreError(fmt::format(
+        "{}: a store of kind '{}', not of windowed graphs ({}); `headroom inspect` summarises it",
+        where, util::printable(kind, util::kMaxQuotedNameBytes),
+        kind == kNodeGraphStoreKind ? "one graph whose nodes are classified" : "unknown kind"));
   }
   try {
     return json.get<StoreMetadata>();

@@ -3,7 +3,8 @@
 // the first one's run directory) fail the suite instead of a user's first hour.
 //
 // Every fenced `sh` block of README.md runs as one bash script (`set -e`), in a fresh working
-// directory whose `../shared/data/can/hcrl_sa` is a small synthetic dataset, with the built
+// directory whose `../shared/data/can/hcrl_sa` is a small synthetic dataset (and
+// `../shared/data/text/mr` a three-document text corpus), with the built
 // binaries first on PATH. What is changed, and why, is listed in `example_script`: placeholders
 // get values, an optional `[--force]` is given, the synthetic default gets fewer frames (the main
 // job's size is the suite's other tests' business), and the MLflow address gets a port where
@@ -115,6 +116,10 @@ TEST(DocExamples, ReadmeShellExamplesRunInOrder) {
       0)
       << output;
   write_mapped_datasets(work);
+  testing::write_text_file(dir / "shared/data/text/mr/labels.tsv",
+                           "index\tsplit\tlabel\n0\ttrain\t1\n1\ttrain\t0\n2\ttest\t1\n");
+  testing::write_text_file(dir / "shared/data/text/mr/corpus.txt",
+                           "a fine film \x85 truly\r\na dull film\r\nfine acting\r\n");
 
   const int mlflow_port = testing::free_tcp_port();
   int ran = 0;
@@ -145,6 +150,7 @@ TEST(DocExamples, ReadmeShellExamplesRunInOrder) {
   EXPECT_TRUE(fs::exists(work / "curriculum.html"));
   EXPECT_TRUE(fs::exists(work / "stores" / "mine" / "manifest.json"));
   EXPECT_TRUE(fs::exists(work / "stores" / "other" / "manifest.json"));
+  EXPECT_TRUE(fs::exists(work / "stores" / "mr" / "column_index.i32"));
 }
 
 }  // namespace

@@ -17,6 +17,10 @@ namespace headroom::store {
 inline constexpr const char* kStoreFormatName = "headroom-graph-store";
 inline constexpr int kStoreFormatVersion = 1;
 inline constexpr const char* kManifestFileName = "manifest.json";
+// The manifest's `kind`: what the store holds. A manifest without the field is a windows store
+// (every store written before node-graph stores existed).
+inline constexpr const char* kWindowsStoreKind = "windows";       // many small graphs (this header)
+inline constexpr const char* kNodeGraphStoreKind = "node-graph";  // one graph (node_graph_*.hpp)
 
 struct SplitRecord {
   std::string name;  // directory name, e.g. "test_01_known_vehicle_known_attack"
@@ -88,7 +92,17 @@ nlohmann::json content_identity(const StoreMetadata& metadata);
 
 // The manifest text, including its own checksum (over the canonical dump without it).
 std::string render_manifest(const StoreMetadata& metadata);
-// Parses and checks format, version and the manifest checksum. Throws StoreError.
+// Parses and checks format, version, the manifest checksum and that the store is a windows store.
+// Throws StoreError.
 StoreMetadata parse_manifest(const std::string& text, const std::string& where);
+
+// The machinery every kind of store shares. seal_manifest adds the format, the version and the
+// checksum over the canonical dump (keys sorted) to `json` and renders it; unseal_manifest parses
+// text and checks those three, returning the JSON without the checksum field. Throw StoreError
+// naming `where`.
+std::string seal_manifest(nlohmann::json json);
+nlohmann::json unseal_manifest(const std::string& text, const std::string& where);
+// The `kind` of an unsealed manifest (kWindowsStoreKind when absent).
+std::string manifest_kind(const nlohmann::json& manifest);
 
 }  // namespace headroom::store
