@@ -5,6 +5,7 @@
 
 #include "headroom/cli/commands.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/store/manifest_seal.hpp"
 #include "headroom/store/node_graph_store.hpp"
 #include "headroom/store/node_graph_summary.hpp"
 #include "headroom/store/store_error.hpp"

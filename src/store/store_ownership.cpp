@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "headroom/store/graph_segment_writer.hpp"
+#include "headroom/store/manifest_seal.hpp"
 #include "headroom/store/node_graph_builder.hpp"
 #include "headroom/store/node_graph_metadata.hpp"
 #include "headroom/store/store_arrays.hpp"

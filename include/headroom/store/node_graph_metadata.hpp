@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "headroom/store/manifest_seal.hpp"
 #include "headroom/store/store_metadata.hpp"
 
 namespace headroom::store {

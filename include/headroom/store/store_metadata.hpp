@@ -17,10 +17,6 @@ namespace headroom::store {
 inline constexpr const char* kStoreFormatName = "headroom-graph-store";
 inline constexpr int kStoreFormatVersion = 1;
 inline constexpr const char* kManifestFileName = "manifest.json";
-// The manifest's `kind`: what the store holds. A manifest without the field is a windows store
-// (every store written before node-graph stores existed).
-inline constexpr const char* kWindowsStoreKind = "windows";       // many small graphs (this header)
-inline constexpr const char* kNodeGraphStoreKind = "node-graph";  // one graph (node_graph_*.hpp)
 
 struct SplitRecord {
   std::string name;  // directory name, e.g. "test_01_known_vehicle_known_attack"
@@ -87,22 +83,12 @@ void from_json(const nlohmann::json& json, StoreMetadata& metadata);
 // checksum of the whole manifest (vocabulary, source files and their graph counts, every array's
 // checksum) without where it was built from and by which headroom version. A store rebuilt from
 // the same input with the same settings has the same identity; a run directory records it, so that
-// a finished stage is never reused on a different store (train/loop/training_loop.hpp).
+// a finished stage is never reused on a different store (train/training_loop.hpp).
 nlohmann::json content_identity(const StoreMetadata& metadata);
 
 // The manifest text, including its own checksum (over the canonical dump without it).
 std::string render_manifest(const StoreMetadata& metadata);
-// Parses and checks format, version, the manifest checksum and that the store is a windows store.
-// Throws StoreError.
+// Parses and checks format, version and the manifest checksum. Throws StoreError.
 StoreMetadata parse_manifest(const std::string& text, const std::string& where);
-
-// The machinery every kind of store shares. seal_manifest adds the format, the version and the
-// checksum over the canonical dump (keys sorted) to `json` and renders it; unseal_manifest parses
-// text and checks those three, returning the JSON without the checksum field. Throw StoreError
-// naming `where`.
-std::string seal_manifest(nlohmann::json json);
-nlohmann::json unseal_manifest(const std::string& text, const std::string& where);
-// The `kind` of an unsealed manifest (kWindowsStoreKind when absent).
-std::string manifest_kind(const nlohmann::json& manifest);
 
 }  // namespace headroom::store
