@@ -23,10 +23,16 @@ while (($#)); do
 done
 python="${HEADROOM_PYTHON:-${HEADROOM_DEPS_DIR:-$HOME/.cache/headroom}/venv/bin/python}"
 : >"$out"
+# HEADROOM_BASELINE_BENCH: a training_bench built from another commit, run in turn with this one
+# and labelled headroom-baseline, to compare before and after a change in one run.
+benches=("headroom:build/bin/training_bench")
+[[ -n "${HEADROOM_BASELINE_BENCH:-}" ]] && benches+=("headroom-baseline:$HEADROOM_BASELINE_BENCH")
 for ((r = 1; r <= repeats; ++r)); do
-  for checkpointing in true false; do
-    build/bin/training_bench "${args[@]}" --checkpointing "$checkpointing" | tee /dev/stderr |
-      grep '^{' | sed "s/^{/{\"framework\":\"headroom\",\"repeat\":$r,/" >>"$out"
+  for bench in "${benches[@]}"; do
+    for checkpointing in true false; do
+      "${bench#*:}" "${args[@]}" --checkpointing "$checkpointing" | tee /dev/stderr |
+        grep '^{' | sed "s/^{/{\"framework\":\"${bench%%:*}\",\"repeat\":$r,/" >>"$out"
+    done
   done
   "$python" bench/pyg_reference_bench.py "${args[@]}" --checkpointing false | tee /dev/stderr |
     grep '^{' | sed "s/^{/{\"repeat\":$r,/" >>"$out"

@@ -8,6 +8,7 @@
 
 #include "headroom/loader/batch_prefetcher.hpp"
 #include "headroom/loader/collate.hpp"
+#include "headroom/loader/epoch_order.hpp"
 #include "headroom/util/allocation_site.hpp"
 
 namespace headroom::train {

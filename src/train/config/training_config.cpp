@@ -113,10 +113,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(what); }
 
-void require_positive(const std::optional<std::int64_t>& value, const char* flag) {
-  if (value && *value < 1) fail(std::string(flag) + " must be at least 1");
-}
-
 // Written so that NaN fails too: every comparison with NaN is false.
 void require_non_negative(double value, const char* flag) {
   if (!(value >= 0 && std::isfinite(value)))
