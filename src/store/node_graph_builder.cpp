@@ -7,6 +7,7 @@
 
 #include "headroom/store/store_ownership.hpp"
 #include "headroom/util/printable_text.hpp"
+#include "store_build_path.hpp"
 
 namespace headroom::store {
 namespace {
@@ -29,17 +30,9 @@ bool is_scratch_file_name(std::string_view name) {
 
 NodeGraphStoreBuilder::NodeGraphStoreBuilder(std::filesystem::path store_path, bool overwrite,
                                              util::WhenLocked when_locked)
-    : store_path_(std::filesystem::absolute(store_path).lexically_normal()), overwrite_(overwrite) {
-  if (store_path_.filename().empty()) store_path_ = store_path_.parent_path();
-  std::error_code ec;
-  if (std::filesystem::exists(std::filesystem::symlink_status(store_path_, ec)) && !overwrite_) {
-    throw std::runtime_error(fmt::format("store '{}' already exists (use --force to replace it)",
-                                         util::printable_path(store_path_)));
-  }
-  const auto parent = store_path_.parent_path();
-  std::filesystem::create_directories(parent);
-  lock_.emplace(parent / (store_path_.filename().string() + ".headroom.lock"),
-                "store " + store_path_.string() + " (being built)", when_locked);
+    : store_path_(prepare_store_path(store_path, overwrite)), overwrite_(overwrite) {
+  lock_.emplace(build_lock_file(store_path_), "store " + store_path_.string() + " (being built)",
+                when_locked);
   staged_ = std::make_unique<util::StagedDirectory>(store_path_, overwrite_, graph_store_kind());
 }
 

@@ -11,14 +11,7 @@
 namespace headroom::store {
 
 std::string render_node_graph_manifest(const NodeGraphMetadata& m) {
-  nlohmann::json arrays = nlohmann::json::object();
-  for (const auto& [name, a] : m.arrays) {
-    arrays[name] = {{"file", a.file},
-                    {"dtype", a.dtype},
-                    {"shape", a.shape},
-                    {"bytes", a.bytes},
-                    {"xxh3", a.xxh3}};
-  }
+  const auto arrays = render_array_records(m.arrays);
   return seal_manifest(
       {{"kind", kNodeGraphStoreKind},
        {"created_by", m.created_by},
@@ -46,15 +39,7 @@ NodeGraphMetadata node_graph_metadata_from(const nlohmann::json& json, const std
     m.validation_fraction = json.at("validation").at("fraction").get<double>();
     m.validation_seed = json.at("validation").at("seed").get<std::uint64_t>();
     m.build = json.at("build");
-    for (const auto& [name, a] : json.at("arrays").items()) {
-      ArrayRecord r;
-      r.file = a.at("file").get<std::string>();
-      r.dtype = a.at("dtype").get<std::string>();
-      r.shape = a.at("shape").get<std::vector<std::uint64_t>>();
-      r.bytes = a.at("bytes").get<std::uint64_t>();
-      r.xxh3 = a.at("xxh3").get<std::string>();
-      m.arrays.emplace(name, std::move(r));
-    }
+    m.arrays = parse_array_records(json.at("arrays"));
   } catch (const nlohmann::json::exception& e) {
     throw StoreError(
         fmt::format("{}: manifest is incomplete ({})", where, util::printable(e.what())));

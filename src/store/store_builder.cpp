@@ -17,6 +17,7 @@
 #include "headroom/store/store_ownership.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
+#include "store_build_path.hpp"
 
 namespace headroom::store {
 namespace {
@@ -177,19 +178,11 @@ TrainValidationSplit split_train_validation_by_file(
 
 StoreBuilder::StoreBuilder(std::filesystem::path store_path, bool overwrite,
                            util::WhenLocked when_locked)
-    : store_path_(std::filesystem::absolute(store_path).lexically_normal()), overwrite_(overwrite) {
-  if (store_path_.filename().empty()) store_path_ = store_path_.parent_path();
-  std::error_code ec;
-  if (std::filesystem::exists(std::filesystem::symlink_status(store_path_, ec)) && !overwrite_) {
-    throw std::runtime_error(fmt::format("store '{}' already exists (use --force to replace it)",
-                                         util::printable_path(store_path_)));
-  }
-  const auto parent = store_path_.parent_path();
-  std::filesystem::create_directories(parent);
+    : store_path_(prepare_store_path(store_path, overwrite)), overwrite_(overwrite) {
   // Taken before anything beside the store is touched, so that a concurrent builder's staging
   // directory is never taken for a killed run's.
-  lock_.emplace(parent / (store_path_.filename().string() + ".headroom.lock"),
-                "store " + store_path_.string() + " (being built)", when_locked);
+  lock_.emplace(build_lock_file(store_path_), "store " + store_path_.string() + " (being built)",
+                when_locked);
   staged_ = std::make_unique<util::StagedDirectory>(store_path_, overwrite_, graph_store_kind());
 }
 

@@ -35,14 +35,7 @@ void to_json(nlohmann::json& json, const StoreMetadata& m) {
   }
   nlohmann::json splits = nlohmann::json::array();
   for (const auto& s : m.splits) splits.push_back({{"name", s.name}, {"role", s.role}});
-  nlohmann::json arrays = nlohmann::json::object();
-  for (const auto& [name, a] : m.arrays) {
-    arrays[name] = {{"file", a.file},
-                    {"dtype", a.dtype},
-                    {"shape", a.shape},
-                    {"bytes", a.bytes},
-                    {"xxh3", a.xxh3}};
-  }
+  const auto arrays = render_array_records(m.arrays);
   json = {
       {"format", kStoreFormatName},
       {"version", kStoreFormatVersion},
@@ -113,16 +106,7 @@ void from_json(const nlohmann::json& json, StoreMetadata& m) {
   if (json.contains("node_feature_groups"))
     graph::parse_feature_groups(json.at("node_feature_groups").get<std::vector<std::string>>(),
                                 m.node_features);
-  m.arrays.clear();
-  for (const auto& [name, a] : json.at("arrays").items()) {
-    ArrayRecord r;
-    r.file = a.at("file").get<std::string>();
-    r.dtype = a.at("dtype").get<std::string>();
-    r.shape = a.at("shape").get<std::vector<std::uint64_t>>();
-    r.bytes = a.at("bytes").get<std::uint64_t>();
-    r.xxh3 = a.at("xxh3").get<std::string>();
-    m.arrays.emplace(name, std::move(r));
-  }
+  m.arrays = parse_array_records(json.at("arrays"));
 }
 
 std::uint32_t identity_classes(const StoreMetadata& metadata) {
@@ -143,6 +127,32 @@ nlohmann::json content_identity(const StoreMetadata& metadata) {
           {"validation_by", metadata.validation_by},
           {"graphs", metadata.num_graphs},
           {"content", util::checksum_hex(checksum_of(content))}};
+}
+
+nlohmann::json render_array_records(const std::map<std::string, ArrayRecord>& arrays) {
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [name, a] : arrays) {
+    json[name] = {{"file", a.file},
+                  {"dtype", a.dtype},
+                  {"shape", a.shape},
+                  {"bytes", a.bytes},
+                  {"xxh3", a.xxh3}};
+  }
+  return json;
+}
+
+std::map<std::string, ArrayRecord> parse_array_records(const nlohmann::json& json) {
+  std::map<std::string, ArrayRecord> arrays;
+  for (const auto& [name, a] : json.items()) {
+    ArrayRecord r;
+    r.file = a.at("file").get<std::string>();
+    r.dtype = a.at("dtype").get<std::string>();
+    r.shape = a.at("shape").get<std::vector<std::uint64_t>>();
+    r.bytes = a.at("bytes").get<std::uint64_t>();
+    r.xxh3 = a.at("xxh3").get<std::string>();
+    arrays.emplace(name, std::move(r));
+  }
+  return arrays;
 }
 
 std::string seal_manifest(nlohmann::json json) {

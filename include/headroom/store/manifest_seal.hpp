@@ -4,9 +4,12 @@
 // node_graph_metadata.hpp's. Stateless: thread-safe.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "headroom/store/store_metadata.hpp"
 
 namespace headroom::store {
 
@@ -21,6 +24,11 @@ inline constexpr const char* kNodeGraphStoreKind = "node-graph";  // one graph (
 // the JSON without the checksum field. Throw StoreError naming `where`.
 std::string seal_manifest(nlohmann::json json);
 nlohmann::json unseal_manifest(const std::string& text, const std::string& where);
+// The manifest's `arrays` object, by array name: each array's file, dtype, shape, bytes and
+// checksum. parse_array_records throws nlohmann::json::exception for a missing or mistyped field
+// (the caller names the manifest).
+nlohmann::json render_array_records(const std::map<std::string, ArrayRecord>& arrays);
+std::map<std::string, ArrayRecord> parse_array_records(const nlohmann::json& arrays);
 // The `kind` of an unsealed manifest (kWindowsStoreKind when absent).
 std::string manifest_kind(const nlohmann::json& manifest);
 
