@@ -6,9 +6,12 @@
 #include "headroom/cli/commands.hpp"
 #include "headroom/cli/not_negative.hpp"
 #include "headroom/cli/preprocess_flags.hpp"
+#include "headroom/cli/text_flags.hpp"
 #include "headroom/report/html_report.hpp"
 #include "headroom/synthetic/synthetic_traffic.hpp"
+#include "headroom/text/text_corpus.hpp"
 #include "headroom/train/pipeline/pipeline.hpp"
+#include "headroom/train/stages/node_classifier_stage.hpp"
 #include "headroom/train_cli/data_parallel.hpp"
 #include "headroom/train_cli/tracking_flags.hpp"
 #include "headroom/train_cli/train_commands.hpp"
@@ -18,6 +21,55 @@
 #include "headroom/util/process_role.hpp"
 
 namespace headroom::cli {
+namespace {
+
+// The node task on a text corpus: corpus -> TextGCN's graph (a node-graph store) -> GCN trained
+// full-batch -> evaluation of every split; ends with the test accuracy and macro-F1.
+void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path store,
+                     const preprocess::PreprocessOptions& shared, const TextFlags& text,
+                     const TrainingFlags& training, const CLI::App& command) {
+  const auto given = [&command](const char* flag) { return command.get_option(flag)->count() > 0; };
+  if (store.empty()) {
+    const auto name = std::filesystem::absolute(corpus).lexically_normal().filename().string();
+    store = std::filesystem::path("stores") / (name.empty() ? "corpus" : name);
+  }
+  auto config = training.resolve(train::Stage::kNode);
+  train::apply_node_task_defaults(config, {.preset = given("--preset"),
+                                           .max_epochs = given("--max-epochs"),
+                                           .weight_decay = given("--weight-decay"),
+                                           .gradient_clip = given("--gradient-clip")});
+  config.run.store = store;
+  config.run.seed = shared.seed;
+  config.run.threads = static_cast<int>(shared.threads);
+  config.run.when_locked = shared.when_locked;
+  train::validate(config);
+  util::require_disjoint(store, "the store (--store)", corpus, "the corpus");
+  const auto runs = config.run.runs_dir / train::dataset_name(config);
+  util::require_disjoint(runs, "the run directories (--runs-dir)", corpus, "the corpus");
+  util::require_disjoint(runs, "the run directories (--runs-dir)", store, "the store");
+  auto options = text.resolve(shared, given("--val-fraction"));
+  options.overwrite = true;  // the main job rebuilds its own store (and only a store) every run
+  build_text_graph_and_summarize(corpus, store, options);
+  const auto result = train::run_node_classifier_stage(config);
+  const auto test = result.evaluation.find("test");
+  if (test == result.evaluation.end()) {
+    fmt::print(
+        "
+        no test nodes
+        : trained {} epochs in {} ", result.training.outcome.epochs,
+        util::printable_path(result.training.run_dir));
+    return;
+  }
+  fmt::print(
+      "
+      test accuracy{ : .4f},
+      macro - F1{ : .4f} on {} documents(best epoch{}; {}) ",
+              test->second.accuracy,
+      test->second.macro_f1, test->second.count, result.training.outcome.best_epoch + 1,
+      util::printable_path(result.training.run_dir / "evaluation.json"));
+}
+
+}  // namespace
 
 // The main job: (generate the synthetic default) -> preprocess -> VGAE teacher -> GAT teacher
 // (curriculum) -> VGAE student (KD) -> GAT student (KD) -> evaluation -> summary table.
@@ -30,12 +82,14 @@ void add_run_command(CLI::App& app) {
     synthetic::SyntheticDatasetOptions synthetic;
     bool regenerate = false;
     PreprocessFlags flags;
+    TextFlags text;
     TrainingFlags training;
     TrackingFlags tracking;
   };
   auto state = std::make_shared<State>();
   command->add_option("DATASET", state->dataset,
-                      "Dataset root (train_*/ and test_*/); omit for the synthetic default");
+                      "Dataset root (train_*/ and test_*/), or a text corpus (labels.tsv and "
+                      "corpus.txt or corpus.clean.txt); omit for the synthetic default");
   command->add_option("--store", state->store,
                       "Graph store to (re)build (default: stores/<dataset name>)");
   command
@@ -51,13 +105,18 @@ void add_run_command(CLI::App& app) {
   command->add_flag("--regenerate", state->regenerate,
                     "Regenerate the synthetic dataset even if it exists");
   state->flags.add_to(*command);
+  state->text.add_to(*command);
   state->training.add_to(*command, FlagGroups::all(), /*with_store=*/false, /*with_preset=*/false,
                          /*shares_preprocess_flags=*/true);
   state->tracking.add_to(*command);
   command->footer(
       "Example: headroom run            (synthetic default)\n"
-      "         headroom run ../shared/data/can/hcrl_sa --threads 2");
-  command->callback([state] {
+      "         headroom run ../shared/data/can/hcrl_sa --threads 2\n"
+      "         headroom run ../shared/data/text/r8  (TextGCN: node classification)");
+  command->callback([state, command] {
+    if (!state->dataset.empty() && text::is_text_corpus(state->dataset))
+      return run_text_corpus(state->dataset, state->store, state->flags.resolve(), state->text,
+                             state->training, *command);
     std::filesystem::path dataset = state->dataset;
     if (dataset.empty()) {
       dataset = state->synthetic_dir;

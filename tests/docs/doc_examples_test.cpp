@@ -4,7 +4,7 @@
 //
 // Every fenced `sh` block of README.md runs as one bash script (`set -e`), in a fresh working
 // directory whose `../shared/data/can/hcrl_sa` is a small synthetic dataset (and
-// `../shared/data/text/mr` a three-document text corpus), with the built
+// `../shared/data/text/mr` a 24-document text corpus), with the built
 // binaries first on PATH. What is changed, and why, is listed in `example_script`: placeholders
 // get values, an optional `[--force]` is given, the synthetic default gets fewer frames (the main
 // job's size is the suite's other tests' business), and the MLflow address gets a port where
@@ -116,10 +116,16 @@ TEST(DocExamples, ReadmeShellExamplesRunInOrder) {
       0)
       << output;
   write_mapped_datasets(work);
-  testing::write_text_file(dir / "shared/data/text/mr/labels.tsv",
-                           "index\tsplit\tlabel\n0\ttrain\t1\n1\ttrain\t0\n2\ttest\t1\n");
-  testing::write_text_file(dir / "shared/data/text/mr/corpus.txt",
-                           "a fine film \x85 truly\r\na dull film\r\nfine acting\r\n");
+  // Three documents as mr's file has them (Windows-1252, CRLF), then enough short ones that
+  // `headroom run` on it holds out validation documents.
+  std::string labels = "index\tsplit\tlabel\n0\ttrain\t1\n1\ttrain\t0\n2\ttest\t1\n";
+  std::string corpus = "a fine film \x85 truly\r\na dull film\r\nfine acting\r\n";
+  for (int d = 3; d < 24; ++d) {
+    labels += fmt::format("{}\t{}\t{}\n", d, d % 4 == 0 ? "test" : "train", d % 2);
+    corpus += d % 2 == 1 ? "a fine and truly moving film\r\n" : "a dull and tired film\r\n";
+  }
+  testing::write_text_file(dir / "shared/data/text/mr/labels.tsv", labels);
+  testing::write_text_file(dir / "shared/data/text/mr/corpus.txt", corpus);
 
   const int mlflow_port = testing::free_tcp_port();
   int ran = 0;

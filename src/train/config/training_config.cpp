@@ -23,6 +23,8 @@ std::string to_string(Stage stage) {
       return "evaluation";
     case Stage::kFusion:
       return "fusion";
+    case Stage::kNode:
+      return "node";
   }
   return "?";
 }
@@ -91,6 +93,7 @@ std::filesystem::path run_directory(const TrainingConfig& config) {
   const auto dataset_dir = config.run.runs_dir / dataset_name(config);
   if (config.stage == Stage::kEvaluation) return dataset_dir / "evaluation";
   if (config.stage == Stage::kFusion) return dataset_dir / fusion_leaf(config.fusion);
+  if (config.stage == Stage::kNode) return dataset_dir / ("node_" + config.model.family);
   std::string leaf = models::to_string(config.model.size) + "_" + to_string(config.stage);
   if (config.model.family != stage_default_family(config.stage)) leaf += "_" + config.model.family;
   if (config.distillation.enabled) leaf += "_kd";
@@ -106,6 +109,7 @@ std::filesystem::path checked_run_directory(const TrainingConfig& config) {
 double effective_learning_rate(const TrainingConfig& config) {
   if (config.optimisation.learning_rate > 0) return config.optimisation.learning_rate;
   if (config.stage == Stage::kFusion) return 1e-3;  // upstream's fusion DQN
+  if (config.stage == Stage::kNode) return 0.02;    // TextGCN's
   return model_family(config.model.family).default_learning_rate(config.model.size);
 }
 
@@ -195,6 +199,13 @@ void validate(const TrainingConfig& config) {
   config.memory.validate();
   if (config.stage == Stage::kEvaluation) return;
   if (config.stage == Stage::kFusion) return config.fusion.validate();
+  if (config.stage == Stage::kNode) {
+    if (config.model.family != "gcn")
+      fail("stage node trains a GCN on one graph's nodes: '" + config.model.family +
+           "' is not available for it yet");
+    if (config.distillation.enabled) fail("--use-kd is not available for stage node");
+    return;
+  }
   config.model.validate();
   config.distillation.validate();
   config.curriculum.validate();

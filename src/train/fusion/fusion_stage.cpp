@@ -117,7 +117,8 @@ class FusionStage {
 
   StageResult run() {
     StageResult result{run_.path(), {}};
-    if (auto finished = finished_training(config_, run_, store_)) {
+    if (auto finished =
+            finished_training(config_, run_, store::content_identity(store_.metadata()))) {
       result.outcome = *finished;
       return result;
     }
@@ -138,7 +139,7 @@ class FusionStage {
     } else {
       run_.clear();
     }
-    record_training_config(config_, run_, store_);
+    record_training_config(config_, run_, store::content_identity(store_.metadata()));
     train(outcome);
     calibrate();
     if (util::process_role().writes()) run_.write_result({{"training", outcome}});

@@ -15,14 +15,14 @@ namespace headroom::train {
 namespace {
 
 // What a run computes: the configuration without the settings that change only how it executes
-// (a resumed run may differ in them), and in place of the store's path the store's content
-// identity, so that a store rebuilt with other settings or from other data is a different run.
-nlohmann::json semantic_config(const TrainingConfig& config, const store::GraphStore& store) {
+// (a resumed run may differ in them), and in place of the store's path the data's identity, so
+// that a store rebuilt with other settings or from other data is a different run.
+nlohmann::json semantic_config(const TrainingConfig& config, const nlohmann::json& data_identity) {
   nlohmann::json json = config;
   for (const char* key : {"threads", "prefetch_depth", "runs_dir", "store", "models",
                           "clear_cache_every_n", "step_metrics_every", "offload_teacher_to_cpu"})
     json.erase(key);
-  json["store"] = store::content_identity(store.metadata());
+  json["store"] = data_identity;
   return json;
 }
 
@@ -117,8 +117,8 @@ LoopState load_state(const RunDirectory& run, const TrainingTask& task,
 }
 
 std::optional<TrainingOutcome> finished_training(const TrainingConfig& config, RunDirectory& run,
-                                                 const store::GraphStore& store) {
-  const auto semantic = semantic_config(config, store);
+                                                 const nlohmann::json& data_identity) {
+  const auto semantic = semantic_config(config, data_identity);
   const auto previous = run.read_config();
   if (previous.is_null() || !config.run.resume) return std::nullopt;
   std::vector<std::string> diff;
@@ -143,9 +143,9 @@ bool resumable_training(const TrainingConfig& config, const RunDirectory& run) {
 }
 
 void record_training_config(const TrainingConfig& config, const RunDirectory& run,
-                            const store::GraphStore& store) {
+                            const nlohmann::json& data_identity) {
   nlohmann::json config_json = config;
-  run.write_config({{"config", config_json}, {"semantic", semantic_config(config, store)}});
+  run.write_config({{"config", config_json}, {"semantic", semantic_config(config, data_identity)}});
 }
 
 }  // namespace headroom::train

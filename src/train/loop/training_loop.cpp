@@ -10,9 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "headroom/loader/batch_prefetcher.hpp"
-#include "headroom/loader/collate.hpp"
-#include "headroom/loader/epoch_order.hpp"
+#include "headroom/loader/ordered_prefetcher.hpp"
 #include "headroom/memory/rank_batches.hpp"
 #include "headroom/memory/system_memory.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
@@ -55,8 +53,9 @@ void set_training_mode(const TrainingTask& task, bool on) {
 }
 
 // A sampled step's memory: what metrics.jsonl records between epoch lines.
-nlohmann::json step_memory_line(std::int64_t epoch, std::int64_t step, std::int64_t graphs,
-                                std::int64_t oom_events, std::int64_t budget, int cuda_index) {
+nlohmann::json step_memory_line(std::int64_t epoch, std::int64_t step, const std::string& units,
+                                std::int64_t count, std::int64_t oom_events, std::int64_t budget,
+                                int cuda_index) {
   const auto snapshot = memory::memory_snapshot(cuda_index);
   const bool cuda = cuda_index >= 0;
   const auto current = cuda ? snapshot.cuda.allocated_bytes : snapshot.cpu.current_bytes;
@@ -64,7 +63,7 @@ nlohmann::json step_memory_line(std::int64_t epoch, std::int64_t step, std::int6
   nlohmann::json line = {{"type", "step"},
                          {"epoch", epoch},
                          {"step", step},
-                         {"graphs", graphs},
+                         {units, count},
                          {"tensor_bytes", current},
                          {"peak_tensor_bytes", peak},
                          {"rss_bytes", snapshot.rss_bytes},
@@ -77,7 +76,7 @@ nlohmann::json step_memory_line(std::int64_t epoch, std::int64_t step, std::int6
 
 // What one epoch's training pass measured.
 struct EpochStats {
-  std::uint64_t graphs = 0;
+  std::uint64_t units = 0;  // graphs or nodes trained on (the task's unit)
   std::int64_t steps = 0;
   double train_loss = 0;
   double train_seconds = 0;
@@ -102,10 +101,11 @@ class EpochLoop {
         precision_(context.precision),
         budget_(context.device_budget),
         host_budget_(context.host),
+        units_(std::string(task.batches->unit()) + "s"),
         parameters_((move_to_device(task, device_), trained_parameters(task))),
         optimizer_(parameters_, torch::optim::AdamOptions(effective_learning_rate(config))
                                     .weight_decay(config.optimisation.weight_decay)),
-        step_(*task.store, parameters_, optimizer_, task.loss, step_settings()),
+        step_(*task.batches, parameters_, optimizer_, task.loss, step_settings()),
         file_sink_(run) {
     step_.set_gradient_hook(hooks.after_backward);
     sinks_.push_back(&file_sink_);
@@ -131,7 +131,7 @@ class EpochLoop {
   void run(TrainingOutcome& outcome) {
     const auto start = Clock::now();
     double step_seconds = 0;
-    std::int64_t trained_graphs = 0;
+    std::int64_t trained_units = 0;
     for (std::int64_t epoch = state_.epochs_done; epoch < config_.optimisation.max_epochs;
          ++epoch) {
       if (state_.bad_epochs >=
@@ -143,7 +143,7 @@ class EpochLoop {
       memory::reset_peak(cuda_index_);
       const auto stats = train_epoch(epoch);
       step_seconds += stats.train_seconds;
-      trained_graphs += static_cast<std::int64_t>(stats.graphs);
+      trained_units += static_cast<std::int64_t>(stats.units);
       outcome.batch_wait_seconds += stats.wait_seconds;
       finish_epoch(epoch, stats, epoch_start);
       if (state_.bad_epochs >= config_.optimisation.patience) {
@@ -160,7 +160,7 @@ class EpochLoop {
     outcome.peak_tensor_bytes = state_.peak_tensor_bytes;
     outcome.seconds = seconds_since(start);
     outcome.graphs_per_second =
-        step_seconds > 0 ? static_cast<double>(trained_graphs) / step_seconds : 0.0;
+        step_seconds > 0 ? static_cast<double>(trained_units) / step_seconds : 0.0;
   }
 
  private:
@@ -262,6 +262,7 @@ class EpochLoop {
   Precision precision_;
   std::int64_t budget_;
   memory::HostMemoryBudget host_budget_;
+  std::string units_;  // what the task's ids are, plural: "graphs" or "nodes"
   std::vector<at::Tensor> parameters_;
   torch::optim::Adam optimizer_;
   TrainingStep step_;
@@ -278,23 +279,25 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
                                          collectives().world_size());
   EpochStats stats;
   stats.plan_info = std::move(plan.info);
-  std::uint64_t rank_graphs = 0;
-  for (const auto& b : plan.batches) rank_graphs += b.size();
+  std::uint64_t rank_units = 0;
+  for (const auto& b : plan.batches) rank_units += b.size();
 
-  loader::CollateOptions collate_options;
-  collate_options.pin_memory = cuda;
-  loader::BatchPrefetcher prefetcher(*task_.store, std::move(plan.batches), collate_options,
-                                     static_cast<std::size_t>(config_.run.prefetch_depth));
+  const BatchBuilder& builder = *task_.batches;
+  loader::OrderedPrefetcher<std::unique_ptr<TaskBatch>> prefetcher(
+      std::move(plan.batches),
+      [&builder, cuda](std::span<const std::uint32_t> ids) { return builder.build(ids, cuda); },
+      static_cast<std::size_t>(config_.run.prefetch_depth), builder.unit(), "collating");
   util::ProgressBar bar(fmt::format("epoch {}/{}", epoch + 1, config_.optimisation.max_epochs),
-                        rank_graphs, "graphs", config_.run.progress ? -1 : 0);
+                        rank_units, units_, config_.run.progress ? -1 : 0);
   set_training_mode(task_, true);
   auto loss_sum = outside_the_step(epoch, "metrics", [&] {
     return torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
   });
-  std::int64_t done_graphs = 0;
+  std::int64_t done_units = 0;
   const auto train_start = Clock::now();
   while (auto host_batch = prefetcher.next()) {
-    const auto outcome = step_.run(*host_batch);
+    const auto outcome = step_.run(**host_batch);
+    const auto units = static_cast<std::int64_t>((*host_batch)->ids().size());
     check_host_memory(host_budget_, fmt::format("epoch {} step {}", epoch + 1, stats.steps + 1),
                       how_to_go_on());
     stats.oom_events += outcome.oom_events;
@@ -302,46 +305,46 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
     stats.max_parts = std::max(stats.max_parts, outcome.parts);
     if (outcome.oom_events > 0)
       run_.log(fmt::format(
-          "out of memory in epoch {} step {}: the batch of {} graphs ran as {} micro-batches",
-          epoch + 1, stats.steps + 1, host_batch->num_graphs, outcome.parts));
-    const auto graphs = host_batch->num_graphs;
+          "out of memory in epoch {} step {}: the batch of {} {} ran as {} micro-batches",
+          epoch + 1, stats.steps + 1, units, units_, outcome.parts));
     outside_the_step(epoch, "metrics", [&] {
-      loss_sum += outcome.loss.to(torch::kDouble) * static_cast<double>(graphs);
+      loss_sum += outcome.loss.to(torch::kDouble) * static_cast<double>(units);
     });
     ++stats.steps;
-    done_graphs += graphs;
-    bar.advance(static_cast<std::uint64_t>(graphs), static_cast<std::uint64_t>(graphs));
+    done_units += units;
+    bar.advance(static_cast<std::uint64_t>(units), static_cast<std::uint64_t>(units));
     if (cuda && config_.memory.clear_cache_every_n > 0 &&
         stats.steps % config_.memory.clear_cache_every_n == 0)
       c10::cuda::CUDACachingAllocator::emptyCache();
     if (config_.memory.step_metrics_every > 0 &&
         stats.steps % config_.memory.step_metrics_every == 0)
       outside_the_step(epoch, "metrics", [&] {
-        emit(step_memory_line(epoch, stats.steps, graphs, stats.oom_events, budget_, cuda_index_));
+        emit(step_memory_line(epoch, stats.steps, units_, units, stats.oom_events, budget_,
+                              cuda_index_));
       });
     if (!cuda || stats.steps % 20 == 0)
       bar.set_status(
-          fmt::format("loss {:.4f}", loss_sum.item<double>() / static_cast<double>(done_graphs)));
+          fmt::format("loss {:.4f}", loss_sum.item<double>() / static_cast<double>(done_units)));
   }
   bar.finish();
   stats.train_seconds = seconds_since(train_start);
   stats.wait_seconds = prefetcher.wait_seconds();
-  // The epoch's loss, graphs and OOM events over every rank (a rank that split its batches
+  // The epoch's loss, units and OOM events over every rank (a rank that split its batches
   // shows in the job's metrics, which rank 0 writes).
   const auto count = [&](auto value) {
     return torch::full({}, static_cast<double>(value), loss_sum.options());
   };
   const auto summed = outside_the_step(epoch, "metrics", [&] {
     std::vector<at::Tensor> totals = {torch::stack(
-        {loss_sum, count(rank_graphs), count(stats.oom_events), count(stats.split_steps)})};
+        {loss_sum, count(rank_units), count(stats.oom_events), count(stats.split_steps)})};
     collectives().all_reduce_sum(totals);
     return totals[0].cpu();
   });
-  stats.graphs = static_cast<std::uint64_t>(summed[1].item<double>());
+  stats.units = static_cast<std::uint64_t>(summed[1].item<double>());
   stats.oom_events = static_cast<std::int64_t>(summed[2].item<double>());
   stats.split_steps = static_cast<std::int64_t>(summed[3].item<double>());
   stats.train_loss =
-      stats.graphs == 0 ? 0.0 : summed[0].item<double>() / static_cast<double>(stats.graphs);
+      stats.units == 0 ? 0.0 : summed[0].item<double>() / static_cast<double>(stats.units);
   return stats;
 }
 
@@ -379,8 +382,8 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
   state_.epochs_done = epoch + 1;
   state_.loss_scale = step_.loss_scaler().current_scale();
 
-  const double graphs_per_second =
-      stats.train_seconds > 0 ? static_cast<double>(stats.graphs) / stats.train_seconds : 0.0;
+  const double units_per_second =
+      stats.train_seconds > 0 ? static_cast<double>(stats.units) / stats.train_seconds : 0.0;
   nlohmann::json line = {
       {"type", "epoch"},
       {"epoch", epoch},
@@ -388,10 +391,10 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
       {"validation_loss", validation.loss},
       {"validation", validation.metrics},
       {"best", improved},
-      {"graphs", stats.graphs},
+      {units_, stats.units},
       {"steps", stats.steps},
       {"seconds", seconds_since(epoch_start)},
-      {"graphs_per_second", graphs_per_second},
+      {units_ + "_per_second", units_per_second},
       {"batch_wait_seconds", stats.wait_seconds},
       {"learning_rate", effective_learning_rate(config_)},
       {"memory", snapshot},
@@ -404,10 +407,10 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
   if (step_.loss_scaler().enabled()) line["loss_scale"] = step_.loss_scaler().current_scale();
   emit(line);
   run_.log(fmt::format(
-      "epoch {:>3}/{}  train loss {:.5f}  val loss {:.5f}{}  {:.0f} graphs/s  wait {:.3f}s  "
+      "epoch {:>3}/{}  train loss {:.5f}  val loss {:.5f}{}  {:.0f} {}/s  wait {:.3f}s  "
       "peak {:.1f} MiB",
       epoch + 1, config_.optimisation.max_epochs, stats.train_loss, validation.loss,
-      improved ? " *" : "", graphs_per_second, stats.wait_seconds,
+      improved ? " *" : "", units_per_second, units_, stats.wait_seconds,
       static_cast<double>(epoch_peak) / (1 << 20)));
   if (util::process_role().writes()) save_state_named_on_oom(epoch, cuda);
 }
@@ -436,7 +439,7 @@ void run_prepare_within_budget(const TrainingTask& task, std::int64_t budget,
 
 TrainingOutcome run_training(const TrainingConfig& config, const RunContext& context,
                              RunDirectory& run, TrainingTask& task, const LoopHooks& hooks) {
-  if (auto finished = finished_training(config, run, *task.store)) return *finished;
+  if (auto finished = finished_training(config, run, task.data_identity)) return *finished;
   // Every rank resumes, or every rank starts over: rank 0 decides (it writes the run directory).
 
   // The budget holds from the first byte: probing, difficulty scoring and teacher caches in
@@ -451,7 +454,7 @@ TrainingOutcome run_training(const TrainingConfig& config, const RunContext& con
   EpochLoop loop(adapted, context, run, task, hooks);
   TrainingOutcome outcome;
   loop.start(agree_with_rank0(collectives(), resumable_training(config, run)), outcome);
-  record_training_config(config, run, *task.store);
+  record_training_config(config, run, task.data_identity);
   loop.run(outcome);
   run.write_result({{"training", outcome}});
   // The other ranks go on to read what rank 0 wrote (best.pt): they wait until it has.

@@ -1,4 +1,5 @@
 #include "headroom/train/stages/autoencoder_stage.hpp"
+#include "headroom/train/step/graph_task_batch.hpp"
 
 #include <torch/torch.h>
 
@@ -54,7 +55,8 @@ class AutoencoderStage {
 
   StageResult run(const LoopHooks& hooks) {
     TrainingTask task;
-    task.store = &store_;
+    task.batches = std::make_shared<GraphBatchBuilder>(store_);
+    task.data_identity = store::content_identity(store_.metadata());
     task.model = model_.ptr();
     task.checkpoint.kind = "vgae";
     task.loss_reduction = LossReduction::kPerNode;
@@ -67,9 +69,8 @@ class AutoencoderStage {
           make_batches(sizing_, store_, loader::shuffled(train_normals_, config_.run.seed, epoch));
       return plan;
     };
-    task.loss = [this](const loader::GraphBatch& batch) {
-      return objective(model_, projection_, batch);
-    };
+    task.loss = graph_task_loss(
+        [this](const loader::GraphBatch& batch) { return objective(model_, projection_, batch); });
     task.validate = [this] { return validate(); };
     StageResult result;
     result.run_dir = run_->path();

@@ -1,4 +1,5 @@
 #include "headroom/train/stages/classifier_stage.hpp"
+#include "headroom/train/step/graph_task_batch.hpp"
 
 #include <torch/torch.h>
 
@@ -83,13 +84,15 @@ class ClassifierStage {
 
   StageResult run(const LoopHooks& hooks) {
     TrainingTask task;
-    task.store = &store_;
+    task.batches = std::make_shared<GraphBatchBuilder>(store_);
+    task.data_identity = store::content_identity(store_.metadata());
     task.model = model_;
     task.checkpoint.kind = std::string(family_.name());
     task.checkpoint.model_config = model_config_;
     task.prepare = [this] { prepare(); };
     task.plan_epoch = [this](std::int64_t epoch) { return plan_epoch(epoch); };
-    task.loss = [this](const loader::GraphBatch& batch) { return objective(model_, batch); };
+    task.loss = graph_task_loss(
+        [this](const loader::GraphBatch& batch) { return objective(model_, batch); });
     task.validate = [this] { return validate(); };
     StageResult result;
     result.run_dir = run_->path();

@@ -16,6 +16,7 @@ std::unique_ptr<PreparedStageStep> prepare_stage_step(const TrainingConfig& conf
       return prepare_classifier_step(config);
     case Stage::kEvaluation:
     case Stage::kFusion:
+    case Stage::kNode:  // its step is a whole graph's, planned by the node task
       break;
   }
   throw std::invalid_argument("stage " + to_string(config.stage) +

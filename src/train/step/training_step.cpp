@@ -6,20 +6,36 @@
 
 namespace headroom::train {
 
-TrainingStep::TrainingStep(const store::GraphStore& store, std::vector<at::Tensor> parameters,
-                           torch::optim::Optimizer& optimizer, BatchLoss loss,
-                           StepSettings settings)
+TrainingStep::TrainingStep(const BatchBuilder& batches, std::vector<at::Tensor> parameters,
+                           torch::optim::Optimizer& optimizer, TaskLoss loss, StepSettings settings)
     : parameters_(std::move(parameters)),
       optimizer_(optimizer),
       loss_(std::move(loss)),
       settings_(settings),
       scaler_(settings.precision == Precision::kFp16Mixed),
-      guard_(store, settings.device, settings.loss_reduction) {}
+      guard_(batches, settings.device, settings.loss_reduction) {}
+
+TrainingStep::TrainingStep(const store::GraphStore& store, std::vector<at::Tensor> parameters,
+                           torch::optim::Optimizer& optimizer, BatchLoss loss,
+                           StepSettings settings)
+    : TrainingStep(std::make_unique<GraphBatchBuilder>(store), std::move(parameters), optimizer,
+                   graph_task_loss(std::move(loss)), settings) {}
+
+TrainingStep::TrainingStep(std::unique_ptr<const BatchBuilder> batches,
+                           std::vector<at::Tensor> parameters, torch::optim::Optimizer& optimizer,
+                           TaskLoss loss, StepSettings settings)
+    : TrainingStep(*batches, std::move(parameters), optimizer, std::move(loss), settings) {
+  owned_batches_ = std::move(batches);
+}
 
 StepOutcome TrainingStep::run(const loader::GraphBatch& host_batch) {
+  return run(GraphTaskBatch(host_batch));
+}
+
+StepOutcome TrainingStep::run(const TaskBatch& host_batch) {
   optimizer_.zero_grad(/*set_to_none=*/true);
   StepOutcome outcome;
-  const auto forward = [&](const loader::GraphBatch& batch) {
+  const auto forward = [&](const TaskBatch& batch) {
     AutocastScope autocast(settings_.precision, settings_.device);
     return loss_(batch);
   };
@@ -31,15 +47,11 @@ StepOutcome TrainingStep::run(const loader::GraphBatch& host_batch) {
     outcome.parts = guarded.parts;
     outcome.oom_events = guarded.oom_events;
   } else {
-    const auto value = forward(host_batch.to(settings_.device, /*non_blocking=*/true));
+    const auto value = forward(*host_batch.to(settings_.device, /*non_blocking=*/true));
     backward(value);
     outcome.loss = value.detach();
   }
-  if (gradient_hook_)
-    gradient_hook_(parameters_,
-                   static_cast<double>(settings_.loss_reduction == LossReduction::kPerNode
-                                           ? host_batch.num_nodes
-                                           : host_batch.num_graphs));
+  if (gradient_hook_) gradient_hook_(parameters_, host_batch.loss_weight(settings_.loss_reduction));
   outcome.applied = scaler_.unscale(parameters_);
   if (outcome.applied) {
     if (settings_.gradient_clip > 0) clip_gradient_norm(parameters_, settings_.gradient_clip);

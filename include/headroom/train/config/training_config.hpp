@@ -18,7 +18,9 @@
 
 namespace headroom::train {
 
-enum class Stage { kAutoencoder, kCurriculum, kNormal, kEvaluation, kFusion };
+// kNode classifies the nodes of one big graph (stages/node_classifier_stage.hpp); the others are
+// the CAN pipeline's graph stages.
+enum class Stage { kAutoencoder, kCurriculum, kNormal, kEvaluation, kFusion, kNode };
 std::string to_string(Stage stage);
 
 // How the optimiser steps and for how long.

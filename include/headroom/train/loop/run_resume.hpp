@@ -12,7 +12,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "headroom/store/graph_store.hpp"
 #include "headroom/train/config/training_config.hpp"
 #include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/loop/training_outcome.hpp"
@@ -40,18 +39,18 @@ void save_state(const RunDirectory& run, const TrainingTask& task,
 LoopState load_state(const RunDirectory& run, const TrainingTask& task,
                      torch::optim::Optimizer& optimizer, const c10::Device& device);
 
-// The outcome stored in `run` when it holds this configuration's finished run on a store with
-// the identity of `store` (store::content_identity) and config.run.resume is set, else nullopt.
-// Throws std::runtime_error when `run` holds a run with a different configuration or one on a
-// different store, naming each key that differs with both values ("store.window (was 100, now
+// The outcome stored in `run` when it holds this configuration's finished run on data with the
+// identity `data_identity` (a store's store::content_identity) and config.run.resume is set, else
+// nullopt. Throws std::runtime_error when `run` holds a run with a different configuration or one
+// on different data, naming each key that differs with both values ("store.window (was 100, now
 // 50)"). What every stage asks before it trains.
 std::optional<TrainingOutcome> finished_training(const TrainingConfig& config, RunDirectory& run,
-                                                 const store::GraphStore& store);
+                                                 const nlohmann::json& data_identity);
 // Whether `run` holds an interrupted run (last.pt and config.json) to continue.
 bool resumable_training(const TrainingConfig& config, const RunDirectory& run);
 // config.json: the configuration, and the part of it a resumed run must agree with (with the
-// identity of the store it trains on).
+// identity of the data it trains on).
 void record_training_config(const TrainingConfig& config, const RunDirectory& run,
-                            const store::GraphStore& store);
+                            const nlohmann::json& data_identity);
 
 }  // namespace headroom::train

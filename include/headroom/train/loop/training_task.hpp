@@ -1,5 +1,7 @@
-// What a stage hands the epoch loop: its model, how an epoch is planned, its loss and its
-// validation. The loop (training_loop.hpp) does the rest.
+// What a stage hands the epoch loop: its model, what its batches are and how an epoch is planned,
+// its loss and its validation. The task axis lives here: a graph-classification stage builds
+// batches of whole graphs (step/graph_task_batch.hpp), a node-classification one batches of
+// nodes of one big graph; the loop (training_loop.hpp) does the rest the same for both.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -11,16 +13,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "headroom/loader/graph_batch.hpp"
-#include "headroom/store/graph_store.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
-#include "headroom/train/step/oom_guard.hpp"
+#include "headroom/train/step/task_batch.hpp"
 
 namespace headroom::train {
 
 struct EpochPlan {
-  std::vector<std::vector<std::uint32_t>> batches;  // graph ids of each training batch, in order
-  nlohmann::json info = nlohmann::json::object();   // recorded in the epoch's metrics line
+  // The ids (graphs or seed nodes: the task's BatchBuilder says) of each training batch, in
+  // order. In data-parallel training each process takes its share of the list.
+  std::vector<std::vector<std::uint32_t>> batches;
+  nlohmann::json info = nlohmann::json::object();  // recorded in the epoch's metrics line
 };
 
 struct ValidationResult {
@@ -29,7 +31,11 @@ struct ValidationResult {
 };
 
 struct TrainingTask {
-  const store::GraphStore* store = nullptr;  // not owned; outlives run_training
+  // Builds the batches of `plan_epoch`'s ids, and the OOM guard's micro-batches.
+  std::shared_ptr<const BatchBuilder> batches;
+  // The identity of the data trained on (a store's content identity): recorded with the run's
+  // configuration, so that a run on other data is another run.
+  nlohmann::json data_identity;
   std::shared_ptr<torch::nn::Module> model;  // saved as best.pt
   CheckpointInfo checkpoint;                 // kind and model configuration for best.pt
   // Further trained modules (e.g. a distillation projection): optimised and resumed with the
@@ -43,7 +49,7 @@ struct TrainingTask {
   std::function<EpochPlan(std::int64_t epoch)> plan_epoch;
   // The scalar loss of one batch, already on the training device. Called in training mode,
   // inside autocast when configured.
-  std::function<at::Tensor(const loader::GraphBatch&)> loss;
+  TaskLoss loss;
   // How `loss` averages, so that micro-batches after an OOM are weighted right (oom_guard.hpp).
   LossReduction loss_reduction = LossReduction::kPerGraph;
   // Called in eval mode without grad after every epoch.

@@ -1,9 +1,10 @@
 // Out-of-memory recovery for a training step. A device OOM (c10::OutOfMemoryError from the CUDA
 // caching allocator) or a host allocation failure (the CPU tensor budget's refusal included)
 // anywhere in forward or backward is caught; what the attempt held is freed, and the batch is
-// redone as 2, 4, 8, ... micro-batches whose losses are weighted by their share of the batch, so
-// the accumulated gradients equal the unsplit batch's (exactly for per-graph losses without
-// batch statistics; BatchNorm's batch statistics differ per micro-batch). No graph is skipped.
+// redone as 2, 4, 8, ... micro-batches, built by the task from chunks of the batch's ids
+// (task_batch.hpp), whose losses are weighted by their share of the batch, so the accumulated
+// gradients equal the unsplit batch's (exactly for per-graph losses without batch statistics;
+// BatchNorm's batch statistics differ per micro-batch). Nothing is skipped.
 // The split that worked is kept for the following batches of the run: the observation sizes the
 // next steps (the byte packer's plan is not changed mid-run, so that a resumed run plans the same
 // epochs). Not thread-safe: one per training loop.
@@ -14,16 +15,10 @@
 
 #include <cstdint>
 #include <functional>
-#include <span>
 
-#include "headroom/loader/graph_batch.hpp"
-#include "headroom/store/graph_store.hpp"
+#include "headroom/train/step/task_batch.hpp"
 
 namespace headroom::train {
-
-// How the training loss averages: over graphs (cross-entropy, distillation) or over nodes
-// (the VGAE's reconstruction terms).
-enum class LossReduction { kPerGraph, kPerNode };
 
 struct GuardedStep {
   at::Tensor loss;              // the batch's loss (weighted sum over micro-batches), detached
@@ -33,25 +28,24 @@ struct GuardedStep {
 
 class OomGuard {
  public:
-  // `store` must outlive the guard.
-  OomGuard(const store::GraphStore& store, const c10::Device& device, LossReduction reduction);
+  // `batches` builds the micro-batches; it must outlive the guard.
+  OomGuard(const BatchBuilder& batches, const c10::Device& device, LossReduction reduction);
 
-  // Runs loss(batch) and backward for `host_batch` (collated on the host); `backward(loss)` scales
+  // Runs loss(batch) and backward for `host_batch` (built on the host); `backward(loss)` scales
   // and backpropagates (loss scaling lives there); `zero_grad` clears gradients before a retry.
-  // Rethrows when a single graph does not fit, naming it.
-  GuardedStep run(const loader::GraphBatch& host_batch,
-                  const std::function<at::Tensor(const loader::GraphBatch&)>& loss,
+  // Rethrows when a single id's batch does not fit, naming it.
+  GuardedStep run(const TaskBatch& host_batch, const TaskLoss& loss,
                   const std::function<void(const at::Tensor&)>& backward,
                   const std::function<void()>& zero_grad);
 
   std::int64_t parts() const { return parts_; }
 
  private:
-  GuardedStep attempt(const loader::GraphBatch& host_batch, std::int64_t parts,
-                      const std::function<at::Tensor(const loader::GraphBatch&)>& loss,
+  GuardedStep attempt(const TaskBatch& host_batch, const std::vector<std::uint32_t>& ids,
+                      std::int64_t parts, const TaskLoss& loss,
                       const std::function<void(const at::Tensor&)>& backward);
 
-  const store::GraphStore& store_;
+  const BatchBuilder& batches_;
   c10::Device device_;
   LossReduction reduction_;
   std::int64_t parts_ = 1;

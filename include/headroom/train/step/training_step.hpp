@@ -12,17 +12,20 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "headroom/loader/graph_batch.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/train/step/graph_task_batch.hpp"
 #include "headroom/train/step/oom_guard.hpp"
 #include "headroom/train/step/precision.hpp"
 
 namespace headroom::train {
 
-// The scalar loss of one batch, already on the training device; called in training mode inside
-// autocast. The stage's real objective (cross-entropy, distillation, the VGAE's terms).
+// The scalar loss of one graph batch, already on the training device; called in training mode
+// inside autocast. The graph stages' real objective (cross-entropy, distillation, the VGAE's
+// terms); graph_task_loss makes it a TaskLoss.
 using BatchLoss = std::function<at::Tensor(const loader::GraphBatch&)>;
 
 // Called once per step after backward and before unscaling and clipping, with every trained
@@ -52,13 +55,18 @@ struct StepOutcome {
 
 class TrainingStep {
  public:
-  // `store` (for re-collating micro-batches) and `optimizer` must outlive the step; `parameters`
+  // `batches` (for building micro-batches) and `optimizer` must outlive the step; `parameters`
   // are the tensors `optimizer` updates (clipped and unscaled together).
+  TrainingStep(const BatchBuilder& batches, std::vector<at::Tensor> parameters,
+               torch::optim::Optimizer& optimizer, TaskLoss loss, StepSettings settings);
+  // The graph task's step over graphs of `store` (which must outlive it).
   TrainingStep(const store::GraphStore& store, std::vector<at::Tensor> parameters,
                torch::optim::Optimizer& optimizer, BatchLoss loss, StepSettings settings);
 
-  // One step on `host_batch` (collated on the host; moved to the device here): gradients are set
+  // One step on `host_batch` (built on the host; moved to the device here): gradients are set
   // to none first, so nothing from an earlier step leaks in.
+  StepOutcome run(const TaskBatch& host_batch);
+  // The graph task's step on graphs collated on the host.
   StepOutcome run(const loader::GraphBatch& host_batch);
 
   void set_gradient_hook(GradientHook hook) { gradient_hook_ = std::move(hook); }
@@ -67,9 +75,13 @@ class TrainingStep {
   const std::vector<at::Tensor>& parameters() const { return parameters_; }
 
  private:
+  TrainingStep(std::unique_ptr<const BatchBuilder> batches, std::vector<at::Tensor> parameters,
+               torch::optim::Optimizer& optimizer, TaskLoss loss, StepSettings settings);
+
+  std::unique_ptr<const BatchBuilder> owned_batches_;  // the graph task's, when built from a store
   std::vector<at::Tensor> parameters_;
   torch::optim::Optimizer& optimizer_;
-  BatchLoss loss_;
+  TaskLoss loss_;
   StepSettings settings_;
   DynamicLossScaler scaler_;
   OomGuard guard_;

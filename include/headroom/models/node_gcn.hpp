@@ -1,0 +1,52 @@
+// TextGCN's model (Yao, Mao, Luo, AAAI 2019; Kipf & Welling's GCN) for classifying the nodes of one
+// graph whose nodes have no features:
+//   H = ReLU(Â · X · W1),   logits = Â · dropout(H) · W2,
+// Â the normalised adjacency (nn/sparse_adjacency.hpp). X is the identity, so X · W1 is W1: node
+// i's input is W1's row i, and neither X (N × N) nor a sparse identity is ever built. As in
+// TextGCN's featureless first layer, the input takes no dropout (its dropout would drop identity
+// entries that the layer never reads); the hidden layer does. No biases, as TextGCN.
+// Not thread-safe (a torch module).
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+
+#include <cstdint>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "headroom/nn/sparse_adjacency.hpp"
+
+namespace headroom::models {
+
+struct NodeGcnConfig {
+  std::int64_t num_nodes = 0;    // N: the identity input's width, W1's rows
+  std::int64_t hidden = 200;     // TextGCN's
+  std::int64_t num_classes = 0;  // logits per node
+  double dropout = 0.5;          // on the hidden layer, in training mode
+
+  // Throws std::invalid_argument for a non-positive size or a dropout outside [0, 1).
+  void validate() const;
+  // Float32 parameters: (N + classes) × hidden.
+  std::int64_t parameter_count() const { return (num_nodes + num_classes) * hidden; }
+};
+
+void to_json(nlohmann::json& json, const NodeGcnConfig& config);
+void from_json(const nlohmann::json& json, NodeGcnConfig& config);
+
+class NodeGcnImpl : public torch::nn::Module {
+ public:
+  explicit NodeGcnImpl(const NodeGcnConfig& config);
+  // Logits of every node, float32 [N, num_classes]; `adjacency` is N × N on the module's device.
+  at::Tensor forward(const nn::SparseAdjacency& adjacency);
+  const NodeGcnConfig& config() const { return config_; }
+
+  at::Tensor identity_weight;  // W1 [N, hidden]: row i is node i's first-layer input times W1
+  at::Tensor output_weight;    // W2 [hidden, num_classes]
+
+ private:
+  NodeGcnConfig config_;
+};
+TORCH_MODULE(NodeGcn);
+
+}  // namespace headroom::models

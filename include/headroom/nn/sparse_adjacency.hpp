@@ -1,0 +1,55 @@
+// A graph's weighted adjacency as a sparse operator for message passing on one big graph: A·H as
+// a sparse-dense product, never one row per edge per channel (on 20 Newsgroups' graph, 26.7 M
+// entries × 200 channels would be 21 GB per layer). Backward multiplies by Aᵀ, which for a
+// symmetric A (TextGCN's D^-1/2 (A + I) D^-1/2) is A itself: no transposed copy is made.
+//
+// On the CPU the product is headroom's own row-parallel kernel over the CSR arrays, which may view
+// a memory-mapped store without a copy (torch's CPU sparse-CSR product runs ~10× slower on these
+// graphs, see docs/benchmarks.md); on CUDA it is torch's sparse CSR product (cuSPARSE).
+// Immutable; thread-safe to share. The tensors it views must outlive it (a store's mapping).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+
+namespace headroom::nn {
+
+class SparseAdjacency {
+ public:
+  SparseAdjacency() = default;
+  // `row_offsets` int64 [N + 1], `columns` int32 [E] (each row's ascending), `weights` float32
+  // [E]: CSR on one device. `symmetric`: A equals Aᵀ (the caller vouches; backward relies on it).
+  // Throws std::invalid_argument for inconsistent shapes or dtypes, or a non-symmetric A
+  // (not supported yet).
+  SparseAdjacency(at::Tensor row_offsets, at::Tensor columns, at::Tensor weights, bool symmetric);
+
+  // A · dense: dense float32 [N, C] -> [N, C], differentiable in `dense` (not in A's weights).
+  // Under autocast the product runs in float32.
+  at::Tensor multiply(const at::Tensor& dense) const;
+
+  // A copy on `device` (this one when already there).
+  SparseAdjacency to(const c10::Device& device) const;
+
+  std::int64_t num_nodes() const { return num_nodes_; }
+  std::int64_t num_entries() const { return weights_.defined() ? weights_.numel() : 0; }
+  // Bytes of its arrays (on the device: what training holds for the graph).
+  std::int64_t bytes() const;
+  const at::Tensor& row_offsets() const { return row_offsets_; }
+  const at::Tensor& columns() const { return columns_; }
+  const at::Tensor& weights() const { return weights_; }
+
+ private:
+  at::Tensor row_offsets_;
+  at::Tensor columns_;
+  at::Tensor weights_;
+  std::int64_t num_nodes_ = 0;
+};
+
+// The CPU kernel alone, without autograd: out[i] = Σ_e weights[e] · dense[columns[e]] over row
+// i's entries. Rows run in parallel on torch's intra-op threads. dense float32 [N, C] contiguous.
+at::Tensor csr_product_cpu(const at::Tensor& row_offsets, const at::Tensor& columns,
+                           const at::Tensor& weights, const at::Tensor& dense);
+
+}  // namespace headroom::nn

@@ -1,0 +1,43 @@
+// Stage `node`: classifies the nodes of one big graph (a node-graph store: TextGCN's documents and
+// words) — the node task. A GCN (models/node_gcn.hpp: identity features as the first layer's
+// weight rows, sparse-dense products over the mapped graph) trains full-batch through the shared
+// epoch loop: the batch is the training nodes (step/node_task_batch.hpp), the loss reads their
+// rows of the whole graph's output, validation scores the validation nodes; resume, the OOM guard,
+// checkpoints, metrics and tracking are the loop's. When it has trained, the best checkpoint is
+// evaluated on every split into the run directory's evaluation.json.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "headroom/eval/class_metrics.hpp"
+#include "headroom/train/config/training_config.hpp"
+#include "headroom/train/loop/stage_result.hpp"
+#include "headroom/train/loop/training_loop.hpp"
+
+namespace headroom::train {
+
+struct NodeStageResult {
+  StageResult training;
+  // The best checkpoint's metrics by split name ("train", "validation", "test").
+  std::map<std::string, eval::ClassMetrics> evaluation;
+};
+
+// The node task's TextGCN defaults where the configuration left the graph stages' defaults:
+// model gcn, hidden 200, dropout 0.5, learning rate 0.02, no weight decay or clipping, 200 epochs,
+// patience 10. `given` says which flags the user set (they are kept).
+struct NodeDefaultsGiven {
+  bool preset = false;  // the model family (gcn unless given)
+  bool max_epochs = false;
+  bool weight_decay = false;
+  bool gradient_clip = false;
+};
+void apply_node_task_defaults(TrainingConfig& config, const NodeDefaultsGiven& given);
+
+// Trains (or resumes, or recognises as complete) and evaluates. config.run.store is a node-graph
+// store; config.stage is Stage::kNode.
+NodeStageResult run_node_classifier_stage(const TrainingConfig& config,
+                                          const LoopHooks& hooks = {});
+
+}  // namespace headroom::train

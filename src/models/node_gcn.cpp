@@ -1,0 +1,56 @@
+#include "headroom/models/node_gcn.hpp"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace headroom::models {
+namespace {
+
+// Glorot (Xavier) uniform, as TextGCN initialises both weights.
+at::Tensor glorot(std::int64_t rows, std::int64_t columns) {
+  const double limit = std::sqrt(6.0 / static_cast<double>(rows + columns));
+  return torch::empty({rows, columns}).uniform_(-limit, limit);
+}
+
+}  // namespace
+
+void NodeGcnConfig::validate() const {
+  if (num_nodes <= 0 || hidden <= 0 || num_classes <= 0)
+    throw std::invalid_argument("node GCN: nodes, hidden width and classes must be positive");
+  if (!(dropout >= 0 && dropout < 1))
+    throw std::invalid_argument("node GCN: dropout must be in [0, 1)");
+}
+
+void to_json(nlohmann::json& json, const NodeGcnConfig& config) {
+  json = {{"num_nodes", config.num_nodes},
+          {"hidden", config.hidden},
+          {"num_classes", config.num_classes},
+          {"dropout", config.dropout}};
+}
+
+void from_json(const nlohmann::json& json, NodeGcnConfig& config) {
+  json.at("num_nodes").get_to(config.num_nodes);
+  json.at("hidden").get_to(config.hidden);
+  json.at("num_classes").get_to(config.num_classes);
+  json.at("dropout").get_to(config.dropout);
+}
+
+NodeGcnImpl::NodeGcnImpl(const NodeGcnConfig& config) : config_(config) {
+  config_.validate();
+  identity_weight =
+      register_parameter("identity_weight", glorot(config_.num_nodes, config_.hidden));
+  output_weight = register_parameter("output_weight", glorot(config_.hidden, config_.num_classes));
+}
+
+at::Tensor NodeGcnImpl::forward(const nn::SparseAdjacency& adjacency) {
+  auto hidden = torch::relu(adjacency.multiply(identity_weight));
+  hidden = torch::dropout(hidden, config_.dropout, is_training());
+  // Â · (H · W2) rather than (Â · H) · W2: the product runs over num_classes channels, not hidden.
+  return adjacency.multiply(torch::mm(hidden, output_weight));
+}
+
+}  // namespace headroom::models

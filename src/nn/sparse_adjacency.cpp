@@ -1,0 +1,118 @@
+#include "headroom/nn/sparse_adjacency.hpp"
+
+#include <torch/torch.h>
+
+#include <ATen/Parallel.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <stdexcept>
+#include <vector>
+
+namespace headroom::nn {
+namespace {
+
+// Entries per parallel task: rows are cut so that each task has about this many to multiply.
+constexpr std::int64_t kEntriesPerTask = 1 << 16;
+
+// A · dense with a symmetric A, whose backward is Aᵀ · grad = A · grad. A's arrays are saved
+// with the graph (handles, not copies), so backward never outlives them.
+class SymmetricProduct : public torch::autograd::Function<SymmetricProduct> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& dense,
+                            const at::Tensor& row_offsets, const at::Tensor& columns,
+                            const at::Tensor& weights) {
+    context->saved_data["row_offsets"] = row_offsets;
+    context->saved_data["columns"] = columns;
+    context->saved_data["weights"] = weights;
+    return product(row_offsets, columns, weights, dense);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
+                                                 torch::autograd::variable_list gradients) {
+    const auto& saved = context->saved_data;
+    return {product(saved.at("row_offsets").toTensor(), saved.at("columns").toTensor(),
+                    saved.at("weights").toTensor(), gradients[0].contiguous()),
+            at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+
+ private:
+  static at::Tensor product(const at::Tensor& row_offsets, const at::Tensor& columns,
+                            const at::Tensor& weights, const at::Tensor& dense) {
+    if (!dense.is_cuda()) return csr_product_cpu(row_offsets, columns, weights, dense);
+    const auto n = row_offsets.numel() - 1;
+    // cuSPARSE wants both index arrays of one dtype: the offsets as int32 (E < 2^31 here).
+    const std::vector<std::int64_t> size = {n, n};
+    return at::mm(torch::sparse_csr_tensor(row_offsets.to(torch::kInt32), columns, weights, size,
+                                           weights.options().layout(torch::kSparseCsr)),
+                  dense);
+  }
+};
+
+}  // namespace
+
+at::Tensor csr_product_cpu(const at::Tensor& row_offsets, const at::Tensor& columns,
+                           const at::Tensor& weights, const at::Tensor& dense) {
+  const auto rows = row_offsets.numel() - 1;
+  const auto channels = dense.size(1);
+  auto out = torch::zeros({rows, channels}, dense.options());
+  const auto* offsets = row_offsets.data_ptr<std::int64_t>();
+  const auto* cols = columns.data_ptr<std::int32_t>();
+  const auto* values = weights.data_ptr<float>();
+  const auto* in = dense.data_ptr<float>();
+  auto* result = out.data_ptr<float>();
+  const auto entries = weights.numel();
+  const auto grain =
+      std::max<std::int64_t>(1, rows * kEntriesPerTask / std::max<std::int64_t>(1, entries));
+  at::parallel_for(0, rows, grain, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t row = begin; row < end; ++row) {
+      float* target = result + row * channels;
+      for (std::int64_t e = offsets[row]; e < offsets[row + 1]; ++e) {
+        const float weight = values[e];
+        const float* source = in + static_cast<std::int64_t>(cols[e]) * channels;
+        for (std::int64_t c = 0; c < channels; ++c) target[c] += weight * source[c];
+      }
+    }
+  });
+  return out;
+}
+
+SparseAdjacency::SparseAdjacency(at::Tensor row_offsets, at::Tensor columns, at::Tensor weights,
+                                 bool symmetric)
+    : row_offsets_(std::move(row_offsets)),
+      columns_(std::move(columns)),
+      weights_(std::move(weights)) {
+  if (!symmetric)
+    throw std::invalid_argument("sparse adjacency: only a symmetric adjacency is supported");
+  if (row_offsets_.dim() != 1 || row_offsets_.numel() < 1 ||
+      row_offsets_.scalar_type() != torch::kInt64)
+    throw std::invalid_argument("sparse adjacency: row offsets must be int64 [N + 1]");
+  if (columns_.dim() != 1 || columns_.scalar_type() != torch::kInt32)
+    throw std::invalid_argument("sparse adjacency: columns must be int32 [E]");
+  if (weights_.dim() != 1 || weights_.scalar_type() != torch::kFloat32 ||
+      weights_.numel() != columns_.numel())
+    throw std::invalid_argument("sparse adjacency: weights must be float32 [E], like columns");
+  num_nodes_ = row_offsets_.numel() - 1;
+}
+
+at::Tensor SparseAdjacency::multiply(const at::Tensor& dense) const {
+  if (dense.dim() != 2 || dense.size(0) != num_nodes_)
+    throw std::invalid_argument("sparse adjacency: the dense operand must be [N, C]");
+  // Autocast would hand a half-precision operand; the kernel and cuSPARSE's CSR product here take
+  // float32 (the product's sums over thousands of neighbours want it too).
+  const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+  return SymmetricProduct::apply(dense.to(torch::kFloat32).contiguous(), row_offsets_, columns_,
+                                 weights_);
+}
+
+SparseAdjacency SparseAdjacency::to(const c10::Device& device) const {
+  if (row_offsets_.device() == device) return *this;
+  return SparseAdjacency(row_offsets_.to(device), columns_.to(device), weights_.to(device),
+                         /*symmetric=*/true);
+}
+
+std::int64_t SparseAdjacency::bytes() const {
+  std::int64_t total = 0;
+  for (const auto* t : {&row_offsets_, &columns_, &weights_})
+    if (t->defined()) total += t->numel() * static_cast<std::int64_t>(t->element_size());
+  return total;
+}
+
+}  // namespace headroom::nn

@@ -1,0 +1,217 @@
+#include "headroom/train/stages/node_classifier_stage.hpp"
+
+#include <torch/torch.h>
+
+#include <fmt/format.h>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "headroom/models/node_gcn.hpp"
+#include "headroom/nn/sparse_adjacency.hpp"
+#include "headroom/store/node_graph_store.hpp"
+#include "headroom/train/context/node_run_context.hpp"
+#include "headroom/train/context/run_directory.hpp"
+#include "headroom/train/families/model_checkpoint.hpp"
+#include "headroom/train/step/node_task_batch.hpp"
+#include "headroom/util/file_writer.hpp"
+#include "headroom/util/printable_text.hpp"
+#include "headroom/util/process_role.hpp"
+
+namespace headroom::train {
+namespace {
+
+constexpr std::string_view kCheckpointKind = "node_gcn";
+
+// What a run on this graph must agree with to resume: the graph's content (its arrays'
+// checksums) and how its splits were drawn.
+nlohmann::json node_graph_identity(const store::NodeGraphMetadata& metadata) {
+  nlohmann::json checksums = nlohmann::json::object();
+  for (const auto& [name, array] : metadata.arrays) checksums[name] = array.xxh3;
+  return {{"kind", "node-graph"},
+          {"nodes", metadata.num_nodes},
+          {"edges", metadata.num_edges},
+          {"classes", metadata.classes},
+          {"validation_fraction", metadata.validation_fraction},
+          {"validation_seed", metadata.validation_seed},
+          {"arrays", checksums}};
+}
+
+// A tensor viewing a mapped store array: no copy, never written (the mapping is read-only).
+template <typename T>
+at::Tensor view_of(std::span<const T> values, at::ScalarType type) {
+  return torch::from_blob(const_cast<T*>(values.data()), {static_cast<std::int64_t>(values.size())},
+                          torch::TensorOptions().dtype(type));
+}
+
+models::NodeGcnConfig node_model_config(const ModelOptions& model,
+                                        const store::NodeGraphStore& store) {
+  models::NodeGcnConfig config;
+  config.num_nodes = static_cast<std::int64_t>(store.num_nodes());
+  config.num_classes = static_cast<std::int64_t>(store.metadata().classes.size());
+  config.hidden = model.hidden.value_or(200);
+  config.dropout = model.dropout.value_or(0.5);
+  config.validate();
+  return config;
+}
+
+class NodeClassifierStage {
+ public:
+  explicit NodeClassifierStage(const TrainingConfig& config)
+      : config_(config),
+        store_(store::NodeGraphStore::open(config.run.store)),
+        context_(resolve_node_run_context(config, store_)),
+        run_(checked_run_directory(config), /*echo=*/true, config.run.when_locked),
+        model_config_(node_model_config(config.model, store_)),
+        model_(model_config_),
+        train_nodes_(store_.nodes_in(store::NodeSplit::kTrain)),
+        validation_nodes_(store_.nodes_in(store::NodeSplit::kValidation)) {
+    if (train_nodes_.empty() || validation_nodes_.empty())
+      throw std::runtime_error(fmt::format(
+          "{}: the graph has {} training and {} validation nodes; node classification needs both",
+          util::printable_path(config.run.store), train_nodes_.size(), validation_nodes_.size()));
+    run_.log(fmt::format(
+        "stage node: GCN ({} hidden, dropout {}) on {} nodes, {} entries, {} classes; {} training "
+        "and {} validation nodes; full batch; identity features as the first layer's {} weight "
+        "rows; device {}, precision {}",
+        model_config_.hidden, model_config_.dropout, store_.num_nodes(), store_.num_edges(),
+        model_config_.num_classes, train_nodes_.size(), validation_nodes_.size(),
+        model_config_.num_nodes, config.run.device, config.run.precision));
+  }
+
+  NodeStageResult run(const LoopHooks& hooks) {
+    TrainingTask task;
+    task.batches = std::make_shared<NodeBatchBuilder>(store_);
+    task.data_identity = node_graph_identity(store_.metadata());
+    task.model = model_.ptr();
+    task.checkpoint.kind = std::string(kCheckpointKind);
+    task.checkpoint.model_config = model_config_;
+    task.loss_reduction = LossReduction::kPerNode;
+    // The graph reaches the device inside the budget, before the first epoch.
+    task.prepare = [this] { adjacency(); };
+    task.plan_epoch = [this](std::int64_t) {
+      EpochPlan plan;
+      plan.batches = {train_nodes_};
+      plan.info = {{"mode", "full-batch"}, {"seed_nodes", train_nodes_.size()}};
+      return plan;
+    };
+    task.loss = [this](const TaskBatch& batch) {
+      const auto& seeds = nodes_of(batch);
+      const auto logits = model_->forward(adjacency());
+      return torch::nn::functional::cross_entropy(logits.index_select(0, seeds.nodes()),
+                                                  seeds.labels());
+    };
+    task.validate = [this] { return validate(); };
+    NodeStageResult result;
+    result.training.run_dir = run_.path();
+    result.training.outcome = run_training(config_, context_, run_, task, hooks);
+    result.evaluation = evaluate_best();
+    return result;
+  }
+
+ private:
+  // The normalised adjacency on the training device: on the CPU a view of the store's mapping.
+  const nn::SparseAdjacency& adjacency() {
+    if (!adjacency_) {
+      nn::SparseAdjacency mapped(view_of(store_.row_offsets(), torch::kInt64),
+                                 view_of(store_.column_index(), torch::kInt32),
+                                 view_of(store_.edge_weight(), torch::kFloat32),
+                                 /*symmetric=*/true);
+      adjacency_ = mapped.to(context_.device);
+    }
+    return *adjacency_;
+  }
+
+  // The nodes' ids and labels as tensors on the device (labels int64).
+  std::pair<at::Tensor, at::Tensor> rows_of(const std::vector<std::uint32_t>& nodes) const {
+    const auto batch = NodeBatchBuilder(store_).build(nodes, false)->to(context_.device, false);
+    const auto& seeds = nodes_of(*batch);
+    return {seeds.nodes(), seeds.labels()};
+  }
+
+  // Loss and metrics of `logits` on `nodes`.
+  std::pair<double, eval::ClassMetrics> score(const at::Tensor& logits,
+                                              const std::vector<std::uint32_t>& nodes) const {
+    const auto [ids, labels] = rows_of(nodes);
+    const auto rows = logits.index_select(0, ids);
+    const double loss = torch::nn::functional::cross_entropy(rows, labels).item<double>();
+    const auto predicted = rows.argmax(1).to(torch::kInt32).cpu();
+    const auto truth = labels.to(torch::kInt32).cpu();
+    const auto count = static_cast<std::size_t>(truth.numel());
+    const auto metrics = eval::class_metrics({truth.data_ptr<std::int32_t>(), count},
+                                             {predicted.data_ptr<std::int32_t>(), count},
+                                             static_cast<std::size_t>(model_config_.num_classes));
+    return {loss, metrics};
+  }
+
+  ValidationResult validate() {
+    const auto [loss, metrics] = score(model_->forward(adjacency()), validation_nodes_);
+    ValidationResult result;
+    result.loss = loss;
+    result.metrics = {{"accuracy", metrics.accuracy}, {"macro_f1", metrics.macro_f1}};
+    return result;
+  }
+
+  // The best checkpoint on every split with labelled nodes; evaluation.json (written atomically
+  // by the writing process) holds them.
+  std::map<std::string, eval::ClassMetrics> evaluate_best() {
+    models::NodeGcn best(model_config_);
+    load_checkpoint_weights(run_.best_checkpoint(), *best);
+    best->to(context_.device);
+    best->eval();
+    const torch::NoGradGuard no_grad;
+    const auto logits = best->forward(adjacency());
+    std::map<std::string, eval::ClassMetrics> evaluation;
+    nlohmann::json splits = nlohmann::json::object();
+    for (const auto split :
+         {store::NodeSplit::kTrain, store::NodeSplit::kValidation, store::NodeSplit::kTest}) {
+      const auto nodes = store_.nodes_in(split);
+      if (nodes.empty()) continue;
+      const std::string name(store::kNodeSplitNames[static_cast<std::size_t>(split)]);
+      const auto [loss, metrics] = score(logits, nodes);
+      evaluation[name] = metrics;
+      splits[name] = metrics;
+      splits[name]["loss"] = loss;
+    }
+    if (util::process_role().writes()) {
+      const auto info = read_checkpoint_info(run_.best_checkpoint());
+      const nlohmann::json document = {
+          {"task", "node classification"},       {"model", kCheckpointKind},
+          {"store", config_.run.store.string()}, {"classes", store_.metadata().classes},
+          {"checkpoint_epoch", info.epoch},      {"splits", splits}};
+      util::write_file_atomically(run_.path() / "evaluation.json", document.dump(2) + "\n");
+    }
+    if (const auto test = evaluation.find("test"); test != evaluation.end())
+      run_.log(fmt::format("test: accuracy {:.4f}, macro-F1 {:.4f} ({} documents)",
+                           test->second.accuracy, test->second.macro_f1, test->second.count));
+    return evaluation;
+  }
+
+  const TrainingConfig& config_;
+  store::NodeGraphStore store_;
+  RunContext context_;
+  RunDirectory run_;
+  models::NodeGcnConfig model_config_;
+  models::NodeGcn model_;
+  std::vector<std::uint32_t> train_nodes_;
+  std::vector<std::uint32_t> validation_nodes_;
+  std::optional<nn::SparseAdjacency> adjacency_;
+};
+
+}  // namespace
+
+void apply_node_task_defaults(TrainingConfig& config, const NodeDefaultsGiven& given) {
+  config.stage = Stage::kNode;
+  if (!given.preset) config.model.family = "gcn";
+  if (!given.max_epochs) config.optimisation.max_epochs = 200;
+  if (!given.weight_decay) config.optimisation.weight_decay = 0;
+  if (!given.gradient_clip) config.optimisation.gradient_clip = 0;
+}
+
+NodeStageResult run_node_classifier_stage(const TrainingConfig& config, const LoopHooks& hooks) {
+  validate(config);
+  NodeClassifierStage stage(config);
+  return stage.run(hooks);
+}
+
+}  // namespace headroom::train

@@ -1,0 +1,152 @@
+// The node task through the shared loop: TextGCN's model learns a corpus whose classes have their
+// own words, evaluates every split, never builds the N × N identity, and a killed run resumes to
+// the uninterrupted run's result.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <fstream>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/models/node_gcn.hpp"
+#include "headroom/nn/sparse_adjacency.hpp"
+#include "headroom/text/text_graph_builder.hpp"
+#include "headroom/train/stages/node_classifier_stage.hpp"
+#include "test_support.hpp"
+
+namespace headroom::train {
+namespace {
+
+// A cleaned corpus of `classes` classes, `per_class` documents each: every document draws 60% of
+// its 30 words from its class's own 12 words and the rest from 40 words all classes share. Every
+// fourth document is a test document.
+void write_separable_corpus(const std::filesystem::path& dir, int classes, int per_class) {
+  std::mt19937 random(7);
+  std::string labels = "index\tsplit\tlabel\n";
+  std::string corpus;
+  for (int d = 0; d < classes * per_class; ++d) {
+    const int label = d % classes;
+    labels += "doc" + std::to_string(d) + "\t" + (d % 4 == 3 ? "test" : "train") + "\tclass" +
+              std::to_string(label) + "\n";
+    for (int w = 0; w < 30; ++w) {
+      if (w > 0) corpus += ' ';
+      if (random() % 10 < 6)
+        corpus += "c" + std::to_string(label) + "w" + std::to_string(random() % 12);
+      else
+        corpus += "shared" + std::to_string(random() % 40);
+    }
+    corpus += '\n';
+  }
+  testing::write_text_file(dir / "labels.tsv", labels);
+  testing::write_text_file(dir / "corpus.clean.txt", corpus);
+}
+
+std::filesystem::path build_store(const testing::TempDir& dir) {
+  write_separable_corpus(dir / "corpus", 3, 40);
+  text::TextGraphOptions options;
+  options.threads = 2;
+  options.validation_fraction = 0.2;
+  text::build_text_graph_store(dir / "corpus", dir / "store", options);
+  return dir / "store";
+}
+
+nlohmann::json read_json(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return nlohmann::json::parse(in);
+}
+
+TEST(NodeClassification, LearnsASeparableCorpusAndEvaluatesEverySplit) {
+  testing::TempDir dir;
+  TrainingConfig config;
+  apply_node_task_defaults(config, {});
+  config.run.store = build_store(dir);
+  config.run.runs_dir = dir / "runs";
+  config.run.threads = 2;
+  config.run.progress = false;
+  config.optimisation.max_epochs = 40;
+  const auto result = run_node_classifier_stage(config);
+
+  ASSERT_TRUE(result.evaluation.contains("test"));
+  const auto& test = result.evaluation.at("test");
+  EXPECT_EQ(test.count, 30U);  // every fourth of 120 documents
+  EXPECT_GE(test.accuracy, 0.9);
+  EXPECT_GE(test.macro_f1, 0.9);
+  EXPECT_TRUE(result.evaluation.contains("train"));
+  EXPECT_TRUE(result.evaluation.contains("validation"));
+
+  const auto run_dir = dir / "runs" / "store" / "node_gcn";
+  EXPECT_EQ(result.training.run_dir, run_dir);
+  const auto evaluation = read_json(run_dir / "evaluation.json");
+  EXPECT_DOUBLE_EQ(evaluation["splits"]["test"]["accuracy"].get<double>(), test.accuracy);
+  EXPECT_DOUBLE_EQ(evaluation["splits"]["test"]["macro_f1"].get<double>(), test.macro_f1);
+  // The loop's epoch lines count the node task's unit: training nodes, one full batch each.
+  const auto epochs = testing::read_metrics(run_dir / "metrics.jsonl", "epoch");
+  ASSERT_FALSE(epochs.empty());
+  EXPECT_EQ(epochs.front()["nodes"].get<std::int64_t>(),
+            static_cast<std::int64_t>(result.evaluation.at("train").count));
+  EXPECT_EQ(epochs.front()["steps"].get<std::int64_t>(), 1);
+  EXPECT_EQ(epochs.front()["plan"]["mode"], "full-batch");
+  EXPECT_LT(epochs.back()["train_loss"].get<double>(), epochs.front()["train_loss"].get<double>());
+}
+
+TEST(NodeClassification, TheIdentityInputIsNeverBuilt) {
+  // N = 4000 nodes on a ring: an N × N float identity would be 64 MB, while W1 is N × 4 floats.
+  constexpr std::int64_t n = 4000;
+  std::vector<std::int64_t> offsets = {0};
+  std::vector<std::int32_t> columns;
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (const auto j : {(i + n - 1) % n, i, (i + 1) % n}) columns.push_back(static_cast<int>(j));
+    offsets.push_back(static_cast<std::int64_t>(columns.size()));
+  }
+  nn::SparseAdjacency adjacency(torch::tensor(offsets), torch::tensor(columns),
+                                torch::full({static_cast<std::int64_t>(columns.size())}, 1.0F / 3),
+                                /*symmetric=*/true);
+  memory::install_counting_cpu_allocator();
+  const auto before = memory::memory_snapshot().cpu.current_bytes;
+  memory::reset_peak();
+  models::NodeGcn model(models::NodeGcnConfig{.num_nodes = n, .hidden = 4, .num_classes = 2});
+  const auto labels = torch::randint(0, 2, {n}, torch::kInt64);
+  torch::nn::functional::cross_entropy(model->forward(adjacency), labels).backward();
+  const auto peak = memory::memory_snapshot().cpu.peak_bytes - before;
+  EXPECT_GT(peak, n * 4 * 4);       // W1 at least was counted
+  EXPECT_LT(peak, n * n * 4 / 16);  // far below one identity matrix
+  EXPECT_EQ(model->identity_weight.sizes(), (std::vector<std::int64_t>{n, 4}));
+}
+
+std::string run_command(const std::filesystem::path& corpus, const std::filesystem::path& runs,
+                        const std::filesystem::path& store) {
+  return std::string(HEADROOM_BINARY) + " run " + corpus.string() + " --store " + store.string() +
+         " --runs-dir " + runs.string() +
+         " --max-epochs 150 --patience 500 --threads 1 --val-fraction 0.2 --progress false";
+}
+
+TEST(NodeClassification, AKilledRunResumesToTheUninterruptedResult) {
+  testing::TempDir dir;
+  write_separable_corpus(dir / "corpus", 3, 40);
+  std::string output;
+  ASSERT_EQ(
+      testing::run_command(run_command(dir / "corpus", dir / "straight", dir / "s1"), &output), 0)
+      << output;
+  EXPECT_NE(output.find("test accuracy"), std::string::npos) << output;
+
+  const auto run_dir = dir / "resumed" / "s2" / "node_gcn";
+  ASSERT_TRUE(testing::kill_after_epochs(run_command(dir / "corpus", dir / "resumed", dir / "s2"),
+                                         run_dir / "metrics.jsonl", 3))
+      << "the run finished before it could be killed";
+  EXPECT_FALSE(std::filesystem::exists(run_dir / "evaluation.json"));
+  ASSERT_EQ(testing::run_command(run_command(dir / "corpus", dir / "resumed", dir / "s2"), &output),
+            0)
+      << output;
+  EXPECT_NE(output.find("resuming"), std::string::npos) << output;
+
+  const auto a = read_json(dir / "straight" / "s1" / "node_gcn" / "evaluation.json");
+  const auto b = read_json(run_dir / "evaluation.json");
+  EXPECT_EQ(a["splits"], b["splits"]);
+  EXPECT_EQ(a["checkpoint_epoch"], b["checkpoint_epoch"]);
+}
+
+}  // namespace
+}  // namespace headroom::train
