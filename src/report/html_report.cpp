@@ -138,6 +138,13 @@ void check_model_evaluation(const json& model, const fs::path& file, const std::
       fail("a group without a \"metrics\" object");
 }
 
+// evaluation.json of stage `node` (one document with "task"), not the evaluated CAN models.
+bool is_node_task_evaluation(const fs::path& file) {
+  std::ifstream in(file);
+  const auto document = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return document.is_object() && document.value("task", "") == "node classification";
+}
+
 json collect_evaluation(const fs::path& dir, ReportInputs& inputs) {
   const auto file = dir / "evaluation.json";
   inputs.push_back(file);
@@ -372,7 +379,11 @@ json collect(const fs::path& path, ReportInputs& inputs) {
       data["stages"].push_back(collect_stage(dir, inputs));
     data["evaluation"] = collect_evaluation(path / "evaluation", inputs);
   }
-  if (fs::exists(path / "evaluation.json") || path.filename() == "evaluation")
+  // A node-classification run keeps its own evaluation.json beside its metrics (stage `node`):
+  // its curves are shown; its per-split accuracies are not part of this page yet.
+  if ((fs::exists(path / "evaluation.json") &&
+       !is_node_task_evaluation(path / "evaluation.json")) ||
+      path.filename() == "evaluation")
     data["evaluation"] = collect_evaluation(path, inputs);
   if (data["stages"].empty() && data["evaluation"].empty())
     throw std::runtime_error(

@@ -28,7 +28,10 @@ namespace {
 void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path store,
                      const preprocess::PreprocessOptions& shared, const TextFlags& text,
                      const TrainingFlags& training, const CLI::App& command) {
-  const auto given = [&command](const char* flag) { return command.get_option(flag)->count() > 0; };
+  const auto given = [&command](const char* flag) {
+    const auto* option = command.get_option_no_throw(flag);
+    return option != nullptr && option->count() > 0;
+  };
   if (store.empty()) {
     const auto name = std::filesystem::absolute(corpus).lexically_normal().filename().string();
     store = std::filesystem::path("stores") / (name.empty() ? "corpus" : name);
@@ -53,20 +56,14 @@ void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path 
   const auto result = train::run_node_classifier_stage(config);
   const auto test = result.evaluation.find("test");
   if (test == result.evaluation.end()) {
-    fmt::print(
-        "
-        no test nodes
-        : trained {} epochs in {} ", result.training.outcome.epochs,
-        util::printable_path(result.training.run_dir));
+    fmt::print("\nno test nodes: trained {} epochs in {}\n", result.training.outcome.epochs,
+               util::printable_path(result.training.run_dir));
     return;
   }
-  fmt::print(
-      "
-      test accuracy{ : .4f},
-      macro - F1{ : .4f} on {} documents(best epoch{}; {}) ",
-              test->second.accuracy,
-      test->second.macro_f1, test->second.count, result.training.outcome.best_epoch + 1,
-      util::printable_path(result.training.run_dir / "evaluation.json"));
+  fmt::print("\ntest accuracy {:.4f}, macro-F1 {:.4f} on {} documents (best epoch {}; {})\n",
+             test->second.accuracy, test->second.macro_f1, test->second.count,
+             result.training.outcome.best_epoch + 1,
+             util::printable_path(result.training.run_dir / "evaluation.json"));
 }
 
 }  // namespace

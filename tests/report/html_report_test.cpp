@@ -82,6 +82,19 @@ TEST(HtmlReport, AnEvaluationThatIsNotAnObjectOfModelsIsRefusedByName) {
   }
 }
 
+TEST(HtmlReport, ANodeClassificationRunShowsItsCurvesBesideItsOwnEvaluation) {
+  testing::TempDir dir;
+  testing::write_text_file(dir / "metrics.jsonl",
+                           "{\"type\":\"epoch\",\"epoch\":0,\"nodes\":12,\"train_loss\":0.5}\n");
+  testing::write_text_file(
+      dir / "evaluation.json",
+      R"({"task": "node classification", "model": "node_gcn", "splits": {"test": {"accuracy": 0.9}}})");
+  const auto data = collect_report_data(dir.path());
+  ASSERT_EQ(data["stages"].size(), 1U);
+  EXPECT_EQ(data["stages"][0]["epochs"].size(), 1U);
+  EXPECT_TRUE(data["evaluation"].empty());
+}
+
 TEST(HtmlReport, ADirectoryWithoutStagesOrEvaluationIsRefusedByName) {
   testing::TempDir dir;
   const auto message = message_of([&] { collect_report_data(dir.path()); });

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <random>
 #include <string>
@@ -29,14 +31,13 @@ void write_separable_corpus(const std::filesystem::path& dir, int classes, int p
   std::string corpus;
   for (int d = 0; d < classes * per_class; ++d) {
     const int label = d % classes;
-    labels += "doc" + std::to_string(d) + "\t" + (d % 4 == 3 ? "test" : "train") + "\tclass" +
-              std::to_string(label) + "\n";
+    labels += fmt::format("doc{}\t{}\tclass{}\n", d, d % 4 == 3 ? "test" : "train", label);
     for (int w = 0; w < 30; ++w) {
       if (w > 0) corpus += ' ';
-      if (random() % 10 < 6)
-        corpus += "c" + std::to_string(label) + "w" + std::to_string(random() % 12);
-      else
-        corpus += "shared" + std::to_string(random() % 40);
+      // Drawn in this order so that the corpus is the same whatever the compiler.
+      const bool own = random() % 10 < 6;
+      const auto word = random();
+      corpus += own ? fmt::format("c{}w{}", label, word % 12) : fmt::format("shared{}", word % 40);
     }
     corpus += '\n';
   }
@@ -101,7 +102,8 @@ TEST(NodeClassification, TheIdentityInputIsNeverBuilt) {
     for (const auto j : {(i + n - 1) % n, i, (i + 1) % n}) columns.push_back(static_cast<int>(j));
     offsets.push_back(static_cast<std::int64_t>(columns.size()));
   }
-  nn::SparseAdjacency adjacency(torch::tensor(offsets), torch::tensor(columns),
+  nn::SparseAdjacency adjacency(torch::tensor(offsets, torch::kInt64),
+                                torch::tensor(columns, torch::kInt32),
                                 torch::full({static_cast<std::int64_t>(columns.size())}, 1.0F / 3),
                                 /*symmetric=*/true);
   memory::install_counting_cpu_allocator();

@@ -4,8 +4,9 @@
 // symmetric A (TextGCN's D^-1/2 (A + I) D^-1/2) is A itself: no transposed copy is made.
 //
 // On the CPU the product is headroom's own row-parallel kernel over the CSR arrays, which may view
-// a memory-mapped store without a copy (torch's CPU sparse-CSR product runs ~10× slower on these
-// graphs, see docs/benchmarks.md); on CUDA it is torch's sparse CSR product (cuSPARSE).
+// a memory-mapped store without a copy (torch's CPU sparse-CSR product wants a CSR tensor whose
+// index arrays share one dtype, and measured slower; docs/benchmarks.md); on CUDA it is torch's
+// sparse CSR product (cuSPARSE).
 // Immutable; thread-safe to share. The tensors it views must outlive it (a store's mapping).
 #pragma once
 

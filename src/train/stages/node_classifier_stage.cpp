@@ -55,6 +55,12 @@ models::NodeGcnConfig node_model_config(const ModelOptions& model,
   return config;
 }
 
+// The model's initial weights drawn from the run's seed: part of the run's determinism.
+models::NodeGcn seeded_model(const models::NodeGcnConfig& config, std::uint64_t seed) {
+  torch::manual_seed(seed);
+  return models::NodeGcn(config);
+}
+
 class NodeClassifierStage {
  public:
   explicit NodeClassifierStage(const TrainingConfig& config)
@@ -63,7 +69,7 @@ class NodeClassifierStage {
         context_(resolve_node_run_context(config, store_)),
         run_(checked_run_directory(config), /*echo=*/true, config.run.when_locked),
         model_config_(node_model_config(config.model, store_)),
-        model_(model_config_),
+        model_(seeded_model(model_config_, config.run.seed)),
         train_nodes_(store_.nodes_in(store::NodeSplit::kTrain)),
         validation_nodes_(store_.nodes_in(store::NodeSplit::kValidation)) {
     if (train_nodes_.empty() || validation_nodes_.empty())
