@@ -1,6 +1,6 @@
 // The run context (run_context.hpp) of a command on one big graph: a node-graph store, whose
 // mapped arrays are page cache and whose training batch is a list of seed nodes. Resolved by the
-// same rules as a graph store's run, beside them in run_context.cpp.
+// same rules as a graph store's run (device_budget.hpp).
 #pragma once
 
 #include "headroom/store/node_graph_store.hpp"
