@@ -9,7 +9,7 @@ Usage:
     python bench/pyg_textgcn_bench.py --store stores/r8
         [--configs sparse-embedding,sparse-edgeindex,edge-index] [--seeds 1,2,3]
         [--epochs 200] [--patience 10] [--threads 2] [--memory-cap 12]
-        [--tensor-peak counting|off]
+        [--tensor-peak counting|off] [--json-out FILE]
 
 The graph is a node-graph store (docs/store-format.md, "Node-graph stores"): CSR arrays of the
 normalised adjacency A' = D^-1/2 (A + I) D^-1/2 (self-loops and normalisation already done, so
@@ -83,7 +83,8 @@ the parent has only imported torch and PyG and read the manifest. In the child:
 
 Output: a table per (configuration, seed), a summary per configuration (mean and standard deviation
 over seeds), then one JSON line per (configuration, seed) with the store, N, E, classes, threads,
-versions and every number above.
+versions and every number above (with --json-out FILE, each line is also appended to FILE as
+soon as its run ends).
 """
 
 import argparse
@@ -541,6 +542,8 @@ def main():
     parser.add_argument("--memory-cap", type=float, default=12.0,
                         help="GiB of address space a run may add to what it starts with")
     parser.add_argument("--tensor-peak", choices=("counting", "off"), default="counting")
+    parser.add_argument("--json-out", default=None,
+                        help="also append each run's JSON line to this file as soon as it ends")
     settings = parser.parse_args()
     configs = [c for c in settings.configs.split(",") if c]
     for config in configs:
@@ -580,6 +583,9 @@ def main():
                 **versions, **machine,
             })
             results.setdefault(config, []).append(result)
+            if settings.json_out:
+                with open(settings.json_out, "a") as out:
+                    out.write(json.dumps(result, sort_keys=True, separators=(",", ":")) + "\n")
             print(format_row(store_name, config, seed, result), flush=True)
     print("summary:")
     for config, runs in results.items():
