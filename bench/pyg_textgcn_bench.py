@@ -8,7 +8,7 @@ Usage:
 
     python bench/pyg_textgcn_bench.py --store stores/r8
         [--configs sparse-embedding,sparse-edgeindex,edge-index] [--seeds 1,2,3]
-        [--epochs 200] [--patience 10] [--threads 2] [--memory-cap 12]
+        [--epochs 200] [--patience 10] [--stopping best|textgcn] [--threads 2] [--memory-cap 12]
         [--tensor-peak counting|off] [--json-out FILE]
 
 The graph is a node-graph store (docs/store-format.md, "Node-graph stores"): CSR arrays of the
@@ -25,11 +25,13 @@ identity node features X = I,
 dropout 0.5 on both layers' inputs (on X it drops whole rows of W1), Glorot-uniform weights,
 cross-entropy over the training nodes, Adam lr 0.02, no weight decay, full batch. Each epoch is
 one training step, then one evaluation forward (dropout off, no gradients) whose validation loss
-drives early stopping: the run stops when the validation loss has not reached a new minimum for
---patience epochs (TextGCN's code compares with the mean of the last 10 instead), or after
---epochs. The test accuracy and macro-F1 (mean over classes of 2TP / (2TP + FP + FN), 0 for a
-class never true nor predicted) are those of the evaluation forward of the epoch with the lowest
-validation loss.
+drives early stopping. --stopping best (the default): the run stops when the validation loss has
+not reached a new minimum for --patience epochs, or after --epochs, and the test accuracy and
+macro-F1 (mean over classes of 2TP / (2TP + FP + FN), 0 for a class never true nor predicted) are
+those of the evaluation forward of the epoch with the lowest validation loss. --stopping textgcn,
+as TextGCN's train.py does it: from epoch --patience + 2 on, the run stops when the validation
+loss exceeds the mean of the --patience losses before it, and the test metrics are those of the
+last epoch's model.
 
 The configurations (--configs):
 
@@ -304,6 +306,17 @@ def install_counting_allocator(path):
     return counting
 
 
+def stops(settings, earlier_losses, validation_loss, since_best):
+    """Whether training ends after this epoch. "best": no new lowest validation loss for
+    --patience epochs. "textgcn" (TextGCN's train.py): after more than --patience + 1 epochs, when
+    the loss exceeds the mean of the --patience before it."""
+    if settings.stopping == "best":
+        return since_best >= settings.patience
+    window = earlier_losses[-settings.patience:]
+    return (len(earlier_losses) > settings.patience
+            and validation_loss > sum(window) / len(window))
+
+
 def train(settings, config, seed, counting):
     manifest = read_manifest(settings.store)
     graph = Graph(settings.store, manifest, config)
@@ -312,8 +325,9 @@ def train(settings, config, seed, counting):
     optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE, weight_decay=0.0)
     labels = graph.labels
 
-    epoch_seconds = []
+    epoch_seconds, validation_losses = [], []
     best = dict(validation_loss=math.inf, epoch=0)
+    reported = None  # the evaluation whose test metrics are reported
     since_best = 0
     for epoch in range(1, settings.epochs + 1):
         start = time.perf_counter()
@@ -330,9 +344,10 @@ def train(settings, config, seed, counting):
             validation_loss = F.cross_entropy(logits[graph.validation],
                                               labels[graph.validation]).item()
         epoch_seconds.append(time.perf_counter() - start)
-        if validation_loss < best["validation_loss"]:
+        improved = validation_loss < best["validation_loss"]
+        if improved or settings.stopping == "textgcn":
             validation_predicted = logits[graph.validation].argmax(1)
-            best = dict(
+            evaluation = dict(
                 validation_loss=validation_loss,
                 epoch=epoch,
                 train_loss=loss.item(),
@@ -340,26 +355,32 @@ def train(settings, config, seed, counting):
                 .double().mean().item(),
                 test_predicted=logits[graph.test].argmax(1),
             )
-            since_best = 0
-        else:
-            since_best += 1
+            reported = evaluation
+            if improved:
+                best = evaluation
+        since_best = 0 if improved else since_best + 1
         del logits, loss
-        if since_best >= settings.patience:
+        if stops(settings, validation_losses, validation_loss, since_best):
             break
+        validation_losses.append(validation_loss)
 
-    if "test_predicted" not in best:
+    if reported is None:
         raise RuntimeError("the validation loss was never finite")
     test_accuracy, test_macro_f1 = accuracy_and_macro_f1(
-        best.pop("test_predicted"), labels[graph.test], graph.num_classes)
+        reported["test_predicted"], labels[graph.test], graph.num_classes)
     later = epoch_seconds[1:]
     return {
         "status": "ok",
         "epochs_run": len(epoch_seconds),
         "stopped_early": len(epoch_seconds) < settings.epochs,
-        "best_epoch": best.pop("epoch"),
-        "best_validation_loss": best.pop("validation_loss"),
-        "best_train_loss": best.pop("train_loss"),
-        "best_validation_accuracy": best.pop("validation_accuracy"),
+        "stopping": settings.stopping,
+        "best_epoch": best["epoch"],
+        "best_validation_loss": best["validation_loss"],
+        "best_train_loss": best["train_loss"],
+        "best_validation_accuracy": best["validation_accuracy"],
+        "reported_epoch": reported["epoch"],
+        "reported_validation_loss": reported["validation_loss"],
+        "reported_validation_accuracy": reported["validation_accuracy"],
         "test_accuracy": test_accuracy,
         "test_macro_f1": test_macro_f1,
         "first_epoch_seconds": epoch_seconds[0],
@@ -499,7 +520,8 @@ def format_row(store, config, seed, r):
     if r["status"] != "ok":
         return f"{head}  {r['status']}: {r.get('error', '')}"
     mean = r["mean_epoch_seconds"]
-    return (f"{head} {r['epochs_run']:>6} {r['best_epoch']:>5} {r['first_epoch_seconds']:>8.2f} "
+    return (f"{head} {r['epochs_run']:>6} {r['reported_epoch']:>5} "
+            f"{r['first_epoch_seconds']:>8.2f} "
             f"{(mean if mean is not None else float('nan')):>8.3f} "
             f"{mib(r['peak_rss_bytes']):>9} {mib(r['peak_tensor_bytes']):>9} "
             f"{r['test_accuracy']:>8.4f} {r['test_macro_f1']:>8.4f}")
@@ -538,6 +560,9 @@ def main():
     parser.add_argument("--epochs", type=int, default=200, help="at most this many epochs")
     parser.add_argument("--patience", type=int, default=10,
                         help="stop after this many epochs without a new lowest validation loss")
+    parser.add_argument("--stopping", choices=("best", "textgcn"), default="best",
+                        help="early stopping and which epoch's test metrics are reported (see "
+                        "the script's header)")
     parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
     parser.add_argument("--memory-cap", type=float, default=12.0,
                         help="GiB of address space a run may add to what it starts with")
@@ -565,7 +590,7 @@ def main():
           f"{settings.threads} threads, memory cap +{settings.memory_cap:g} GiB; PyG "
           f"{torch_geometric.__version__}, torch {torch.__version__}; {machine['cpu_model']}, "
           f"{machine['nproc']} CPUs")
-    header = (f"{'store':<6} {'config':<17} {'seed':>4} {'epochs':>6} {'best':>5} {'first s':>8} "
+    header = (f"{'store':<6} {'config':<17} {'seed':>4} {'epochs':>6} {'rep.':>5} {'first s':>8} "
               f"{'epoch s':>8} {'RSS MiB':>9} {'tens MiB':>9} {'test acc':>8} {'macro-F1':>8}")
     results = {}
     for config in configs:
