@@ -76,8 +76,13 @@ the parent has only imported torch and PyG and read the manifest. In the child:
     VmRSS when it starts, is that baseline).
   * peak tensor (--tensor-peak counting, the default): the high-water mark of live CPU tensor
     bytes, by the counting allocator of bench/pyg_reference_bench.py (installed as c10's CPU
-    allocator in the child before the graph is loaded, so the graph's tensors, `graph_bytes`, are
-    counted; compiled once with g++ and cached). "off" or no compiler: not measured.
+    allocator in the child before the graph is loaded; compiled once with g++ and cached). It
+    counts what torch allocates: parameters, Adam's state, activations, gradients, and the graph
+    tensors torch makes (edge_index's stacked copy, EdgeIndex's cached transpose, the transposes
+    and conversions inside sparse products). The store's arrays are copied into memory by numpy
+    and wrapped (torch.from_numpy), so they are not counted, as headroom's memory-mapped store is
+    not; `graph_bytes` is the size of every graph tensor, those included. "off" or no compiler:
+    not measured.
   * memory cap: the child runs under RLIMIT_AS = its address-space size at start (about 3.4 GB of
     mostly unbacked library mappings for torch) + --memory-cap GiB, so a configuration that does
     not fit fails with an allocation error, reported as "out of memory at cap", instead of taking
