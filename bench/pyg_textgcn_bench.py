@@ -83,7 +83,7 @@ the parent has only imported torch and PyG and read the manifest. In the child:
     and wrapped (torch.from_numpy), so they are not counted, as headroom's memory-mapped store is
     not; `graph_bytes` is the size of every graph tensor, those included. "off" or no compiler:
     not measured.
-  * memory cap: the child runs under RLIMIT_AS = its address-space size at start (about 3.4 GB of
+  * memory cap: the child runs under RLIMIT_AS = its address-space size at start (about 3.5 GB of
     mostly unbacked library mappings for torch) + --memory-cap GiB, so a configuration that does
     not fit fails with an allocation error, reported as "out of memory at cap", instead of taking
     the machine down. Before each configuration the parent prints the sizes it will need.
@@ -198,10 +198,12 @@ class Graph:
     def graph_bytes(self):
         """Bytes of the graph's tensors now (EdgeIndex adds its cached transpose once used)."""
         tensors = list(self.tensors)
-        if isinstance(getattr(self, "adjacency", None), EdgeIndex):
-            cached = (self.adjacency._T_perm, self.adjacency._indptr, self.adjacency._T_indptr,
-                      *self.adjacency._T_index)
-            tensors += [t for t in cached if t is not None]
+        adjacency = getattr(self, "adjacency", None)
+        if isinstance(adjacency, EdgeIndex):  # its caches are private attributes in PyG 2.8
+            names = ("_T_perm", "_indptr", "_T_indptr")
+            cached = [getattr(adjacency, name, None) for name in names]
+            cached += list(getattr(adjacency, "_T_index", None) or ())
+            tensors += [t for t in cached if isinstance(t, torch.Tensor)]
         seen, total = set(), 0
         for t in tensors:
             if t.untyped_storage().data_ptr() not in seen:
@@ -214,7 +216,8 @@ class Graph:
 
 
 def input_keep(num_nodes, training):
-    """Dropout on X = I: per node, 0 or 1 / (1 - p); the same random draw in both configurations."""
+    """Dropout on X = I: per node, 0 or 1 / (1 - p), one draw of N (as in every configuration
+    but edge-index-dense)."""
     return F.dropout(torch.ones(num_nodes), DROPOUT, training)
 
 
@@ -313,8 +316,8 @@ def install_counting_allocator(path):
 
 def stops(settings, earlier_losses, validation_loss, since_best):
     """Whether training ends after this epoch. "best": no new lowest validation loss for
-    --patience epochs. "textgcn" (TextGCN's train.py): after more than --patience + 1 epochs, when
-    the loss exceeds the mean of the --patience before it."""
+    --patience epochs. "textgcn" (TextGCN's train.py): from epoch --patience + 2 on, when the loss
+    exceeds the mean of the --patience losses before it."""
     if settings.stopping == "best":
         return since_best >= settings.patience
     window = earlier_losses[-settings.patience:]
