@@ -113,6 +113,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pyg_reference_bench import rss_bytes  # same folder: /proc/self/status fields
+
 try:
     import torch_geometric
     from torch_geometric import EdgeIndex
@@ -296,14 +298,6 @@ def accuracy_and_macro_f1(predicted, truth, num_classes):
 # --- one run ----------------------------------------------------------------------------------
 
 
-def proc_status_bytes(field):
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 def install_counting_allocator(path):
     if path is None:
         return None
@@ -412,8 +406,8 @@ def child_result(settings, config, seed, counting_allocator):
     a failure is a result too."""
     measured = {
         "load_average_start": os.getloadavg()[0],
-        "rss_start_bytes": proc_status_bytes("VmRSS"),
-        "address_space_cap_bytes": proc_status_bytes("VmSize") + int(settings.memory_cap * GIB),
+        "rss_start_bytes": rss_bytes("VmRSS"),
+        "address_space_cap_bytes": rss_bytes("VmSize") + int(settings.memory_cap * GIB),
     }
     counting = None
     try:
