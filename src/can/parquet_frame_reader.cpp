@@ -13,7 +13,9 @@
 
 #include <arrow/array.h>
 #include <arrow/io/file.h>
+#include <arrow/memory_pool.h>
 #include <arrow/record_batch.h>
+#include <arrow/status.h>
 #include <arrow/type.h>
 #include <arrow/type_traits.h>
 #include <fmt/format.h>
@@ -41,6 +43,64 @@ std::string one_line(std::string text) {
     if (c == '\n' || c == '\r') c = ' ';
   }
   return text;
+}
+
+// Arrow's memory for one reader, refused past a limit. Parquet page headers carry the page's
+// uncompressed size, and Arrow allocates that much before it finds out whether the page really
+// decompresses to it: a corrupt length would have it reserve up to 2 GiB per page (mimalloc, so
+// neither a sanitizer nor the budget sees it). Refusing the allocation turns that into a decode
+// error naming the file and row. Not thread-safe on its own; the reader runs without threads.
+class LimitedMemoryPool final : public arrow::MemoryPool {
+ public:
+  explicit LimitedMemoryPool(std::int64_t limit_bytes)
+      : pool_(arrow::default_memory_pool()), limit_bytes_(limit_bytes) {}
+
+  using arrow::MemoryPool::Allocate;
+  using arrow::MemoryPool::Free;
+  using arrow::MemoryPool::Reallocate;
+
+  arrow::Status Allocate(std::int64_t size, std::int64_t alignment, std::uint8_t** out) override {
+    if (auto refused = over_limit(size); !refused.ok()) return refused;
+    auto status = pool_->Allocate(size, alignment, out);
+    if (status.ok()) held_ += size;
+    return status;
+  }
+  arrow::Status Reallocate(std::int64_t old_size, std::int64_t new_size, std::int64_t alignment,
+                           std::uint8_t** ptr) override {
+    if (auto refused = over_limit(new_size - old_size); !refused.ok()) return refused;
+    auto status = pool_->Reallocate(old_size, new_size, alignment, ptr);
+    if (status.ok()) held_ += new_size - old_size;
+    return status;
+  }
+  void Free(std::uint8_t* buffer, std::int64_t size, std::int64_t alignment) override {
+    pool_->Free(buffer, size, alignment);
+    held_ -= size;
+  }
+  std::int64_t bytes_allocated() const override { return held_; }
+  std::int64_t total_bytes_allocated() const override { return pool_->total_bytes_allocated(); }
+  std::int64_t num_allocations() const override { return pool_->num_allocations(); }
+  std::string backend_name() const override { return pool_->backend_name(); }
+
+ private:
+  arrow::Status over_limit(std::int64_t more) const {
+    if (more <= 0 || held_ + more <= limit_bytes_) return arrow::Status::OK();
+    constexpr double kMiB = 1024.0 * 1024.0;
+    return arrow::Status::OutOfMemory(fmt::format(
+        "a page or batch would take Arrow's memory to {:.0f} MiB, over the reader's limit of "
+        "{:.0f} MiB (a corrupt page length, or pages far larger than Parquet writers make; "
+        "rewrite the file with smaller pages or row groups)",
+        static_cast<double>(held_ + more) / kMiB, static_cast<double>(limit_bytes_) / kMiB));
+  }
+
+  arrow::MemoryPool* pool_;
+  std::int64_t limit_bytes_;
+  std::int64_t held_ = 0;
+};
+
+std::int64_t decode_limit_bytes(std::size_t batch_rows) {
+  const std::size_t rows = std::min<std::size_t>(batch_rows, std::size_t{1} << 32);
+  return static_cast<std::int64_t>(ParquetFrameReader::kDecodeBaseBytes +
+                                   rows * ParquetFrameReader::kDecodeBytesPerBatchRow);
 }
 
 // Reads a value of any integer (or, for labels, boolean) column as int64, whatever its width.
@@ -147,6 +207,8 @@ class StringColumn {
 
 struct ParquetFrameReader::Impl {
   std::filesystem::path path;
+  // Declared before the readers that allocate from it, so it outlives them.
+  std::unique_ptr<LimitedMemoryPool> memory;
   BadRowPolicy policy = BadRowPolicy::kError;
   std::unique_ptr<parquet::arrow::FileReader> file_reader;
   std::unique_ptr<arrow::RecordBatchReader> batches;
@@ -198,7 +260,8 @@ void ParquetFrameReader::Impl::open(std::size_t batch_rows) {
 
   // Buffered column reads and no pre-buffering keep memory at a page buffer per column instead of
   // a whole row group.
-  parquet::ReaderProperties properties;
+  memory = std::make_unique<LimitedMemoryPool>(decode_limit_bytes(batch_rows));
+  parquet::ReaderProperties properties(memory.get());
   properties.enable_buffered_stream();
   properties.set_buffer_size(std::int64_t{1} << 20);
   parquet::ArrowReaderProperties arrow_properties;
@@ -208,6 +271,7 @@ void ParquetFrameReader::Impl::open(std::size_t batch_rows) {
 
   parquet::arrow::FileReaderBuilder builder;
   if (auto st = builder.Open(*file, properties); !st.ok()) unreadable(st.message());
+  builder.memory_pool(memory.get());
   builder.properties(arrow_properties);
   auto built = builder.Build();
   if (!built.ok()) unreadable(built.status().message());

@@ -64,3 +64,45 @@ body = bytearray(data)
 for i in range(8, len(body) // 2):  # keep the magic and the footer, wreck the pages
     body[i] = 0xFF
 open(f"{out}/garbled.parquet", "wb").write(bytes(body))
+
+
+# A dictionary page whose header claims 2 GiB uncompressed, what a flipped length in a corrupt file
+# looks like: Arrow would allocate the claimed size before finding that the page does not
+# decompress to it. The header grows by 4 bytes and the page's compressed bytes shrink by 4, so
+# every offset in the footer stays right.
+def varint_at(raw, i):
+    value, shift = 0, 0
+    while True:
+        byte = raw[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, i
+
+
+def zigzag_varint(value):
+    value *= 2  # zigzag encoding of a non-negative i32
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+data = open(f"{out}/many.parquet", "rb").read()
+label = pq.ParquetFile(f"{out}/many.parquet").metadata.row_group(0).column(3)
+start, end = label.dictionary_page_offset, label.data_page_offset
+# Thrift compact PageHeader: i32 fields 1 (type), 2 (uncompressed size), 3 (compressed size).
+fields, i = [], start
+for _ in range(3):
+    assert data[i] == 0x15
+    value, i = varint_at(data, i + 1)
+    fields.append(value // 2)
+rest_of_header_end = end - fields[2]
+header = (b"\x15" + zigzag_varint(fields[0]) + b"\x15" + zigzag_varint(2**31 - 1) + b"\x15" +
+          zigzag_varint(fields[2] - 4) + data[i:rest_of_header_end])
+page = header + data[rest_of_header_end:end - 4]
+assert len(page) == end - start
+open(f"{out}/oversized_page.parquet", "wb").write(data[:start] + page + data[end:])

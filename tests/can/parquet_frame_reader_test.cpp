@@ -207,6 +207,19 @@ TEST_F(ParquetReaderTest, UnreadableFilesAreOneLineInputErrors) {
       std::string::npos);
 }
 
+// Unlimited, Arrow reserves the 2 GiB the corrupt header claims and then reports that the page
+// did not decompress to it; limited, the allocation is refused and the error says why.
+TEST_F(ParquetReaderTest, APageClaimingGigabytesIsRefusedBeforeItIsAllocated) {
+  const auto file = fixture("oversized_page");
+  const InputError e = catch_input_error([&] {
+    ParquetFrameReader reader(file, BadRowPolicy::kError);
+    read_all(reader);
+  });
+  EXPECT_EQ(e.file(), file);
+  EXPECT_TRUE(e.reason().starts_with("cannot decode Parquet data")) << e.reason();
+  EXPECT_NE(e.reason().find("over the reader's limit of 288 MiB"), std::string::npos) << e.reason();
+}
+
 TEST_F(ParquetReaderTest, FactoryOpensParquetByExtension) {
   auto reader = open_frame_reader(fixture("basic"), ReaderOptions{});
   EXPECT_EQ(reader->path(), fixture("basic"));
