@@ -4,6 +4,8 @@
 
 #include <ATen/Parallel.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <algorithm>
+#include <atomic>
 #include <stdexcept>
 #include <vector>
 
@@ -59,16 +61,34 @@ at::Tensor csr_product_cpu(const at::Tensor& row_offsets, const at::Tensor& colu
   const auto* in = dense.data_ptr<float>();
   auto* result = out.data_ptr<float>();
   const auto entries = weights.numel();
-  const auto grain =
-      std::max<std::int64_t>(1, rows * kEntriesPerTask / std::max<std::int64_t>(1, entries));
-  at::parallel_for(0, rows, grain, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t row = begin; row < end; ++row) {
-      float* target = result + row * channels;
+  // Tasks are cut by entries, not rows, and handed out as threads come free: a text graph's word
+  // rows hold hundreds of entries and its document rows tens, and how fast a row goes depends on
+  // where its neighbours lie in memory, so any fixed split left one thread with most of the work.
+  const auto tasks =
+      std::clamp<std::int64_t>(entries / kEntriesPerTask, 1, std::max<std::int64_t>(rows, 1));
+  std::vector<std::int64_t> task_rows(static_cast<std::size_t>(tasks) + 1, rows);
+  task_rows[0] = 0;
+  for (std::int64_t t = 1; t < tasks; ++t) {
+    const std::int64_t first_entry = entries * t / tasks;
+    task_rows[static_cast<std::size_t>(t)] =
+        std::upper_bound(offsets, offsets + rows + 1, first_entry) - offsets - 1;
+  }
+  const auto multiply_rows = [&](std::int64_t first_row, std::int64_t end_row) {
+    for (auto row = first_row; row < end_row; ++row) {
+      float* __restrict target = result + row * channels;
       for (std::int64_t e = offsets[row]; e < offsets[row + 1]; ++e) {
         const float weight = values[e];
-        const float* source = in + static_cast<std::int64_t>(cols[e]) * channels;
+        const float* __restrict source = in + static_cast<std::int64_t>(cols[e]) * channels;
         for (std::int64_t c = 0; c < channels; ++c) target[c] += weight * source[c];
       }
+    }
+  };
+  std::atomic<std::int64_t> next_task{0};
+  const auto workers = std::min<std::int64_t>(at::get_num_threads(), tasks);
+  at::parallel_for(0, workers, 1, [&](std::int64_t, std::int64_t) {
+    for (auto task = next_task.fetch_add(1); task < tasks; task = next_task.fetch_add(1)) {
+      multiply_rows(task_rows[static_cast<std::size_t>(task)],
+                    task_rows[static_cast<std::size_t>(task) + 1]);
     }
   });
   return out;

@@ -36,6 +36,22 @@ TEST(SparseAdjacency, ProductEqualsTheDenseProduct) {
   EXPECT_EQ(graph.sparse.num_entries(), (graph.dense != 0).sum().item<std::int64_t>());
 }
 
+// Enough entries for several parallel tasks (rows are cut by entries and handed out as threads
+// come free): every thread count gives the same bits, each row being summed by one thread.
+TEST(SparseAdjacency, ProductIsTheSameBitsOnOneAndTwoThreads) {
+  const auto graph = random_symmetric(1500, 0.1, 5);
+  ASSERT_GT(graph.sparse.num_entries(), 3 * (1 << 16));
+  const auto h = torch::randn({1500, 33});
+  const int threads_before = torch::get_num_threads();
+  torch::set_num_threads(1);
+  const auto one_thread = graph.sparse.multiply(h);
+  torch::set_num_threads(2);
+  const auto two_threads = graph.sparse.multiply(h);
+  torch::set_num_threads(threads_before);
+  EXPECT_TRUE(torch::equal(one_thread, two_threads));
+  EXPECT_TRUE(torch::allclose(two_threads, torch::mm(graph.dense, h), 1e-4, 1e-4));
+}
+
 TEST(SparseAdjacency, GradientIsTheTransposedProduct) {
   const auto graph = random_symmetric(200, 0.08, 2);
   const auto weights = torch::randn({200, 9});
