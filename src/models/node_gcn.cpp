@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -46,8 +47,24 @@ NodeGcnImpl::NodeGcnImpl(const NodeGcnConfig& config) : config_(config) {
   output_weight = register_parameter("output_weight", glorot(config_.hidden, config_.num_classes));
 }
 
+at::Tensor NodeGcnImpl::first_layer(const nn::SparseAdjacency& adjacency) {
+  const bool same = memo_.product.defined() &&
+                    memo_.weight == identity_weight.unsafeGetTensorImpl() &&
+                    memo_.version == identity_weight._version() && memo_.adjacency == &adjacency;
+  if (!torch::GradMode::is_enabled()) {
+    if (same) return memo_.product;
+    memo_ = {identity_weight.unsafeGetTensorImpl(), identity_weight._version(), &adjacency,
+             adjacency.multiply(identity_weight)};
+    return memo_.product;
+  }
+  // Used once: the optimiser step that follows changes W1.
+  auto known = std::exchange(memo_, FirstLayerMemo{}).product;
+  return same ? adjacency.attach_product(identity_weight, known)
+              : adjacency.multiply(identity_weight);
+}
+
 at::Tensor NodeGcnImpl::forward(const nn::SparseAdjacency& adjacency) {
-  auto hidden = torch::relu(adjacency.multiply(identity_weight));
+  auto hidden = torch::relu(first_layer(adjacency));
   hidden = torch::dropout(hidden, config_.dropout, is_training());
   // Â · (H · W2) rather than (Â · H) · W2: the product runs over num_classes channels, not hidden.
   return adjacency.multiply(torch::mm(hidden, output_weight));

@@ -15,16 +15,24 @@ namespace {
 // Entries per parallel task: rows are cut so that each task has about this many to multiply.
 constexpr std::int64_t kEntriesPerTask = 1 << 16;
 
+// A product passed around autograd's input handling (a tensor in a struct is not an input).
+struct KnownProduct {
+  at::Tensor product;
+};
+
 // A · dense with a symmetric A, whose backward is Aᵀ · grad = A · grad. A's arrays are saved
 // with the graph (handles, not copies), so backward never outlives them.
 class SymmetricProduct : public torch::autograd::Function<SymmetricProduct> {
  public:
+  // `known`: A · dense computed before (see attach_product), or undefined to compute it.
   static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& dense,
                             const at::Tensor& row_offsets, const at::Tensor& columns,
-                            const at::Tensor& weights) {
+                            const at::Tensor& weights, const KnownProduct& known) {
     context->saved_data["row_offsets"] = row_offsets;
     context->saved_data["columns"] = columns;
     context->saved_data["weights"] = weights;
+    // A fresh alias, so the autograd history set on the output is not set on the caller's tensor.
+    if (known.product.defined()) return known.product.detach();
     return product(row_offsets, columns, weights, dense);
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
@@ -32,7 +40,7 @@ class SymmetricProduct : public torch::autograd::Function<SymmetricProduct> {
     const auto& saved = context->saved_data;
     return {product(saved.at("row_offsets").toTensor(), saved.at("columns").toTensor(),
                     saved.at("weights").toTensor(), gradients[0].contiguous()),
-            at::Tensor(), at::Tensor(), at::Tensor()};
+            at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 
  private:
@@ -119,7 +127,18 @@ at::Tensor SparseAdjacency::multiply(const at::Tensor& dense) const {
   // float32 (the product's sums over thousands of neighbours want it too).
   const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   return SymmetricProduct::apply(dense.to(torch::kFloat32).contiguous(), row_offsets_, columns_,
-                                 weights_);
+                                 weights_, KnownProduct{});
+}
+
+at::Tensor SparseAdjacency::attach_product(const at::Tensor& dense,
+                                           const at::Tensor& product) const {
+  if (dense.dim() != 2 || dense.size(0) != num_nodes_)
+    throw std::invalid_argument("sparse adjacency: the dense operand must be [N, C]");
+  if (product.sizes() != dense.sizes() || product.scalar_type() != torch::kFloat32)
+    throw std::invalid_argument("sparse adjacency: a known product must be float32 [N, C]");
+  const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+  return SymmetricProduct::apply(dense.to(torch::kFloat32).contiguous(), row_offsets_, columns_,
+                                 weights_, KnownProduct{product});
 }
 
 SparseAdjacency SparseAdjacency::to(const c10::Device& device) const {

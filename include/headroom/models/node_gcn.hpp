@@ -45,7 +45,20 @@ class NodeGcnImpl : public torch::nn::Module {
   at::Tensor output_weight;    // W2 [hidden, num_classes]
 
  private:
+  // Â · W1 depends on W1 alone (no dropout, no mode): the evaluation pass after an optimiser step
+  // computes exactly what the next training forward needs, so it is kept until then (one N × hidden
+  // product per epoch fewer). Valid while W1 is the same tensor at the same version and the
+  // adjacency is the same object.
+  struct FirstLayerMemo {
+    const void* weight = nullptr;
+    std::int64_t version = 0;
+    const nn::SparseAdjacency* adjacency = nullptr;
+    at::Tensor product;
+  };
+  at::Tensor first_layer(const nn::SparseAdjacency& adjacency);
+
   NodeGcnConfig config_;
+  FirstLayerMemo memo_;
 };
 TORCH_MODULE(NodeGcn);
 

@@ -30,6 +30,13 @@ class SparseAdjacency {
   // Under autocast the product runs in float32.
   at::Tensor multiply(const at::Tensor& dense) const;
 
+  // A · dense when the caller already holds it: `product` must be what multiply(dense) returned
+  // for this `dense`, unchanged since (computed without autograd, e.g. by an evaluation pass).
+  // Returns it attached to autograd as multiply(dense) would be, so backward runs as usual, and
+  // the product is not computed again. Throws std::invalid_argument for a product of the wrong
+  // shape.
+  at::Tensor attach_product(const at::Tensor& dense, const at::Tensor& product) const;
+
   // A copy on `device` (this one when already there).
   SparseAdjacency to(const c10::Device& device) const;
 
