@@ -17,41 +17,14 @@
 #include "headroom/nn/sparse_adjacency.hpp"
 #include "headroom/text/text_graph_builder.hpp"
 #include "headroom/train/stages/node_classifier_stage.hpp"
+#include "separable_corpus.hpp"
 #include "test_support.hpp"
 
 namespace headroom::train {
 namespace {
 
-// A cleaned corpus of `classes` classes, `per_class` documents each: every document draws 60% of
-// its 30 words from its class's own 12 words and the rest from 40 words all classes share. Every
-// fourth document is a test document.
-void write_separable_corpus(const std::filesystem::path& dir, int classes, int per_class) {
-  std::mt19937 random(7);
-  std::string labels = "index\tsplit\tlabel\n";
-  std::string corpus;
-  for (int d = 0; d < classes * per_class; ++d) {
-    const int label = d % classes;
-    labels += fmt::format("doc{}\t{}\tclass{}\n", d, d % 4 == 3 ? "test" : "train", label);
-    for (int w = 0; w < 30; ++w) {
-      if (w > 0) corpus += ' ';
-      // Drawn in this order so that the corpus is the same whatever the compiler.
-      const bool own = random() % 10 < 6;
-      const auto word = random();
-      corpus += own ? fmt::format("c{}w{}", label, word % 12) : fmt::format("shared{}", word % 40);
-    }
-    corpus += '\n';
-  }
-  testing::write_text_file(dir / "labels.tsv", labels);
-  testing::write_text_file(dir / "corpus.clean.txt", corpus);
-}
-
 std::filesystem::path build_store(const testing::TempDir& dir) {
-  write_separable_corpus(dir / "corpus", 3, 40);
-  text::TextGraphOptions options;
-  options.threads = 2;
-  options.validation_fraction = 0.2;
-  text::build_text_graph_store(dir / "corpus", dir / "store", options);
-  return dir / "store";
+  return testing::build_separable_store(dir.path(), 3, 40);
 }
 
 nlohmann::json read_json(const std::filesystem::path& file) {
@@ -127,7 +100,7 @@ std::string run_command(const std::filesystem::path& corpus, const std::filesyst
 
 TEST(NodeClassification, AKilledRunResumesToTheUninterruptedResult) {
   testing::TempDir dir;
-  write_separable_corpus(dir / "corpus", 3, 40);
+  testing::write_separable_corpus(dir / "corpus", 3, 40);
   std::string output;
   ASSERT_EQ(
       testing::run_command(run_command(dir / "corpus", dir / "straight", dir / "s1"), &output), 0)

@@ -355,16 +355,19 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
   adopt_rank0_buffers();
   // Validation batches that run out of memory are split (for_each_batch); what is left to fail
   // here is a single graph or the metrics computed over them.
+  const auto validation_start = Clock::now();
   const ValidationResult validation = outside_the_step(epoch, "validation", [&] {
     torch::NoGradGuard no_grad;
     AutocastScope autocast(precision_, device_);
     return task_.validate();
   });
+  const double validation_seconds = seconds_since(validation_start);
   const auto snapshot = memory::memory_snapshot(cuda_index_);
   const auto epoch_peak = memory::device_peak_bytes(snapshot, cuda);
   state_.peak_tensor_bytes = std::max(state_.peak_tensor_bytes, epoch_peak);
 
   const bool improved = validation.loss < state_.best_loss;
+  double best_checkpoint_seconds = 0;
   if (improved) {
     state_.best_loss = validation.loss;
     state_.best_epoch = epoch;
@@ -373,9 +376,11 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
     CheckpointInfo info = task_.checkpoint;
     info.epoch = epoch;
     info.validation_loss = validation.loss;
+    const auto checkpoint_start = Clock::now();
     if (util::process_role().writes())
       outside_the_step(epoch, "checkpoint",
                        [&] { save_model_checkpoint(run_.best_checkpoint(), *task_.model, info); });
+    best_checkpoint_seconds = seconds_since(checkpoint_start);
   } else {
     ++state_.bad_epochs;
   }
@@ -394,6 +399,10 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
       {units_, stats.units},
       {"steps", stats.steps},
       {"seconds", seconds_since(epoch_start)},
+      // Where the epoch's seconds went besides the steps (last.pt is written after this line).
+      {"train_seconds", stats.train_seconds},
+      {"validation_seconds", validation_seconds},
+      {"best_checkpoint_seconds", best_checkpoint_seconds},
       {units_ + "_per_second", units_per_second},
       {"batch_wait_seconds", stats.wait_seconds},
       {"learning_rate", effective_learning_rate(config_)},

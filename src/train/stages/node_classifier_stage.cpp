@@ -13,6 +13,7 @@
 #include "headroom/train/context/node_run_context.hpp"
 #include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
+#include "headroom/train/step/node_step_probe.hpp"
 #include "headroom/train/step/node_task_batch.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
@@ -108,6 +109,7 @@ class NodeClassifierStage {
                                                   seeds.labels());
     };
     task.validate = [this] { return validate(); };
+    check_full_batch_fits();
     NodeStageResult result;
     result.training.run_dir = run_.path();
     result.training.outcome = run_training(config_, context_, run_, task, hooks);
@@ -116,6 +118,27 @@ class NodeClassifierStage {
   }
 
  private:
+  // The full-batch step's peak, predicted from probes on induced subgraphs, held to the memory
+  // budget before the first epoch: a graph that would not fit is refused up front, with the
+  // numbers, instead of failing inside a step.
+  void check_full_batch_fits() {
+    PeakProbeOptions options;
+    options.device = context_.device;
+    options.precision = context_.precision;
+    options.learning_rate = effective_learning_rate(config_);
+    options.weight_decay = config_.optimisation.weight_decay;
+    options.gradient_clip = config_.optimisation.gradient_clip;
+    const auto plan = plan_node_full_batch(store_, model_config_, options, config_.run.seed);
+    run_.log(describe_node_plan(plan, context_.device_budget));
+    if (plan.predicted_bytes > static_cast<double>(context_.device_budget))
+      throw std::runtime_error(fmt::format(
+          "{}: the full-batch step needs about {:.0f} MiB, over the memory budget of {:.0f} MiB; "
+          "training on sampled subgraphs, which would fit, is not built yet. Raise "
+          "--memory-budget, or train where more memory is free",
+          util::printable_path(config_.run.store), plan.predicted_bytes / (1 << 20),
+          static_cast<double>(context_.device_budget) / (1 << 20)));
+  }
+
   // The normalised adjacency on the training device: on the CPU a view of the store's mapping.
   const nn::SparseAdjacency& adjacency() {
     if (!adjacency_) {

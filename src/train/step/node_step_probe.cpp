@@ -1,0 +1,171 @@
+#include "headroom/train/step/node_step_probe.hpp"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "headroom/memory/peak_probe.hpp"
+#include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/nn/sparse_adjacency.hpp"
+#include "headroom/store/node_subgraph.hpp"
+#include "headroom/train/step/node_task_batch.hpp"
+#include "headroom/train/step/training_step.hpp"
+
+namespace headroom::train {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Seed batches of a subgraph: its new ids and their labels.
+class SubgraphSeedBuilder final : public BatchBuilder {
+ public:
+  explicit SubgraphSeedBuilder(const store::NodeSubgraph& subgraph) : subgraph_(subgraph) {}
+
+  std::unique_ptr<TaskBatch> build(std::span<const std::uint32_t> ids, bool) const override {
+    std::vector<std::int64_t> nodes(ids.begin(), ids.end());
+    std::vector<std::int64_t> labels;
+    labels.reserve(ids.size());
+    for (const auto id : ids) labels.push_back(subgraph_.labels.at(id));
+    return std::make_unique<NodeTaskBatch>(torch::tensor(nodes, torch::kInt64),
+                                           torch::tensor(labels, torch::kInt64));
+  }
+  const char* unit() const override { return "node"; }
+
+ private:
+  const store::NodeSubgraph& subgraph_;
+};
+
+// A tensor over host memory the counting allocator did not allocate, as the real run's CPU
+// adjacency views the store's mapping.
+template <typename T>
+at::Tensor borrowed(std::vector<T>& values, at::ScalarType type) {
+  return torch::from_blob(values.data(), {static_cast<std::int64_t>(values.size())},
+                          torch::TensorOptions().dtype(type));
+}
+
+// `count` of the graph's nodes drawn with `random`, ascending, with a training node among them
+// when the graph has one (the count grows until it does).
+std::vector<std::uint32_t> probe_nodes(const store::NodeGraphStore& store, std::size_t count,
+                                       std::mt19937_64& random) {
+  std::vector<std::uint32_t> all(store.num_nodes());
+  std::iota(all.begin(), all.end(), 0U);
+  const auto is_training = [&](std::uint32_t node) {
+    return store.node_split()[node] == static_cast<std::uint8_t>(store::NodeSplit::kTrain);
+  };
+  for (count = std::clamp<std::size_t>(count, 2, all.size());;
+       count = std::min(all.size(), 2 * count)) {
+    std::vector<std::uint32_t> chosen;
+    std::sample(all.begin(), all.end(), std::back_inserter(chosen), count, random);
+    if (std::any_of(chosen.begin(), chosen.end(), is_training) || count == all.size())
+      return chosen;
+  }
+}
+
+std::int64_t live_bytes(const c10::Device& device) {
+  const auto snapshot = memory::memory_snapshot(device.is_cuda() ? device.index() : -1);
+  return device.is_cuda() ? snapshot.cuda.allocated_bytes : snapshot.cpu.current_bytes;
+}
+
+}  // namespace
+
+memory::PeakSample measure_node_full_batch(const store::NodeGraphStore& store,
+                                           std::span<const std::uint32_t> nodes,
+                                           const models::NodeGcnConfig& model,
+                                           const PeakProbeOptions& options) {
+  memory::install_counting_cpu_allocator();
+  // What is live before the probe (a stage's own model, say) is not the probe's: its peak is
+  // counted from here, so that a fit over probes predicts the step's own bytes.
+  const auto outside = live_bytes(options.device);
+  auto subgraph = store::induced_subgraph(store, nodes);
+  const auto seeds = subgraph.nodes_in(store::NodeSplit::kTrain);
+  if (seeds.empty())
+    throw std::invalid_argument("node step probe: the subgraph has no training node");
+  const auto adjacency =
+      nn::SparseAdjacency(borrowed(subgraph.row_offsets, torch::kInt64),
+                          borrowed(subgraph.columns, torch::kInt32),
+                          borrowed(subgraph.weights, torch::kFloat32), /*symmetric=*/true)
+          .to(options.device);
+
+  models::NodeGcnConfig shape = model;
+  shape.num_nodes = subgraph.num_nodes();
+  models::NodeGcn network(shape);
+  network->to(options.device);
+  network->train();
+  torch::optim::Adam optimizer(
+      network->parameters(),
+      torch::optim::AdamOptions(options.learning_rate).weight_decay(options.weight_decay));
+  const SubgraphSeedBuilder builder(subgraph);
+  // The stage's loss (train/stages/node_classifier_stage.cpp): the whole graph's logits, the
+  // cross-entropy over the seeds' rows.
+  TaskLoss loss = [&](const TaskBatch& batch) {
+    const auto& seed_batch = nodes_of(batch);
+    return torch::nn::functional::cross_entropy(
+        network->forward(adjacency).index_select(0, seed_batch.nodes()), seed_batch.labels());
+  };
+  StepSettings settings;
+  settings.device = options.device;
+  settings.precision = options.precision;
+  settings.gradient_clip = options.gradient_clip;
+  settings.loss_reduction = LossReduction::kPerNode;
+  settings.split_on_oom = false;
+  TrainingStep step(builder, network->parameters(), optimizer, loss, settings);
+  const auto batch = builder.build(seeds, false);
+
+  const auto peak = memory::measure_peak_bytes(
+      options.device,
+      [&] {
+        step.run(*batch);
+        optimizer.zero_grad(/*set_to_none=*/true);
+      },
+      [&] { step.run(*batch); });
+  memory::PeakSample sample;
+  sample.nodes = static_cast<std::uint64_t>(subgraph.num_nodes());
+  sample.edges = static_cast<std::uint64_t>(subgraph.num_entries());
+  sample.graphs = 1;
+  sample.peak_bytes = static_cast<double>(peak - outside);
+  return sample;
+}
+
+NodeFullBatchPlan plan_node_full_batch(const store::NodeGraphStore& store,
+                                       const models::NodeGcnConfig& model,
+                                       const PeakProbeOptions& options, std::uint64_t seed,
+                                       std::span<const double> fractions) {
+  if (store.nodes_in(store::NodeSplit::kTrain).empty())
+    throw std::invalid_argument("node step probe: the graph has no training node");
+  std::mt19937_64 random(seed);
+  NodeFullBatchPlan plan;
+  plan.nodes = static_cast<std::int64_t>(store.num_nodes());
+  plan.entries = static_cast<std::int64_t>(store.num_edges());
+  for (const double fraction : fractions) {
+    const auto count =
+        static_cast<std::size_t>(std::llround(fraction * static_cast<double>(store.num_nodes())));
+    const auto nodes = probe_nodes(store, count, random);
+    plan.samples.push_back(measure_node_full_batch(store, nodes, model, options));
+  }
+  plan.fit = memory::fit_peak(plan.samples);
+  plan.predicted_bytes = plan.fit.predict(static_cast<std::uint64_t>(plan.nodes),
+                                          static_cast<std::uint64_t>(plan.entries), 1);
+  return plan;
+}
+
+std::string describe_node_plan(const NodeFullBatchPlan& plan, std::int64_t budget_bytes) {
+  const auto [smallest, largest] =
+      std::minmax_element(plan.samples.begin(), plan.samples.end(),
+                          [](const auto& a, const auto& b) { return a.nodes < b.nodes; });
+  return fmt::format(
+      "full-batch step: predicted peak {:.1f} MiB for {} nodes and {} entries ({:.0f} B + {:.0f} "
+      "B/node + {:.1f} B/entry, fitted to {} induced subgraphs of {} to {} nodes, within {:.1f}% "
+      "on them); memory budget {:.1f} MiB: {}",
+      plan.predicted_bytes / kMiB, plan.nodes, plan.entries, plan.fit.fixed_bytes,
+      plan.fit.bytes_per_node, plan.fit.bytes_per_edge, plan.samples.size(), smallest->nodes,
+      largest->nodes, 100.0 * plan.fit.max_relative_error, static_cast<double>(budget_bytes) / kMiB,
+      plan.predicted_bytes <= static_cast<double>(budget_bytes) ? "it fits" : "it does not fit");
+}
+
+}  // namespace headroom::train

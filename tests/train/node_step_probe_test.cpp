@@ -1,0 +1,125 @@
+// Planning one big graph's full-batch step: the induced subgraphs the probes train on, the
+// prediction for the whole graph against its measured step, and the stage refusing, before its
+// first epoch, a graph whose step the memory budget cannot hold.
+#include "headroom/train/step/node_step_probe.hpp"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "headroom/store/node_subgraph.hpp"
+#include "headroom/train/stages/node_classifier_stage.hpp"
+#include "separable_corpus.hpp"
+#include "test_support.hpp"
+
+namespace headroom::train {
+namespace {
+
+// The store's entries as (row, column) -> weight.
+std::map<std::pair<std::uint32_t, std::uint32_t>, float> entries_of(
+    const store::NodeGraphStore& store) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, float> entries;
+  for (std::uint32_t row = 0; row < store.num_nodes(); ++row) {
+    for (auto e = store.row_offsets()[row]; e < store.row_offsets()[row + 1]; ++e)
+      entries[{row, static_cast<std::uint32_t>(store.column_index()[e])}] = store.edge_weight()[e];
+  }
+  return entries;
+}
+
+TEST(InducedSubgraph, KeepsExactlyTheEntriesBetweenChosenNodesRenumbered) {
+  testing::TempDir dir;
+  const auto store = store::NodeGraphStore::open(testing::build_separable_store(dir.path(), 3, 20));
+  std::vector<std::uint32_t> chosen;
+  for (std::uint32_t node = 1; node < store.num_nodes(); node += 3) chosen.push_back(node);
+  const auto sub = store::induced_subgraph(store, chosen);
+
+  const auto all = entries_of(store);
+  std::size_t expected = 0;
+  for (const auto& [key, weight] : all) {
+    expected += (key.first % 3 == 1 && key.second % 3 == 1) ? 1 : 0;
+  }
+  ASSERT_GT(expected, 0U);
+  ASSERT_EQ(sub.num_entries(), static_cast<std::int64_t>(expected));
+  ASSERT_EQ(sub.num_nodes(), static_cast<std::int64_t>(chosen.size()));
+  for (std::size_t row = 0; row < chosen.size(); ++row) {
+    EXPECT_EQ(sub.labels[row], store.node_label()[chosen[row]]);
+    EXPECT_EQ(sub.splits[row], store.node_split()[chosen[row]]);
+    for (auto e = sub.row_offsets[row]; e < sub.row_offsets[row + 1]; ++e) {
+      const auto column = static_cast<std::size_t>(sub.columns[static_cast<std::size_t>(e)]);
+      if (e > sub.row_offsets[row]) {
+        EXPECT_LT(sub.columns[static_cast<std::size_t>(e) - 1],
+                  sub.columns[static_cast<std::size_t>(e)]);
+      }
+      EXPECT_EQ(sub.weights[static_cast<std::size_t>(e)], all.at({chosen[row], chosen[column]}));
+    }
+  }
+  const std::vector<std::uint32_t> descending = {5, 2};
+  EXPECT_THROW(store::induced_subgraph(store, descending), std::invalid_argument);
+}
+
+TEST(NodeFullBatchPlan, PredictsTheWholeGraphsMeasuredStep) {
+  testing::TempDir dir;
+  const auto store =
+      store::NodeGraphStore::open(testing::build_separable_store(dir.path(), 6, 150));
+  const models::NodeGcnConfig model{.num_nodes = 0, .hidden = 64, .num_classes = 6};
+  PeakProbeOptions options;
+  options.gradient_clip = 0;
+  const auto plan = plan_node_full_batch(store, model, options, 1);
+  ASSERT_EQ(plan.samples.size(), std::size(kNodeProbeFractions));
+  EXPECT_EQ(plan.nodes, static_cast<std::int64_t>(store.num_nodes()));
+
+  std::vector<std::uint32_t> every(store.num_nodes());
+  std::iota(every.begin(), every.end(), 0U);
+  const auto measured = measure_node_full_batch(store, every, model, options);
+  // The probes saw at most 30% of the nodes and 9% of the entries.
+  EXPECT_NEAR(plan.predicted_bytes, measured.peak_bytes, 0.1 * measured.peak_bytes)
+      << describe_node_plan(plan, 0);
+  EXPECT_NE(describe_node_plan(plan, 1 << 30).find("it fits"), std::string::npos);
+  EXPECT_NE(describe_node_plan(plan, 1 << 10).find("it does not fit"), std::string::npos);
+}
+
+TEST(NodeFullBatchPlan, TheStageRefusesAGraphOverItsBudgetAndTrainsOneWithin) {
+  testing::TempDir dir;
+  const auto store_path = testing::build_separable_store(dir.path(), 3, 40);
+  const auto run_with_budget = [&](std::int64_t budget) {
+    TrainingConfig config;
+    apply_node_task_defaults(config, {});
+    config.run.store = store_path;
+    config.run.runs_dir = dir.path() / ("runs-" + std::to_string(budget));
+    config.run.threads = 2;
+    config.run.progress = false;
+    config.optimisation.max_epochs = 2;
+    config.memory.budget = budget;
+    return run_node_classifier_stage(config);
+  };
+  const auto store = store::NodeGraphStore::open(store_path);
+  PeakProbeOptions options;
+  options.gradient_clip = 0;
+  const auto plan = plan_node_full_batch(
+      store, models::NodeGcnConfig{.num_nodes = 0, .hidden = 200, .num_classes = 3}, options, 42);
+
+  const auto below = static_cast<std::int64_t>(plan.predicted_bytes / 2);
+  try {
+    run_with_budget(below);
+    ADD_FAILURE() << "a budget of half the predicted peak trained";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("the full-batch step needs about"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / ("runs-" + std::to_string(below)) / "store" /
+                                       "node_gcn" / "metrics.jsonl"));
+
+  const auto above = static_cast<std::int64_t>(plan.predicted_bytes * 4);
+  const auto result = run_with_budget(above);
+  EXPECT_EQ(result.training.outcome.epochs, 2);
+}
+
+}  // namespace
+}  // namespace headroom::train
