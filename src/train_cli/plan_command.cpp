@@ -12,13 +12,17 @@
 #include "headroom/train/batches/batch_sizing.hpp"
 #include "headroom/train/context/command_budget.hpp"
 #include "headroom/train/context/host_memory.hpp"
+#include "headroom/train/context/node_run_context.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/families/model_family.hpp"
 #include "headroom/train/loop/training_loop.hpp"
+#include "headroom/train/stages/node_stage_plan.hpp"
 #include "headroom/train/step/precision.hpp"
+#include "headroom/train_cli/node_task_flags.hpp"
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_flags.hpp"
 #include "headroom/util/byte_size.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::cli {
 namespace {
@@ -124,6 +128,40 @@ double largest_probe_peak(const train::MeasuredPeak& measured) {
   return largest;
 }
 
+// `plan` on a node-graph store: stage node's full-batch step, predicted from probes on induced
+// subgraphs, against the memory budget (train/stages/node_stage_plan.hpp).
+void plan_node_graph(const TrainingFlags& flags, const CLI::App& command, bool json) {
+  auto config = flags.resolve(train::Stage::kNode);
+  train::apply_node_task_defaults(config, node_defaults_given(command));
+  train::validate(config);
+  const auto store = store::NodeGraphStore::open(config.run.store);
+  const auto context = train::resolve_node_run_context(config, store);
+  const auto plan = train::plan_node_stage(config, context, store);
+  const auto budget = context.device_budget;
+  if (json) {
+    const nlohmann::json out = {{"task", "node classification"},
+                                {"mode", "full-batch"},
+                                {"nodes", plan.nodes},
+                                {"entries", plan.entries},
+                                {"predicted_peak_bytes", plan.predicted_bytes},
+                                {"fit", plan.fit},
+                                {"samples", plan.samples},
+                                {"budget_bytes", budget},
+                                {"fits", plan.predicted_bytes <= static_cast<double>(budget)}};
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+  fmt::print("stage node on {} ({}, device {})\n", util::printable_path(config.run.store),
+             "GCN, full batch", context.device.str());
+  fmt::print("  {:>8} {:>12} {:>14}\n", "nodes", "entries", "peak");
+  for (const auto& sample : plan.samples)
+    fmt::print("  {:>8} {:>12} {:>10.1f} MiB  probe\n", sample.nodes, sample.edges,
+               sample.peak_bytes / (1 << 20));
+  fmt::print("  {:>8} {:>12} {:>10.1f} MiB  predicted, the whole graph\n", plan.nodes, plan.entries,
+             plan.predicted_bytes / (1 << 20));
+  fmt::print("{}\n", train::describe_node_plan(plan, budget));
+}
+
 }  // namespace
 
 void add_plan_command(CLI::App& app) {
@@ -142,8 +180,13 @@ void add_plan_command(CLI::App& app) {
   command->footer(
       "Example: headroom plan --store stores/hcrl_sa --preset gat,teacher --memory-budget 1GB\n"
       "         headroom plan --store stores/hcrl_sa --preset vgae,student --precision bf16-mixed\n"
-      "         headroom plan --store stores/hcrl_sa --preset gat,teacher --mode static");
-  command->callback([flags, json, mode] {
+      "         headroom plan --store stores/hcrl_sa --preset gat,teacher --mode static\n"
+      "         headroom plan --store stores/r8   (a node-graph store: stage node's full-batch "
+      "step)");
+  command->callback([flags, json, mode, command] {
+    if (store::store_kind_at(flags->resolve(train::Stage::kNormal).run.store) ==
+        store::kNodeGraphStoreKind)
+      return plan_node_graph(*flags, *command, *json);
     auto config = flags->resolve(train::Stage::kNormal);
     flags->require_flags_of_family(config.model.family);
     auto context = train::resolve_run_context(config);

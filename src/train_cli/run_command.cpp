@@ -13,6 +13,7 @@
 #include "headroom/train/pipeline/pipeline.hpp"
 #include "headroom/train/stages/node_classifier_stage.hpp"
 #include "headroom/train_cli/data_parallel.hpp"
+#include "headroom/train_cli/node_task_flags.hpp"
 #include "headroom/train_cli/tracking_flags.hpp"
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_flags.hpp"
@@ -37,10 +38,7 @@ void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path 
     store = std::filesystem::path("stores") / (name.empty() ? "corpus" : name);
   }
   auto config = training.resolve(train::Stage::kNode);
-  train::apply_node_task_defaults(config, {.preset = given("--preset"),
-                                           .max_epochs = given("--max-epochs"),
-                                           .weight_decay = given("--weight-decay"),
-                                           .gradient_clip = given("--gradient-clip")});
+  train::apply_node_task_defaults(config, node_defaults_given(command));
   config.run.store = store;
   config.run.seed = shared.seed;
   config.run.threads = static_cast<int>(shared.threads);

@@ -13,7 +13,7 @@
 #include "headroom/train/context/node_run_context.hpp"
 #include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
-#include "headroom/train/step/node_step_probe.hpp"
+#include "headroom/train/stages/node_stage_plan.hpp"
 #include "headroom/train/step/node_task_batch.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
@@ -43,17 +43,6 @@ template <typename T>
 at::Tensor view_of(std::span<const T> values, at::ScalarType type) {
   return torch::from_blob(const_cast<T*>(values.data()), {static_cast<std::int64_t>(values.size())},
                           torch::TensorOptions().dtype(type));
-}
-
-models::NodeGcnConfig node_model_config(const ModelOptions& model,
-                                        const store::NodeGraphStore& store) {
-  models::NodeGcnConfig config;
-  config.num_nodes = static_cast<std::int64_t>(store.num_nodes());
-  config.num_classes = static_cast<std::int64_t>(store.metadata().classes.size());
-  config.hidden = model.hidden.value_or(200);
-  config.dropout = model.dropout.value_or(0.5);
-  config.validate();
-  return config;
 }
 
 // The model's initial weights drawn from the run's seed: part of the run's determinism.
@@ -122,13 +111,7 @@ class NodeClassifierStage {
   // budget before the first epoch: a graph that would not fit is refused up front, with the
   // numbers, instead of failing inside a step.
   void check_full_batch_fits() {
-    PeakProbeOptions options;
-    options.device = context_.device;
-    options.precision = context_.precision;
-    options.learning_rate = effective_learning_rate(config_);
-    options.weight_decay = config_.optimisation.weight_decay;
-    options.gradient_clip = config_.optimisation.gradient_clip;
-    const auto plan = plan_node_full_batch(store_, model_config_, options, config_.run.seed);
+    const auto plan = plan_node_stage(config_, context_, store_);
     run_.log(describe_node_plan(plan, context_.device_budget));
     if (plan.predicted_bytes > static_cast<double>(context_.device_budget))
       throw std::runtime_error(fmt::format(
