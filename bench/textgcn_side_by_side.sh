@@ -19,7 +19,8 @@ python="${HEADROOM_PYTHON:-${HEADROOM_DEPS_DIR:-$HOME/.cache/headroom}/venv/bin/
 name="$(basename "$corpus")"
 out="bench-out/textgcn-side-by-side"
 mkdir -p "$out"
-rm -rf "$out/runs-$name"  # this script's own output from an earlier run
+# This script's own output from an earlier run (the PyG benchmark appends to its --json-out).
+rm -rf "$out/runs-$name" "$out/pyg-$name.jsonl"
 /usr/bin/time -f "peak_rss_kb %M" build/bin/headroom run "$corpus" --seed 1 --threads "$threads" \
   --max-epochs "$epochs" --patience "$epochs" --progress false --force \
   --store "$out/store-$name" --runs-dir "$out/runs-$name" > "$out/headroom-$name.log" 2>&1
