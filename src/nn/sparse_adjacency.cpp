@@ -120,25 +120,31 @@ SparseAdjacency::SparseAdjacency(at::Tensor row_offsets, at::Tensor columns, at:
   num_nodes_ = row_offsets_.numel() - 1;
 }
 
-at::Tensor SparseAdjacency::multiply(const at::Tensor& dense) const {
-  if (dense.dim() != 2 || dense.size(0) != num_nodes_)
+namespace {
+
+// A · dense through autograd, computed or (`known`) attached.
+at::Tensor product_through_autograd(const SparseAdjacency& a, const at::Tensor& dense,
+                                    const KnownProduct& known) {
+  if (dense.dim() != 2 || dense.size(0) != a.num_nodes())
     throw std::invalid_argument("sparse adjacency: the dense operand must be [N, C]");
   // Autocast would hand a half-precision operand; the kernel and cuSPARSE's CSR product here take
   // float32 (the product's sums over thousands of neighbours want it too).
   const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-  return SymmetricProduct::apply(dense.to(torch::kFloat32).contiguous(), row_offsets_, columns_,
-                                 weights_, KnownProduct{});
+  return SymmetricProduct::apply(dense.to(torch::kFloat32).contiguous(), a.row_offsets(),
+                                 a.columns(), a.weights(), known);
+}
+
+}  // namespace
+
+at::Tensor SparseAdjacency::multiply(const at::Tensor& dense) const {
+  return product_through_autograd(*this, dense, KnownProduct{});
 }
 
 at::Tensor SparseAdjacency::attach_product(const at::Tensor& dense,
                                            const at::Tensor& product) const {
-  if (dense.dim() != 2 || dense.size(0) != num_nodes_)
-    throw std::invalid_argument("sparse adjacency: the dense operand must be [N, C]");
   if (product.sizes() != dense.sizes() || product.scalar_type() != torch::kFloat32)
     throw std::invalid_argument("sparse adjacency: a known product must be float32 [N, C]");
-  const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-  return SymmetricProduct::apply(dense.to(torch::kFloat32).contiguous(), row_offsets_, columns_,
-                                 weights_, KnownProduct{product});
+  return product_through_autograd(*this, dense, KnownProduct{product});
 }
 
 SparseAdjacency SparseAdjacency::to(const c10::Device& device) const {

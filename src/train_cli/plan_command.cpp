@@ -184,10 +184,9 @@ void add_plan_command(CLI::App& app) {
       "         headroom plan --store stores/r8   (a node-graph store: stage node's full-batch "
       "step)");
   command->callback([flags, json, mode, command] {
-    if (store::store_kind_at(flags->resolve(train::Stage::kNormal).run.store) ==
-        store::kNodeGraphStoreKind)
-      return plan_node_graph(*flags, *command, *json);
     auto config = flags->resolve(train::Stage::kNormal);
+    if (store::store_kind_at(config.run.store) == store::kNodeGraphStoreKind)
+      return plan_node_graph(*flags, *command, *json);
     flags->require_flags_of_family(config.model.family);
     auto context = train::resolve_run_context(config);
     const auto& device = context.device;

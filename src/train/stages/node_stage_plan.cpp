@@ -1,5 +1,7 @@
 #include "headroom/train/stages/node_stage_plan.hpp"
 
+#include "headroom/train/batches/batch_sizing.hpp"
+
 namespace headroom::train {
 
 models::NodeGcnConfig node_model_config(const ModelOptions& model,
@@ -15,14 +17,8 @@ models::NodeGcnConfig node_model_config(const ModelOptions& model,
 
 NodeFullBatchPlan plan_node_stage(const TrainingConfig& config, const RunContext& context,
                                   const store::NodeGraphStore& store) {
-  PeakProbeOptions options;
-  options.device = context.device;
-  options.precision = context.precision;
-  options.learning_rate = effective_learning_rate(config);
-  options.weight_decay = config.optimisation.weight_decay;
-  options.gradient_clip = config.optimisation.gradient_clip;
-  return plan_node_full_batch(store, node_model_config(config.model, store), options,
-                              config.run.seed);
+  return plan_node_full_batch(store, node_model_config(config.model, store),
+                              probe_options(config, context), config.run.seed);
 }
 
 }  // namespace headroom::train
