@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
@@ -68,6 +69,32 @@ at::Tensor NodeGcnImpl::forward(const nn::SparseAdjacency& adjacency) {
   hidden = torch::dropout(hidden, config_.dropout, is_training());
   // Â · (H · W2) rather than (Â · H) · W2: the product runs over num_classes channels, not hidden.
   return adjacency.multiply(torch::mm(hidden, output_weight));
+}
+
+at::Tensor NodeGcnImpl::forward_on(const nn::SparseAdjacency& subgraph,
+                                   const at::Tensor& node_ids) {
+  if (node_ids.dim() != 1 || node_ids.numel() != subgraph.num_nodes())
+    throw std::invalid_argument("node GCN: one node id per subgraph node is needed");
+  auto hidden = torch::relu(subgraph.multiply(identity_weight.index_select(0, node_ids)));
+  hidden = torch::dropout(hidden, config_.dropout, is_training());
+  return subgraph.multiply(torch::mm(hidden, output_weight));
+}
+
+at::Tensor NodeGcnImpl::infer_by_row_blocks(const nn::SparseAdjacency& adjacency,
+                                            std::int64_t rows_per_block) {
+  if (torch::GradMode::is_enabled())
+    throw std::logic_error("node GCN: inference by row blocks runs without autograd");
+  if (rows_per_block <= 0) throw std::invalid_argument("node GCN: rows per block must be positive");
+  const auto nodes = adjacency.num_nodes();
+  auto projected = torch::empty({nodes, config_.num_classes}, output_weight.options());
+  for (std::int64_t first = 0; first < nodes; first += rows_per_block) {
+    const auto end = std::min(nodes, first + rows_per_block);
+    const auto hidden = adjacency.multiply_rows(first, end, identity_weight).relu_();
+    projected.narrow(0, first, end - first).copy_(torch::mm(hidden, output_weight));
+  }
+  const auto device = projected.device();
+  if (adjacency.row_offsets().device() == device) return adjacency.multiply(projected);
+  return adjacency.multiply_rows(0, nodes, projected);
 }
 
 }  // namespace headroom::models

@@ -147,6 +147,31 @@ at::Tensor SparseAdjacency::attach_product(const at::Tensor& dense,
   return product_through_autograd(*this, dense, KnownProduct{product});
 }
 
+at::Tensor SparseAdjacency::multiply_rows(std::int64_t first, std::int64_t end,
+                                          const at::Tensor& dense) const {
+  if (first < 0 || end < first || end > num_nodes_)
+    throw std::invalid_argument("sparse adjacency: rows outside the graph");
+  if (dense.dim() != 2 || dense.size(0) != num_nodes_ || dense.scalar_type() != torch::kFloat32)
+    throw std::invalid_argument("sparse adjacency: the dense operand must be float32 [N, C]");
+  if (torch::GradMode::is_enabled() && dense.requires_grad())
+    throw std::logic_error("sparse adjacency: multiply_rows has no backward; run it without grad");
+  // The block's CSR: its offsets rebased to 0, views of its entries.
+  const auto host_offsets = row_offsets_.slice(0, first, end + 1).cpu();
+  const auto* offsets = host_offsets.data_ptr<std::int64_t>();
+  const auto begin_entry = offsets[0];
+  const auto end_entry = offsets[end - first];
+  const auto device = dense.device();
+  const auto block_offsets = (host_offsets - begin_entry).to(device);
+  const auto columns = columns_.slice(0, begin_entry, end_entry).to(device);
+  const auto weights = weights_.slice(0, begin_entry, end_entry).to(device);
+  const auto operand = dense.contiguous();
+  if (!operand.is_cuda()) return csr_product_cpu(block_offsets, columns, weights, operand);
+  const std::vector<std::int64_t> size = {end - first, num_nodes_};
+  return at::mm(torch::sparse_csr_tensor(block_offsets.to(torch::kInt32), columns, weights, size,
+                                         weights.options().layout(torch::kSparseCsr)),
+                operand);
+}
+
 SparseAdjacency SparseAdjacency::to(const c10::Device& device) const {
   if (row_offsets_.device() == device) return *this;
   return SparseAdjacency(row_offsets_.to(device), columns_.to(device), weights_.to(device),

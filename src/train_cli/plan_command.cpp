@@ -129,7 +129,8 @@ double largest_probe_peak(const train::MeasuredPeak& measured) {
 }
 
 // `plan` on a node-graph store: stage node's full-batch step, predicted from probes on induced
-// subgraphs, against the memory budget (train/stages/node_stage_plan.hpp).
+// subgraphs, against the memory budget, and when it is over, the sampled steps that would train
+// instead (train/stages/node_stage_plan.hpp).
 void plan_node_graph(const TrainingFlags& flags, const CLI::App& command, bool json) {
   auto config = flags.resolve(train::Stage::kNode);
   train::apply_node_task_defaults(config, node_defaults_given(command));
@@ -137,29 +138,36 @@ void plan_node_graph(const TrainingFlags& flags, const CLI::App& command, bool j
   const auto store = store::NodeGraphStore::open(config.run.store);
   const auto context = train::resolve_node_run_context(config, store);
   const auto plan = train::plan_node_stage(config, context, store);
+  const auto& full = plan.full_batch;
   const auto budget = context.device_budget;
   if (json) {
-    const nlohmann::json out = {{"task", "node classification"},
-                                {"mode", "full-batch"},
-                                {"nodes", plan.nodes},
-                                {"entries", plan.entries},
-                                {"predicted_peak_bytes", plan.predicted_bytes},
-                                {"fit", plan.fit},
-                                {"samples", plan.samples},
-                                {"budget_bytes", budget},
-                                {"fits", plan.predicted_bytes <= static_cast<double>(budget)}};
+    nlohmann::json out = {{"task", "node classification"},
+                          {"mode", plan.mode()},
+                          {"nodes", full.nodes},
+                          {"entries", full.entries},
+                          {"predicted_peak_bytes", full.predicted_bytes},
+                          {"fit", full.fit},
+                          {"samples", full.samples},
+                          {"budget_bytes", budget},
+                          {"fits", plan.full_batch_fits()}};
+    if (plan.sampled) out["sampled"] = train::node_plan_json(plan)["sampled"];
     fmt::print("{}\n", out.dump(2));
     return;
   }
-  fmt::print("stage node on {} ({}, device {})\n", util::printable_path(config.run.store),
-             "GCN, full batch", context.device.str());
+  fmt::print("stage node on {} ({}, device {})\n", util::printable_path(config.run.store), "GCN",
+             context.device.str());
   fmt::print("  {:>8} {:>12} {:>14}\n", "nodes", "entries", "peak");
-  for (const auto& sample : plan.samples)
-    fmt::print("  {:>8} {:>12} {:>10.1f} MiB  probe\n", sample.nodes, sample.edges,
-               sample.peak_bytes / (1 << 20));
-  fmt::print("  {:>8} {:>12} {:>10.1f} MiB  predicted, the whole graph\n", plan.nodes, plan.entries,
-             plan.predicted_bytes / (1 << 20));
-  fmt::print("{}\n", train::describe_node_plan(plan, budget));
+  for (const auto& sample : full.samples)
+    fmt::print("  {:>8} {:>12} {:>10.1f} MiB  probe, full batch of an induced subgraph\n",
+               sample.nodes, sample.edges, sample.peak_bytes / (1 << 20));
+  fmt::print("  {:>8} {:>12} {:>10.1f} MiB  predicted, the whole graph\n", full.nodes, full.entries,
+             full.predicted_bytes / (1 << 20));
+  fmt::print("{}\n", train::describe_node_plan(full, budget));
+  if (!plan.sampled) return;
+  for (const auto& sample : plan.sampled->samples)
+    fmt::print("  {:>8} {:>12} {:>10.1f} MiB  probe, sampled step on a part\n", sample.nodes,
+               sample.edges, sample.peak_bytes / (1 << 20));
+  fmt::print("{}\n", train::describe_sampled_plan(*plan.sampled, budget));
 }
 
 }  // namespace

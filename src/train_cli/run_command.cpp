@@ -10,6 +10,7 @@
 #include "headroom/report/html_report.hpp"
 #include "headroom/synthetic/synthetic_traffic.hpp"
 #include "headroom/text/text_corpus.hpp"
+#include "headroom/train/loop/stage_observer.hpp"
 #include "headroom/train/pipeline/pipeline.hpp"
 #include "headroom/train/stages/node_classifier_stage.hpp"
 #include "headroom/train_cli/data_parallel.hpp"
@@ -28,7 +29,8 @@ namespace {
 // full-batch -> evaluation of every split; ends with the test accuracy and macro-F1.
 void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path store,
                      const preprocess::PreprocessOptions& shared, const TextFlags& text,
-                     const TrainingFlags& training, const CLI::App& command) {
+                     const TrainingFlags& training, const TrackingFlags& tracking,
+                     const CLI::App& command) {
   const auto given = [&command](const char* flag) {
     const auto* option = command.get_option_no_throw(flag);
     return option != nullptr && option->count() > 0;
@@ -51,7 +53,20 @@ void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path 
   auto options = text.resolve(shared, given("--val-fraction"));
   options.overwrite = true;  // the main job rebuilds its own store (and only a store) every run
   build_text_graph_and_summarize(corpus, store, options);
-  const auto result = train::run_node_classifier_stage(config);
+  // Tracked as the training commands' stages are: one MLflow run / TensorBoard directory, named
+  // after the run directory.
+  const auto trackers = tracking.open(std::cerr);
+  const auto run_dir = train::run_directory(config);
+  const auto result =
+      train::observed_stage(trackers->observers(), run_dir.filename().string(), config, run_dir, {},
+                            [&](const train::LoopHooks& hooks) {
+                              return train::run_node_classifier_stage(config, hooks);
+                            });
+  if (result.mode == "sampled")
+    fmt::print(
+        "\ntrained on sampled subgraphs, {} per epoch: the full batch is over the memory "
+        "budget\n",
+        result.parts_per_epoch);
   const auto test = result.evaluation.find("test");
   if (test == result.evaluation.end()) {
     fmt::print("\nno test nodes: trained {} epochs in {}\n", result.training.outcome.epochs,
@@ -111,7 +126,7 @@ void add_run_command(CLI::App& app) {
   command->callback([state, command] {
     if (!state->dataset.empty() && text::is_text_corpus(state->dataset))
       return run_text_corpus(state->dataset, state->store, state->flags.resolve(), state->text,
-                             state->training, *command);
+                             state->training, state->tracking, *command);
     std::filesystem::path dataset = state->dataset;
     if (dataset.empty()) {
       dataset = state->synthetic_dir;

@@ -22,6 +22,7 @@
 #include "headroom/tracking/http_client.hpp"
 #include "headroom/tracking/metric_scalars.hpp"
 #include "test_support.hpp"
+#include "train/separable_corpus.hpp"
 
 namespace headroom {
 namespace {
@@ -327,6 +328,40 @@ std::string normal_stage(const fs::path& store, const MlflowServer& server, int 
          std::to_string(epochs) +
          " --batch-size 32 --threads 2 --step-metrics-every 1 --progress false --mlflow-uri " +
          server.uri() + " > train.log 2>&1";
+}
+
+// The node task (headroom run on a text corpus) is tracked like the graph stages: its stage's
+// epoch series reach TensorBoard, one point per epoch.
+TEST(NodeTaskTracking, TensorBoardHoldsTheNodeStagesEpochSeries) {
+  testing::TempDir dir;
+  testing::write_separable_corpus(dir.path() / "corpus", 3, 40);
+  std::string output;
+  ASSERT_EQ(testing::run_command("cd " + dir.path().string() +
+                                     " && " HEADROOM_BINARY
+                                     " run corpus --max-epochs 3 --patience 100 --threads 2"
+                                     " --progress false --tensorboard tb 2>&1",
+                                 &output),
+            0)
+      << output;
+  const auto epochs =
+      testing::read_metrics(dir.path() / "runs" / "corpus" / "node_gcn" / "metrics.jsonl", "epoch");
+  ASSERT_EQ(epochs.size(), 3U);
+  testing::write_text_file(dir.path() / "read_events.py", R"py(
+import sys
+from tensorboard.backend.event_processing import event_accumulator
+acc = event_accumulator.EventAccumulator(sys.argv[1], size_guidance={"scalars": 0})
+acc.Reload()
+for tag in ("train_loss", "validation_loss"):
+    print(tag, len(acc.Scalars(tag)) if tag in acc.Tags()["scalars"] else 0)
+)py");
+  ASSERT_EQ(testing::run_command(std::string(HEADROOM_TRACKING_PYTHON) + " " +
+                                     (dir.path() / "read_events.py").string() + " " +
+                                     (dir.path() / "tb" / "node_gcn").string() + " 2>&1",
+                                 &output),
+            0)
+      << output;
+  EXPECT_NE(output.find("train_loss 3"), std::string::npos) << output;
+  EXPECT_NE(output.find("validation_loss 3"), std::string::npos) << output;
 }
 
 TEST(MlflowTracking, ServerStoppedMidRunNeitherStopsTrainingNorRepeatsTheWarning) {

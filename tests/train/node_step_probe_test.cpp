@@ -1,6 +1,6 @@
-// Planning one big graph's full-batch step: the induced subgraphs the probes train on, the
-// prediction for the whole graph against its measured step, and the stage refusing, before its
-// first epoch, a graph whose step the memory budget cannot hold.
+// Planning one big graph's full-batch step: the induced subgraphs the probes train on, and the
+// prediction for the whole graph against its measured step (what the stage does with it at
+// different budgets: node_sampled_training_test.cpp).
 #include "headroom/train/step/node_step_probe.hpp"
 
 #include <gtest/gtest.h>
@@ -83,42 +83,6 @@ TEST(NodeFullBatchPlan, PredictsTheWholeGraphsMeasuredStep) {
       << describe_node_plan(plan, 0);
   EXPECT_NE(describe_node_plan(plan, 1 << 30).find("it fits"), std::string::npos);
   EXPECT_NE(describe_node_plan(plan, 1 << 10).find("it does not fit"), std::string::npos);
-}
-
-TEST(NodeFullBatchPlan, TheStageRefusesAGraphOverItsBudgetAndTrainsOneWithin) {
-  testing::TempDir dir;
-  const auto store_path = testing::build_separable_store(dir.path(), 3, 40);
-  const auto run_with_budget = [&](std::int64_t budget) {
-    TrainingConfig config;
-    apply_node_task_defaults(config, {});
-    config.run.store = store_path;
-    config.run.runs_dir = dir.path() / ("runs-" + std::to_string(budget));
-    config.run.threads = 2;
-    config.run.progress = false;
-    config.optimisation.max_epochs = 2;
-    config.memory.budget = budget;
-    return run_node_classifier_stage(config);
-  };
-  const auto store = store::NodeGraphStore::open(store_path);
-  PeakProbeOptions options;
-  options.gradient_clip = 0;
-  const auto plan = plan_node_full_batch(
-      store, models::NodeGcnConfig{.num_nodes = 0, .hidden = 200, .num_classes = 3}, options, 42);
-
-  const auto below = static_cast<std::int64_t>(plan.predicted_bytes / 2);
-  try {
-    run_with_budget(below);
-    ADD_FAILURE() << "a budget of half the predicted peak trained";
-  } catch (const std::runtime_error& error) {
-    EXPECT_NE(std::string(error.what()).find("the full-batch step needs about"), std::string::npos)
-        << error.what();
-  }
-  EXPECT_FALSE(std::filesystem::exists(dir.path() / ("runs-" + std::to_string(below)) / "store" /
-                                       "node_gcn" / "metrics.jsonl"));
-
-  const auto above = static_cast<std::int64_t>(plan.predicted_bytes * 4);
-  const auto result = run_with_budget(above);
-  EXPECT_EQ(result.training.outcome.epochs, 2);
 }
 
 }  // namespace

@@ -39,6 +39,16 @@ class NodeGcnImpl : public torch::nn::Module {
   explicit NodeGcnImpl(const NodeGcnConfig& config);
   // Logits of every node, float32 [N, num_classes]; `adjacency` is N × N on the module's device.
   at::Tensor forward(const nn::SparseAdjacency& adjacency);
+  // Logits of a subgraph's nodes, float32 [n, num_classes]: `subgraph` is n × n over the nodes
+  // `node_ids` (int64 [n], ids of the whole graph: their identity inputs are those W1 rows), on
+  // the module's device. A sampled step's forward (train/step/node_subgraph_batch.hpp).
+  at::Tensor forward_on(const nn::SparseAdjacency& subgraph, const at::Tensor& node_ids);
+  // forward(adjacency) without autograd and in evaluation mode (no dropout), `rows_per_block`
+  // hidden rows at a time: Â · relu(Â · W1) · W2 as Â · Z with Z = relu(Â · W1) · W2 built block by
+  // block, so that the N × hidden activations never exist at once. `adjacency` may stay on the
+  // host while the module is on a device (each block's rows travel). Throws std::logic_error under
+  // autograd.
+  at::Tensor infer_by_row_blocks(const nn::SparseAdjacency& adjacency, std::int64_t rows_per_block);
   const NodeGcnConfig& config() const { return config_; }
 
   at::Tensor identity_weight;  // W1 [N, hidden]: row i is node i's first-layer input times W1

@@ -37,6 +37,12 @@ class SparseAdjacency {
   // shape.
   at::Tensor attach_product(const at::Tensor& dense, const at::Tensor& product) const;
 
+  // Rows [first, end) of A · dense, without autograd: dense float32 [N, C] on any device (A's
+  // rows travel to it when A is elsewhere) -> [end - first, C] there. Inference over one big
+  // graph in row blocks holds one block's activations, not N rows. Throws std::invalid_argument
+  // for rows outside [0, N] or a wrong shape, std::logic_error under autograd.
+  at::Tensor multiply_rows(std::int64_t first, std::int64_t end, const at::Tensor& dense) const;
+
   // A copy on `device` (this one when already there).
   SparseAdjacency to(const c10::Device& device) const;
 

@@ -20,6 +20,7 @@
 #include "headroom/train/loop/metrics_sink.hpp"
 #include "headroom/train/step/oom_guard.hpp"
 #include "headroom/train/step/precision.hpp"
+#include "headroom/train/step/row_blocked_adam.hpp"
 #include "headroom/train/step/training_step.hpp"
 #include "headroom/util/allocation_site.hpp"
 #include "headroom/util/byte_size.hpp"
@@ -264,7 +265,7 @@ class EpochLoop {
   memory::HostMemoryBudget host_budget_;
   std::string units_;  // what the task's ids are, plural: "graphs" or "nodes"
   std::vector<at::Tensor> parameters_;
-  torch::optim::Adam optimizer_;
+  RowBlockedAdam optimizer_;
   TrainingStep step_;
   MetricsFileSink file_sink_;
   std::vector<MetricsSink*> sinks_;

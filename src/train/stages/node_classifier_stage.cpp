@@ -3,7 +3,10 @@
 #include <torch/torch.h>
 
 #include <fmt/format.h>
+#include <algorithm>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -14,6 +17,7 @@
 #include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/stages/node_stage_plan.hpp"
+#include "headroom/train/step/node_subgraph_batch.hpp"
 #include "headroom/train/step/node_task_batch.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
@@ -68,7 +72,7 @@ class NodeClassifierStage {
           util::printable_path(config.run.store), train_nodes_.size(), validation_nodes_.size()));
     run_.log(fmt::format(
         "stage node: GCN ({} hidden, dropout {}) on {} nodes, {} entries, {} classes; {} training "
-        "and {} validation nodes; full batch; identity features as the first layer's {} weight "
+        "and {} validation nodes; identity features as the first layer's {} weight "
         "rows; device {}, precision {}",
         model_config_.hidden, model_config_.dropout, store_.num_nodes(), store_.num_edges(),
         model_config_.num_classes, train_nodes_.size(), validation_nodes_.size(),
@@ -76,13 +80,33 @@ class NodeClassifierStage {
   }
 
   NodeStageResult run(const LoopHooks& hooks) {
-    TrainingTask task;
-    task.batches = std::make_shared<NodeBatchBuilder>(store_);
+    plan_within_budget();
+    TrainingTask task = sampled() ? sampled_task() : full_batch_task();
     task.data_identity = node_graph_identity(store_.metadata());
     task.model = model_.ptr();
     task.checkpoint.kind = std::string(kCheckpointKind);
     task.checkpoint.model_config = model_config_;
     task.loss_reduction = LossReduction::kPerNode;
+    task.validate = [this] { return validate(); };
+    NodeStageResult result;
+    result.training.run_dir = run_.path();
+    result.mode = plan_.mode();
+    if (sampled()) result.parts_per_epoch = plan_.sampled->parts;
+    result.training.outcome = run_training(config_, context_, run_, task, hooks);
+    result.evaluation = evaluate_best();
+    return result;
+  }
+
+ private:
+  // Rows of hidden activations an inference pass holds at once when training is sampled.
+  static constexpr std::int64_t kInferenceRows = 4096;
+
+  bool sampled() const { return plan_.sampled.has_value(); }
+
+  // Full batch: one step per epoch over the whole graph, the loss on the training nodes' rows.
+  TrainingTask full_batch_task() {
+    TrainingTask task;
+    task.batches = std::make_shared<NodeBatchBuilder>(store_);
     // The graph reaches the device inside the budget, before the first epoch.
     task.prepare = [this] { adjacency(); };
     task.plan_epoch = [this](std::int64_t) {
@@ -97,39 +121,81 @@ class NodeClassifierStage {
       return torch::nn::functional::cross_entropy(logits.index_select(0, seeds.nodes()),
                                                   seeds.labels());
     };
-    task.validate = [this] { return validate(); };
-    check_full_batch_fits();
-    NodeStageResult result;
-    result.training.run_dir = run_.path();
-    result.training.outcome = run_training(config_, context_, run_, task, hooks);
-    result.evaluation = evaluate_best();
-    return result;
+    return task;
   }
 
- private:
-  // The full-batch step's peak, predicted from probes on induced subgraphs, held to the memory
-  // budget before the first epoch: a graph that would not fit is refused up front, with the
-  // numbers, instead of failing inside a step.
-  void check_full_batch_fits() {
-    const auto plan = plan_node_stage(config_, context_, store_);
-    run_.log(describe_node_plan(plan, context_.device_budget));
-    if (plan.predicted_bytes > static_cast<double>(context_.device_budget))
+  // Sampled: each epoch a random permutation of every node (drawn from the run's seed and the
+  // epoch, so that a resumed run draws the same) cut into the plan's parts, one step per part.
+  TrainingTask sampled_task() {
+    TrainingTask task;
+    task.batches = std::make_shared<NodeSubgraphBuilder>(store_);
+    task.plan_epoch = [this](std::int64_t epoch) {
+      std::vector<std::uint32_t> order(store_.num_nodes());
+      std::iota(order.begin(), order.end(), 0U);
+      std::mt19937_64 random(config_.run.seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
+      std::shuffle(order.begin(), order.end(), random);
+      EpochPlan plan;
+      const auto per_part = static_cast<std::size_t>(plan_.sampled->nodes_per_part);
+      for (std::size_t first = 0; first < order.size(); first += per_part) {
+        const auto end = std::min(order.size(), first + per_part);
+        std::vector<std::uint32_t> part(order.begin() + static_cast<std::ptrdiff_t>(first),
+                                        order.begin() + static_cast<std::ptrdiff_t>(end));
+        std::sort(part.begin(), part.end());
+        plan.batches.push_back(std::move(part));
+      }
+      plan.info = {{"mode", "sampled"},
+                   {"parts", plan.batches.size()},
+                   {"nodes_per_part", per_part},
+                   {"seed_nodes", train_nodes_.size()}};
+      return plan;
+    };
+    task.loss = [this](const TaskBatch& batch) { return sampled_node_loss(*model_, batch); };
+    return task;
+  }
+
+  // The full batch's step, predicted from probes on induced subgraphs, is held to the memory
+  // budget before the first epoch; when it is over, sampled steps sized to the budget are; when
+  // even those are over, the stage refuses with the numbers instead of failing inside a step.
+  void plan_within_budget() {
+    plan_ = plan_node_stage(config_, context_, store_);
+    const auto budget_mib = static_cast<double>(context_.device_budget) / (1 << 20);
+    run_.log(describe_node_plan(plan_.full_batch, context_.device_budget));
+    if (plan_.full_batch_fits()) {
+      run_.log("training full-batch: one step per epoch over the whole graph");
+      return;
+    }
+    run_.log(describe_sampled_plan(*plan_.sampled, context_.device_budget));
+    if (!plan_.sampled->fits())
       throw std::runtime_error(fmt::format(
-          "{}: the full-batch step needs about {:.0f} MiB, over the memory budget of {:.0f} MiB; "
-          "training on sampled subgraphs, which would fit, is not built yet. Raise "
-          "--memory-budget, or train where more memory is free",
-          util::printable_path(config_.run.store), plan.predicted_bytes / (1 << 20),
-          static_cast<double>(context_.device_budget) / (1 << 20)));
+          "{}: the full-batch step needs about {:.0f} MiB and even the smallest sampled step "
+          "about {:.0f} MiB, over the memory budget of {:.0f} MiB. Raise --memory-budget, or "
+          "train where more memory is free",
+          util::printable_path(config_.run.store), plan_.full_batch.predicted_bytes / (1 << 20),
+          plan_.sampled->floor_bytes / (1 << 20), budget_mib));
+    run_.log(fmt::format(
+        "training on sampled subgraphs: the full batch (about {:.0f} MiB) is over the memory "
+        "budget of {:.0f} MiB; {} steps per epoch, each on the subgraph of {} random nodes; "
+        "validation and evaluation run over the whole graph in blocks of {} rows",
+        plan_.full_batch.predicted_bytes / (1 << 20), budget_mib, plan_.sampled->parts,
+        plan_.sampled->nodes_per_part, kInferenceRows));
   }
 
-  // The normalised adjacency on the training device: on the CPU a view of the store's mapping.
+  // Logits of every node without autograd: the whole graph's forward, or (sampled) the same in
+  // row blocks, whose activations stay within what a sampled step was planned to hold.
+  at::Tensor infer(models::NodeGcnImpl& model) {
+    return sampled() ? model.infer_by_row_blocks(adjacency(), kInferenceRows)
+                     : model.forward(adjacency());
+  }
+
+  // The normalised adjacency: a view of the store's mapping, on the training device when full
+  // batches train there (sampled training's inference moves a block's rows at a time).
   const nn::SparseAdjacency& adjacency() {
     if (!adjacency_) {
       nn::SparseAdjacency mapped(view_of(store_.row_offsets(), torch::kInt64),
                                  view_of(store_.column_index(), torch::kInt32),
                                  view_of(store_.edge_weight(), torch::kFloat32),
                                  /*symmetric=*/true);
-      adjacency_ = mapped.to(context_.device);
+      adjacency_ = sampled() ? mapped : mapped.to(context_.device);
     }
     return *adjacency_;
   }
@@ -157,7 +223,7 @@ class NodeClassifierStage {
   }
 
   ValidationResult validate() {
-    const auto [loss, metrics] = score(model_->forward(adjacency()), validation_nodes_);
+    const auto [loss, metrics] = score(infer(*model_), validation_nodes_);
     ValidationResult result;
     result.loss = loss;
     result.metrics = {{"accuracy", metrics.accuracy}, {"macro_f1", metrics.macro_f1}};
@@ -172,7 +238,7 @@ class NodeClassifierStage {
     best->to(context_.device);
     best->eval();
     const torch::NoGradGuard no_grad;
-    const auto logits = best->forward(adjacency());
+    const auto logits = infer(*best);
     std::map<std::string, eval::ClassMetrics> evaluation;
     nlohmann::json splits = nlohmann::json::object();
     for (const auto split :
@@ -187,10 +253,13 @@ class NodeClassifierStage {
     }
     if (util::process_role().writes()) {
       const auto info = read_checkpoint_info(run_.best_checkpoint());
-      const nlohmann::json document = {
-          {"task", "node classification"},       {"model", kCheckpointKind},
-          {"store", config_.run.store.string()}, {"classes", store_.metadata().classes},
-          {"checkpoint_epoch", info.epoch},      {"splits", splits}};
+      const nlohmann::json document = {{"task", "node classification"},
+                                       {"model", kCheckpointKind},
+                                       {"store", config_.run.store.string()},
+                                       {"classes", store_.metadata().classes},
+                                       {"checkpoint_epoch", info.epoch},
+                                       {"training", node_plan_json(plan_)},
+                                       {"splits", splits}};
       util::write_file_atomically(run_.path() / "evaluation.json", document.dump(2) + "\n");
     }
     if (const auto test = evaluation.find("test"); test != evaluation.end())
@@ -207,6 +276,7 @@ class NodeClassifierStage {
   models::NodeGcn model_;
   std::vector<std::uint32_t> train_nodes_;
   std::vector<std::uint32_t> validation_nodes_;
+  NodeStagePlan plan_;
   std::optional<nn::SparseAdjacency> adjacency_;
 };
 

@@ -14,7 +14,9 @@
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/nn/sparse_adjacency.hpp"
 #include "headroom/store/node_subgraph.hpp"
+#include "headroom/train/step/node_subgraph_batch.hpp"
 #include "headroom/train/step/node_task_batch.hpp"
+#include "headroom/train/step/row_blocked_adam.hpp"
 #include "headroom/train/step/training_step.hpp"
 
 namespace headroom::train {
@@ -97,7 +99,7 @@ memory::PeakSample measure_node_full_batch(const store::NodeGraphStore& store,
   models::NodeGcn network(shape);
   network->to(options.device);
   network->train();
-  torch::optim::Adam optimizer(
+  RowBlockedAdam optimizer(
       network->parameters(),
       torch::optim::AdamOptions(options.learning_rate).weight_decay(options.weight_decay));
   const SubgraphSeedBuilder builder(subgraph);
@@ -166,6 +168,149 @@ std::string describe_node_plan(const NodeFullBatchPlan& plan, std::int64_t budge
       plan.fit.bytes_per_node, plan.fit.bytes_per_edge, plan.samples.size(), smallest->nodes,
       largest->nodes, 100.0 * plan.fit.max_relative_error, static_cast<double>(budget_bytes) / kMiB,
       plan.predicted_bytes <= static_cast<double>(budget_bytes) ? "it fits" : "it does not fit");
+}
+
+namespace {
+
+// Training settings of a probe's step, as the stage's loop runs it (no micro-batches: a probe that
+// runs out of memory is an answer, not something to retry).
+StepSettings probe_step_settings(const PeakProbeOptions& options) {
+  StepSettings settings;
+  settings.device = options.device;
+  settings.precision = options.precision;
+  settings.gradient_clip = options.gradient_clip;
+  settings.loss_reduction = LossReduction::kPerNode;
+  settings.split_on_oom = false;
+  return settings;
+}
+
+// Expected stored entries of the subgraph induced by a uniformly random part of `part` nodes:
+// each self-loop whose node is chosen, each other entry whose two nodes are.
+double expected_part_entries(const store::NodeGraphStore& store, std::int64_t self_loops,
+                             std::int64_t part) {
+  const auto total = static_cast<double>(store.num_nodes());
+  const auto n = static_cast<double>(part);
+  const auto others = static_cast<double>(store.num_edges()) - static_cast<double>(self_loops);
+  const double both = total > 1 ? n * (n - 1) / (total * (total - 1)) : 1.0;
+  return static_cast<double>(self_loops) * n / total + others * both;
+}
+
+std::int64_t count_self_loops(const store::NodeGraphStore& store) {
+  std::int64_t loops = 0;
+  const auto offsets = store.row_offsets();
+  const auto columns = store.column_index();
+  for (std::size_t row = 0; row < store.num_nodes(); ++row) {
+    for (auto e = offsets[row]; e < offsets[row + 1]; ++e)
+      loops += static_cast<std::size_t>(columns[static_cast<std::size_t>(e)]) == row ? 1 : 0;
+  }
+  return loops;
+}
+
+std::int64_t part_size(std::int64_t nodes, std::int64_t parts) {
+  return (nodes + parts - 1) / parts;
+}
+
+}  // namespace
+
+memory::PeakSample measure_node_sampled_step(const store::NodeGraphStore& store,
+                                             std::span<const std::uint32_t> nodes,
+                                             const models::NodeGcnConfig& model,
+                                             const PeakProbeOptions& options) {
+  memory::install_counting_cpu_allocator();
+  const auto outside = live_bytes(options.device);
+  const NodeSubgraphBuilder builder(store);
+  const auto batch = builder.build(nodes, false);
+  const auto& sampled = subgraph_of(*batch);
+  if (sampled.seeds().numel() == 0)
+    throw std::invalid_argument("node step probe: the part has no training node");
+  models::NodeGcnConfig shape = model;
+  shape.num_nodes = static_cast<std::int64_t>(store.num_nodes());
+  models::NodeGcn network(shape);
+  network->to(options.device);
+  network->train();
+  RowBlockedAdam optimizer(
+      network->parameters(),
+      torch::optim::AdamOptions(options.learning_rate).weight_decay(options.weight_decay));
+  const TaskLoss loss = [&](const TaskBatch& part) { return sampled_node_loss(*network, part); };
+  TrainingStep step(builder, network->parameters(), optimizer, loss, probe_step_settings(options));
+  const auto peak = memory::measure_peak_bytes(
+      options.device, [&] { step.run(*batch); }, [&] { step.run(*batch); });
+  memory::PeakSample sample;
+  sample.nodes = nodes.size();
+  sample.edges = static_cast<std::uint64_t>(sampled.adjacency().num_entries());
+  sample.graphs = 1;
+  sample.peak_bytes = static_cast<double>(peak - outside);
+  return sample;
+}
+
+NodeSampledPlan plan_node_sampled(const store::NodeGraphStore& store,
+                                  const models::NodeGcnConfig& model,
+                                  const PeakProbeOptions& options, std::uint64_t seed,
+                                  std::int64_t budget_bytes, std::span<const double> fractions) {
+  if (store.nodes_in(store::NodeSplit::kTrain).empty())
+    throw std::invalid_argument("node step probe: the graph has no training node");
+  std::mt19937_64 random(seed);
+  const auto total = static_cast<std::int64_t>(store.num_nodes());
+  NodeSampledPlan plan;
+  for (const double fraction : fractions) {
+    const auto count =
+        static_cast<std::size_t>(std::llround(fraction * static_cast<double>(total)));
+    plan.samples.push_back(
+        measure_node_sampled_step(store, probe_nodes(store, count, random), model, options));
+  }
+  plan.fit = memory::fit_peak(plan.samples);
+  plan.margin = std::max(0.05, plan.fit.max_relative_error);
+  const auto self_loops = count_self_loops(store);
+  const auto predict = [&](std::int64_t part) {
+    return plan.fit.predict(
+        static_cast<std::uint64_t>(part),
+        static_cast<std::uint64_t>(std::llround(expected_part_entries(store, self_loops, part))),
+        1);
+  };
+  const auto budget = static_cast<double>(budget_bytes);
+  const auto max_parts = std::min<std::int64_t>(kMaxSampledParts, std::max<std::int64_t>(total, 1));
+  plan.floor_bytes = predict(part_size(total, max_parts));
+  std::int64_t parts = 2;
+  while (parts <= max_parts && predict(part_size(total, parts)) > budget * (1 - plan.margin))
+    ++parts;
+  // The fit's choice, checked by a step on one part of that size; more parts while it is over.
+  // (A measured step within 3% of the budget leaves parts' differences in entries room.)
+  for (int check = 0; check < 4 && parts <= max_parts; ++check) {
+    const auto part = part_size(total, parts);
+    const auto sample = measure_node_sampled_step(
+        store, probe_nodes(store, static_cast<std::size_t>(part), random), model, options);
+    plan.samples.push_back(sample);
+    if (sample.peak_bytes <= budget * 0.97) {
+      plan.parts = parts;
+      plan.nodes_per_part = part;
+      plan.expected_entries = expected_part_entries(store, self_loops, part);
+      plan.predicted_bytes = predict(part);
+      plan.measured_bytes = sample.peak_bytes;
+      return plan;
+    }
+    parts =
+        std::max(parts + 1, static_cast<std::int64_t>(std::ceil(
+                                static_cast<double>(parts) * sample.peak_bytes / (budget * 0.97))));
+  }
+  return plan;
+}
+
+std::string describe_sampled_plan(const NodeSampledPlan& plan, std::int64_t budget_bytes) {
+  const auto budget = static_cast<double>(budget_bytes) / kMiB;
+  if (!plan.fits())
+    return fmt::format(
+        "sampled steps: none fits the memory budget of {:.1f} MiB: even parts of 1/{} of the "
+        "graph would need about {:.1f} MiB (the model's weights, their gradient and Adam's state "
+        "grow with the graph's nodes, not with the part)",
+        budget, kMaxSampledParts, plan.floor_bytes / kMiB);
+  return fmt::format(
+      "sampled steps: {} random parts of {} nodes per epoch (about {:.0f} entries each), each "
+      "step the subgraph one part induces; peak predicted {:.1f} MiB ({:.0f} B + {:.0f} B/node + "
+      "{:.1f} B/entry, fitted to {} parts, {:.0f}% held back), measured {:.1f} MiB on one part; "
+      "memory budget {:.1f} MiB",
+      plan.parts, plan.nodes_per_part, plan.expected_entries, plan.predicted_bytes / kMiB,
+      plan.fit.fixed_bytes, plan.fit.bytes_per_node, plan.fit.bytes_per_edge, plan.fit.samples,
+      100 * plan.margin, plan.measured_bytes / kMiB, budget);
 }
 
 }  // namespace headroom::train

@@ -7,6 +7,7 @@
 
 #include "headroom/loader/collate.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/train/step/row_blocked_adam.hpp"
 #include "headroom/util/allocation_site.hpp"
 
 namespace headroom::train {
@@ -30,7 +31,7 @@ memory::PeakSample probe_step_peak(const store::GraphStore& store,
     module->train();
     for (auto& p : module->parameters()) parameters.push_back(p);
   }
-  torch::optim::Adam optimizer(
+  RowBlockedAdam optimizer(
       parameters,
       torch::optim::AdamOptions(options.learning_rate).weight_decay(options.weight_decay));
   StepSettings settings;

@@ -58,6 +58,9 @@ StepOutcome TrainingStep::run(const TaskBatch& host_batch) {
     optimizer_.step();
   }
   scaler_.update(outcome.applied);
+  // Nothing reads the gradients past the update: kept until the next step's start, they would
+  // hold a parameter-sized tensor through validation and checkpoints.
+  optimizer_.zero_grad(/*set_to_none=*/true);
   return outcome;
 }
 

@@ -3,8 +3,11 @@
 // weight rows, sparse-dense products over the mapped graph) trains full-batch through the shared
 // epoch loop: the batch is the training nodes (step/node_task_batch.hpp), the loss reads their
 // rows of the whole graph's output, validation scores the validation nodes; resume, the OOM guard,
-// checkpoints, metrics and tracking are the loop's. When it has trained, the best checkpoint is
-// evaluated on every split into the run directory's evaluation.json.
+// checkpoints, metrics and tracking are the loop's. When the full batch's planned step is over the
+// memory budget, each step trains on the subgraph of a random part of the nodes instead
+// (step/node_subgraph_batch.hpp), as many parts per epoch as the planner finds fit. When it has
+// trained, the best checkpoint is evaluated on every split into the run directory's
+// evaluation.json.
 #pragma once
 
 #include <filesystem>
@@ -22,6 +25,8 @@ struct NodeStageResult {
   StageResult training;
   // The best checkpoint's metrics by split name ("train", "validation", "test").
   std::map<std::string, eval::ClassMetrics> evaluation;
+  std::string mode;                  // "full-batch" or "sampled" (NodeStagePlan::mode)
+  std::int64_t parts_per_epoch = 0;  // sampled: steps per epoch
 };
 
 // The node task's TextGCN defaults where the configuration left the graph stages' defaults:

@@ -3,6 +3,10 @@
 // `headroom plan` (which shows it), so that both plan the same model with the same settings.
 #pragma once
 
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
 #include "headroom/models/node_gcn.hpp"
 #include "headroom/store/node_graph_store.hpp"
 #include "headroom/train/config/training_config.hpp"
@@ -16,9 +20,28 @@ namespace headroom::train {
 models::NodeGcnConfig node_model_config(const ModelOptions& model,
                                         const store::NodeGraphStore& store);
 
-// plan_node_full_batch for the stage's model on `context`'s device and precision, with the
+// How stage `node` trains within its memory budget: full-batch when the full batch's predicted
+// step fits, else sampled steps sized to the budget.
+struct NodeStagePlan {
+  NodeFullBatchPlan full_batch;
+  std::optional<NodeSampledPlan> sampled;  // planned only when the full batch does not fit
+  std::int64_t budget_bytes = 0;
+
+  bool full_batch_fits() const {
+    return full_batch.predicted_bytes <= static_cast<double>(budget_bytes);
+  }
+  // "full-batch", "sampled", or "none" (not even sampled steps fit).
+  const char* mode() const;
+};
+
+// plan_node_full_batch (and, when that does not fit `context`'s device budget,
+// plan_node_sampled) for the stage's model on `context`'s device and precision, with the
 // configuration's optimiser settings and seed. Mutates process-wide state as probes do.
-NodeFullBatchPlan plan_node_stage(const TrainingConfig& config, const RunContext& context,
-                                  const store::NodeGraphStore& store);
+NodeStagePlan plan_node_stage(const TrainingConfig& config, const RunContext& context,
+                              const store::NodeGraphStore& store);
+
+// The plan as JSON (evaluation.json's "training", plan --json): the mode, the predictions, and
+// the sampled steps' parts when sampled.
+nlohmann::json node_plan_json(const NodeStagePlan& plan);
 
 }  // namespace headroom::train

@@ -53,4 +53,51 @@ memory::PeakSample measure_node_full_batch(const store::NodeGraphStore& store,
 // One line for a run's log: the prediction, what it rests on, and the budget it is held to.
 std::string describe_node_plan(const NodeFullBatchPlan& plan, std::int64_t budget_bytes);
 
+// ---- Sampled steps (train/step/node_subgraph_batch.hpp), when the full batch does not fit ----
+
+// Shares of the graph's nodes the sampled probes' parts take.
+inline constexpr double kSampledProbeFractions[] = {0.05, 0.1, 0.2};
+// The most parts an epoch is cut into: beyond it a part is too small to learn from.
+inline constexpr std::int64_t kMaxSampledParts = 256;
+
+struct NodeSampledPlan {
+  // Probed parts (nodes, entries = the subgraph's), then each check of a chosen part size.
+  std::vector<memory::PeakSample> samples;
+  memory::PeakFit fit;     // over the probes (not the checks)
+  double margin = 0;       // share of the budget held back: the fit's largest error, at least 5%
+  std::int64_t parts = 0;  // steps per epoch; 0 when no part size fits
+  std::int64_t nodes_per_part = 0;
+  double expected_entries = 0;  // of a random part of nodes_per_part nodes
+  double predicted_bytes = 0;   // the fit's, for such a part
+  double measured_bytes = 0;    // the check's, on one such part
+  // The smallest part the plan may take (nodes_per_part at kMaxSampledParts) and its prediction:
+  // what the model's own state costs with the least that can be sampled.
+  double floor_bytes = 0;
+
+  bool fits() const { return parts > 0; }
+};
+
+// The measured peak of one sampled step (the whole graph's model `model`, Adam over all of its
+// weights, the loss over the training nodes of the subgraph induced by `nodes`, ascending), its
+// own bytes as measure_node_full_batch counts them. The subgraph's host arrays are not tensor
+// memory on the CPU (on a device they are, and are counted).
+memory::PeakSample measure_node_sampled_step(const store::NodeGraphStore& store,
+                                             std::span<const std::uint32_t> nodes,
+                                             const models::NodeGcnConfig& model,
+                                             const PeakProbeOptions& options);
+
+// Probes sampled steps on random parts of `fractions` of the nodes, fits {1, nodes, entries}, and
+// picks the fewest parts per epoch (at most kMaxSampledParts) whose predicted peak is within the
+// budget less the margin; then measures a step on one part of that size and takes more parts
+// while the measurement is over it. `model.num_nodes` is the store's. Throws
+// std::invalid_argument for a graph without training nodes.
+NodeSampledPlan plan_node_sampled(const store::NodeGraphStore& store,
+                                  const models::NodeGcnConfig& model,
+                                  const PeakProbeOptions& options, std::uint64_t seed,
+                                  std::int64_t budget_bytes,
+                                  std::span<const double> fractions = kSampledProbeFractions);
+
+// One line for a run's log: the parts, their predicted and measured peak, the budget.
+std::string describe_sampled_plan(const NodeSampledPlan& plan, std::int64_t budget_bytes);
+
 }  // namespace headroom::train
