@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <numeric>
 #include <random>
 #include <string>
 
@@ -17,6 +18,7 @@
 #include "headroom/nn/sparse_adjacency.hpp"
 #include "headroom/text/text_graph_builder.hpp"
 #include "headroom/train/stages/node_classifier_stage.hpp"
+#include "headroom/train/step/node_step_probe.hpp"
 #include "separable_corpus.hpp"
 #include "test_support.hpp"
 
@@ -92,27 +94,30 @@ TEST(NodeClassification, TheIdentityInputIsNeverBuilt) {
 }
 
 std::string run_command(const std::filesystem::path& corpus, const std::filesystem::path& runs,
-                        const std::filesystem::path& store) {
+                        const std::filesystem::path& store, const std::string& extra = "") {
   return std::string(HEADROOM_BINARY) + " run " + corpus.string() + " --store " + store.string() +
          " --runs-dir " + runs.string() +
-         " --max-epochs 150 --patience 500 --threads 1 --val-fraction 0.2 --progress false";
+         " --max-epochs 150 --patience 500 --threads 1 --val-fraction 0.2 --progress false" + extra;
 }
 
-TEST(NodeClassification, AKilledRunResumesToTheUninterruptedResult) {
-  testing::TempDir dir;
-  testing::write_separable_corpus(dir / "corpus", 3, 40);
+// Runs `command` straight, then again killed after 3 epochs and resumed; the two evaluations
+// must be the same.
+void expect_resumed_run_equals_straight_one(const testing::TempDir& dir, const std::string& extra) {
   std::string output;
-  ASSERT_EQ(
-      testing::run_command(run_command(dir / "corpus", dir / "straight", dir / "s1"), &output), 0)
+  ASSERT_EQ(testing::run_command(run_command(dir / "corpus", dir / "straight", dir / "s1", extra),
+                                 &output),
+            0)
       << output;
   EXPECT_NE(output.find("test accuracy"), std::string::npos) << output;
 
   const auto run_dir = dir / "resumed" / "s2" / "node_gcn";
-  ASSERT_TRUE(testing::kill_after_epochs(run_command(dir / "corpus", dir / "resumed", dir / "s2"),
-                                         run_dir / "metrics.jsonl", 3))
+  ASSERT_TRUE(
+      testing::kill_after_epochs(run_command(dir / "corpus", dir / "resumed", dir / "s2", extra),
+                                 run_dir / "metrics.jsonl", 3))
       << "the run finished before it could be killed";
   EXPECT_FALSE(std::filesystem::exists(run_dir / "evaluation.json"));
-  ASSERT_EQ(testing::run_command(run_command(dir / "corpus", dir / "resumed", dir / "s2"), &output),
+  ASSERT_EQ(testing::run_command(run_command(dir / "corpus", dir / "resumed", dir / "s2", extra),
+                                 &output),
             0)
       << output;
   EXPECT_NE(output.find("resuming"), std::string::npos) << output;
@@ -121,6 +126,39 @@ TEST(NodeClassification, AKilledRunResumesToTheUninterruptedResult) {
   const auto b = read_json(run_dir / "evaluation.json");
   EXPECT_EQ(a["splits"], b["splits"]);
   EXPECT_EQ(a["checkpoint_epoch"], b["checkpoint_epoch"]);
+  EXPECT_EQ(a["training"]["mode"], b["training"]["mode"]);
+}
+
+TEST(NodeClassification, AKilledRunResumesToTheUninterruptedResult) {
+  testing::TempDir dir;
+  testing::write_separable_corpus(dir / "corpus", 3, 40);
+  expect_resumed_run_equals_straight_one(dir, "");
+}
+
+// The same with sampled steps: the epochs' parts are drawn from the seed and the epoch, so the
+// resumed run trains on the parts the straight one did.
+TEST(NodeClassification, AKilledSampledRunResumesToTheUninterruptedResult) {
+  testing::TempDir dir;
+  testing::write_separable_corpus(dir / "corpus", 3, 40);
+  // A budget between the smallest sampled step and the full batch, measured on the same graph.
+  const auto store =
+      store::NodeGraphStore::open(testing::build_separable_store(dir.path() / "probe", 3, 40));
+  const models::NodeGcnConfig model{
+      .num_nodes = static_cast<std::int64_t>(store.num_nodes()), .hidden = 2048, .num_classes = 3};
+  PeakProbeOptions options;
+  options.gradient_clip = 0;
+  std::vector<std::uint32_t> every(store.num_nodes());
+  std::iota(every.begin(), every.end(), 0U);
+  const auto whole = measure_node_full_batch(store, every, model, options).peak_bytes;
+  std::vector<std::uint32_t> few;
+  for (std::uint32_t node = 0; node < store.num_nodes(); node += 10) few.push_back(node);
+  const auto floor = measure_node_sampled_step(store, few, model, options).peak_bytes;
+  ASSERT_LT(floor, whole);
+  const auto budget = static_cast<std::int64_t>(floor + 0.4 * (whole - floor));
+  expect_resumed_run_equals_straight_one(
+      dir, " --hidden 2048 --memory-budget " + std::to_string(budget));
+  const auto evaluation = read_json(dir / "straight" / "s1" / "node_gcn" / "evaluation.json");
+  EXPECT_EQ(evaluation["training"]["mode"], "sampled");
 }
 
 }  // namespace
