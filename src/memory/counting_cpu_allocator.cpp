@@ -36,8 +36,10 @@
 namespace headroom::memory {
 namespace {
 
+// Each block starts with a header: the requested bytes, then the block's own size (a cached
+// block reused for a smaller request is larger than the request's class).
 constexpr std::size_t kHeaderBytes = c10::gAlignment;
-static_assert(kHeaderBytes >= sizeof(std::size_t));
+static_assert(kHeaderBytes >= 2 * sizeof(std::size_t));
 
 // Wins over c10's default CPU allocator (registered with priority 0) and over anything that
 // registers later with a lower priority, so counting cannot be silently switched off.
@@ -85,18 +87,16 @@ detail::HostBlockCache& block_cache() {
   return *cache;
 }
 
-// Without a budget the cache may hold up to this many times the live high-water mark (minus
-// what is live): a batch of another size misses some classes, and evicting on every miss would
-// thrash.
-constexpr std::int64_t kCacheSlackFactor = 2;
-
-// What cached + live tensor bytes may reach: a multiple of the high-water mark (`live`
-// included: an allocation in flight has not raised it yet), and never more than the budget. A
-// default budget is the host's memory: without the first bound the cache could grow into it.
+// What cached + live tensor bytes may reach: the phase's live high-water mark (`live` included:
+// an allocation in flight has not raised it yet) and a quarter more, and never more than the
+// budget. With exact reuse a step's blocks circulate between the cache and the live tensors
+// within the high-water mark; the quarter is for blocks a batch of another size leaves unused
+// (measured: a bound of 2x held ~2x the tensor peak resident, docs/memory.md). A default budget
+// is the host's memory: without the first bound the cache could grow into it.
 std::int64_t cache_limit(std::int64_t live) {
   const std::int64_t budget = g_counters.budget.load(std::memory_order_relaxed);
-  const std::int64_t slack =
-      kCacheSlackFactor * std::max(live, g_counters.high_water.load(std::memory_order_relaxed));
+  const std::int64_t high = std::max(live, g_counters.high_water.load(std::memory_order_relaxed));
+  const std::int64_t slack = high + high / 4;
   return budget > 0 ? std::min(budget, slack) : slack;
 }
 
@@ -158,11 +158,12 @@ void release_counted(void* data) {
   }
   std::byte* base = static_cast<std::byte*>(data) - kHeaderBytes;
   std::size_t bytes = 0;
+  std::size_t block = 0;
   std::memcpy(&bytes, base, sizeof(bytes));
+  std::memcpy(&block, base + sizeof(bytes), sizeof(block));
   const auto live =
       g_counters.current.fetch_sub(static_cast<std::int64_t>(bytes), std::memory_order_relaxed) -
       static_cast<std::int64_t>(bytes);
-  const auto block = detail::HostBlockCache::block_bytes(bytes + kHeaderBytes);
   if (!block_cache().offer(base, block, cache_limit(live), live)) free_block(base);
 }
 
@@ -182,8 +183,9 @@ class CountingCpuAllocator final : public c10::Allocator {
     const auto bytes = static_cast<std::int64_t>(n);
     const std::int64_t reserved = reserve(bytes);
     void* base = nullptr;
+    std::size_t block = detail::HostBlockCache::block_bytes(n + kHeaderBytes);
     try {
-      base = acquire_block(detail::HostBlockCache::block_bytes(n + kHeaderBytes), reserved);
+      base = acquire_block(block, reserved);
     } catch (...) {
       g_counters.current.fetch_sub(bytes, std::memory_order_relaxed);
       throw;
@@ -191,6 +193,7 @@ class CountingCpuAllocator final : public c10::Allocator {
     raise_peak(reserved);
     g_counters.allocations.fetch_add(1, std::memory_order_relaxed);
     std::memcpy(base, &n, sizeof(n));
+    std::memcpy(static_cast<std::byte*>(base) + sizeof(n), &block, sizeof(block));
     void* data = static_cast<std::byte*>(base) + kHeaderBytes;
     return {data, data, &release_counted, cpu};
   }
@@ -202,11 +205,16 @@ class CountingCpuAllocator final : public c10::Allocator {
   }
 
  private:
-  // A cached block of the class, or a fresh one after making room for it under the cache's
-  // bound; a failed fresh allocation is retried once with the cache emptied.
-  void* acquire_block(std::size_t block, std::int64_t live) {
+  // A cached block of the class or up to two above (`block` becomes its size), or a fresh one
+  // after making room for it under the cache's bound; a failed fresh allocation is retried once
+  // with the cache emptied.
+  void* acquire_block(std::size_t& block, std::int64_t live) {
     auto& cache = block_cache();
-    if (void* reused = cache.take(block)) return reused;
+    std::size_t taken = 0;
+    if (void* reused = cache.take(block, &taken)) {
+      block = taken;
+      return reused;
+    }
     cache.shrink_to(cache_limit(live), live, &free_block);
     try {
       return inner_->raw_allocate(block);
@@ -297,7 +305,14 @@ CpuTensorMemory cpu_tensor_memory() {
 
 void keep_freed_host_memory() { block_cache().enable(); }
 
-std::int64_t release_cached_host_memory() { return block_cache().clear(&free_block); }
+std::int64_t release_cached_host_memory() {
+  const auto released = block_cache().clear(&free_block);
+  // A new phase: its own high-water mark bounds the cache from here.
+  g_counters.high_water.store(g_counters.current.load(std::memory_order_relaxed),
+                              std::memory_order_relaxed);
+  raise(g_counters.high_water, g_counters.current.load(std::memory_order_relaxed));
+  return released;
+}
 
 namespace detail {
 

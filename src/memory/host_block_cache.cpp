@@ -11,15 +11,21 @@ std::size_t HostBlockCache::block_bytes(std::size_t bytes) {
   return (bytes + step - 1) & ~(step - 1);
 }
 
-void* HostBlockCache::take(std::size_t block) {
+void* HostBlockCache::take(std::size_t block, std::size_t* taken) {
   if (block < kMinBytes || !enabled()) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
-  auto found = free_blocks_.find(block);
-  if (found == free_blocks_.end() || found->second.empty()) return nullptr;
-  void* base = found->second.back();
-  found->second.pop_back();
-  cached_.fetch_sub(static_cast<std::int64_t>(block), std::memory_order_relaxed);
-  return base;
+  // The smallest cached block that holds the request, if it is at most two classes up.
+  const std::size_t largest = block + block / 4;
+  for (auto it = free_blocks_.lower_bound(block); it != free_blocks_.end() && it->first <= largest;
+       ++it) {
+    if (it->second.empty()) continue;
+    void* base = it->second.back();
+    it->second.pop_back();
+    cached_.fetch_sub(static_cast<std::int64_t>(it->first), std::memory_order_relaxed);
+    *taken = it->first;
+    return base;
+  }
+  return nullptr;
 }
 
 bool HostBlockCache::offer(void* base, std::size_t block, std::int64_t limit, std::int64_t live) {
@@ -38,12 +44,9 @@ void HostBlockCache::shrink_to(std::int64_t limit, std::int64_t live, void (*rel
   // Largest blocks first: the fewest frees that make room.
   while (cached_.load(std::memory_order_relaxed) > 0 &&
          cached_.load(std::memory_order_relaxed) + live > limit) {
-    auto largest = free_blocks_.end();
-    for (auto it = free_blocks_.begin(); it != free_blocks_.end(); ++it) {
-      if (!it->second.empty() && (largest == free_blocks_.end() || it->first > largest->first))
-        largest = it;
-    }
-    if (largest == free_blocks_.end()) break;
+    auto largest = free_blocks_.rbegin();
+    while (largest != free_blocks_.rend() && largest->second.empty()) ++largest;
+    if (largest == free_blocks_.rend()) break;
     release(largest->second.back());
     largest->second.pop_back();
     cached_.fetch_sub(static_cast<std::int64_t>(largest->first), std::memory_order_relaxed);

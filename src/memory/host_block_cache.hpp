@@ -7,20 +7,21 @@
 // tensor peak. This cache keeps whole blocks instead, by size class, so that reuse is exact and
 // the memory it holds is bounded and visible (CpuTensorMemory::cached_bytes).
 //
-// Size classes: 8 per power of two (a block is at most 12.5% larger than its request). Only
-// blocks of at least kMinBytes are cached; smaller ones glibc's arenas recycle well.
+// Size classes: 8 per power of two (a block is at most 12.5% larger than its request). A request
+// takes a cached block of its class or of one of the next two (at most 25% larger), so that a
+// batch of another size still reuses what the last one freed. Only blocks of at least kMinBytes
+// are cached; smaller ones glibc's arenas recycle well.
 // Bound (set by the caller, counting_cpu_allocator.cpp): cached bytes + live tensor bytes never
-// exceed twice the highest live tensor bytes seen since start-up, nor the CPU tensor budget when
-// one is set — so resident tensor memory stays within ~2x the peak and the budget, and normally
-// near the peak.
+// exceed 1.25 x the highest live tensor bytes of the current phase, nor the CPU tensor budget
+// when one is set — so resident tensor memory stays within a quarter above the phase's peak.
 // Thread-safety: all members may be called from any thread (one mutex).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 namespace headroom::memory::detail {
@@ -35,8 +36,9 @@ class HostBlockCache {
   void enable() { enabled_.store(true, std::memory_order_relaxed); }
   bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
 
-  // A cached block of exactly `block` bytes, or null.
-  void* take(std::size_t block);
+  // A cached block of `block` bytes or of one of the next two classes (its size in `*taken`), or
+  // null.
+  void* take(std::size_t block, std::size_t* taken);
   // Keeps `base` (a block of `block` bytes) if the bound allows: `limit` is the budget or peak,
   // `live` the live tensor bytes now. Returns false when the caller must free it.
   bool offer(void* base, std::size_t block, std::int64_t limit, std::int64_t live);
@@ -50,7 +52,7 @@ class HostBlockCache {
   std::atomic<bool> enabled_{false};
   std::atomic<std::int64_t> cached_{0};
   std::mutex mutex_;
-  std::unordered_map<std::size_t, std::vector<void*>> free_blocks_;  // by block size
+  std::map<std::size_t, std::vector<void*>> free_blocks_;  // by block size, ascending
 };
 
 }  // namespace headroom::memory::detail

@@ -42,14 +42,17 @@ void install_counting_cpu_allocator();
 bool counting_cpu_allocator_installed();
 
 // Makes the counting allocator keep freed CPU tensor blocks of 1 MiB and more for reuse, by size
-// class (a block is at most 12.5% larger than its request): training frees and reallocates the
-// same large activation buffers every step, and from glibc each is a fresh mmap whose pages fault
-// in zeroed again (measured: 13-25% of a GAT-teacher step on CPU; an epoch ran 2.2x slower).
-// Bound: cached + live tensor bytes stay within twice the highest live tensor bytes seen, and
-// within the CPU tensor budget when one is set; a fresh allocation that fails is retried with the
-// cache emptied. Takes effect with install_counting_cpu_allocator(); call once at start-up.
+// class (a block is at most 12.5% larger than its request; a request may take a cached block up
+// to two classes larger): training frees and reallocates the same large activation buffers every
+// step, and from glibc each is a fresh mmap whose pages fault in zeroed again (measured: 13-25% of
+// a GAT-teacher step on CPU; an epoch ran 2.2x slower). Bound: cached + live tensor bytes stay
+// within 1.25 x the highest live tensor bytes of the phase (since the last
+// release_cached_host_memory), and within the CPU tensor budget when one is set; a fresh
+// allocation that fails is retried with the cache emptied. Takes effect with
+// install_counting_cpu_allocator(); call once at start-up.
 void keep_freed_host_memory();
-// Frees every cached block (e.g. between stages); returns the bytes released.
+// Frees every cached block (between phases and stages, under host-memory pressure) and starts a
+// new phase: the cache's bound follows the live bytes from here. Returns the bytes released.
 std::int64_t release_cached_host_memory();
 
 // A CPU tensor allocation that would take current_bytes past `bytes` fails with
