@@ -109,6 +109,8 @@ import traceback
 import warnings
 
 import numpy as np
+
+from bench_host import cpu_model
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -482,17 +484,6 @@ def predicted_sizes(config, num_nodes, num_edges, num_classes):
             sizes["dense identity [N, N] (and as much for dropout's copy)"] = (
                 num_nodes * num_nodes * 4)
     return sizes
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def counting_allocator_path(mode):
