@@ -92,6 +92,13 @@ void read_metrics(const fs::path& path, json& epochs, json& steps, ReportInputs&
   }
 }
 
+// evaluation.json of stage `node` (one document with "task"), not the evaluated CAN models.
+bool is_node_task_evaluation(const fs::path& file) {
+  std::ifstream in(file);
+  const auto document = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return document.is_object() && document.value("task", "") == "node classification";
+}
+
 json collect_stage(const fs::path& dir, ReportInputs& inputs) {
   json stage = {{"name", dir.filename().string()},
                 {"dir", dir.string()},
@@ -103,6 +110,12 @@ json collect_stage(const fs::path& dir, ReportInputs& inputs) {
   stage["plan"] = read_json_or_null(dir / "memory_plan.json", inputs);
   const auto result = read_json_or_null(dir / "result.json", inputs);
   stage["result"] = result.is_object() ? result.value("training", json::object()) : json::object();
+  // Stage `node` keeps its evaluation beside its metrics: per split, and how it trained.
+  if (is_node_task_evaluation(dir / "evaluation.json")) {
+    const auto evaluation = read_json_or_null(dir / "evaluation.json", inputs);
+    if (evaluation.is_object() && evaluation.contains("splits") && evaluation["splits"].is_object())
+      stage["node_evaluation"] = evaluation;
+  }
   return stage;
 }
 
@@ -136,13 +149,6 @@ void check_model_evaluation(const json& model, const fs::path& file, const std::
   for (const auto& group : model["groups"])
     if (!group.is_object() || !group.contains("metrics") || !group["metrics"].is_object())
       fail("a group without a \"metrics\" object");
-}
-
-// evaluation.json of stage `node` (one document with "task"), not the evaluated CAN models.
-bool is_node_task_evaluation(const fs::path& file) {
-  std::ifstream in(file);
-  const auto document = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  return document.is_object() && document.value("task", "") == "node classification";
 }
 
 json collect_evaluation(const fs::path& dir, ReportInputs& inputs) {
@@ -270,6 +276,39 @@ std::string stage_summary_table(const json& stages) {
   return html + "</table>";
 }
 
+// Each node-classification stage's evaluation: accuracy, macro-F1, documents and loss per split,
+// and whether it trained full-batch or on sampled subgraphs.
+std::string node_evaluation_tables(const json& stages) {
+  std::string html;
+  for (const auto& stage : stages) {
+    if (!stage.contains("node_evaluation")) continue;
+    const auto& evaluation = stage["node_evaluation"];
+    const auto training = evaluation.value("training", json::object());
+    const auto mode = training.value("mode", std::string("full-batch"));
+    std::string how = mode;
+    if (mode == "sampled" && training.contains("sampled"))
+      how = fmt::format(
+          "sampled subgraphs: {} parts of {} nodes per epoch (the full batch is over "
+          "the memory budget)",
+          training["sampled"].value("parts_per_epoch", std::int64_t{0}),
+          training["sampled"].value("nodes_per_part", std::int64_t{0}));
+    html += fmt::format(
+        "<h2>Node classification: {}</h2><p class=\"note\">best epoch {}; trained {}</p><table>"
+        "<tr><th>split</th><th>accuracy</th><th>macro-F1</th><th>nodes</th><th>loss</th></tr>",
+        html_escape(stage.value("name", "")),
+        evaluation.value("checkpoint_epoch", std::int64_t{-1}) + 1, html_escape(how));
+    for (const auto& [split, metrics] : evaluation["splits"].items()) {
+      if (!metrics.is_object()) continue;
+      html += fmt::format(
+          "<tr><td>{}</td><td>{:.4f}</td><td>{:.4f}</td><td>{}</td><td>{:.4f}</td></tr>",
+          html_escape(split), metrics.value("accuracy", 0.0), metrics.value("macro_f1", 0.0),
+          metrics.value("count", std::int64_t{0}), metrics.value("loss", 0.0));
+    }
+    html += "</table>";
+  }
+  return html;
+}
+
 // `page` with every @NAME@ slot replaced by its value, in one pass: inserted values are never
 // searched for slots.
 std::string fill_slots(std::string_view page, const std::map<std::string, std::string>& slots) {
@@ -380,7 +419,7 @@ json collect(const fs::path& path, ReportInputs& inputs) {
     data["evaluation"] = collect_evaluation(path / "evaluation", inputs);
   }
   // A node-classification run keeps its own evaluation.json beside its metrics (stage `node`):
-  // its curves are shown; its per-split accuracies are not part of this page yet.
+  // collect_stage reads it into the stage (its table: node_evaluation_tables).
   if ((fs::exists(path / "evaluation.json") &&
        !is_node_task_evaluation(path / "evaluation.json")) ||
       path.filename() == "evaluation")
@@ -438,7 +477,7 @@ bool is_headroom_report(const std::filesystem::path& file) {
 }
 
 std::string render_html_report(const nlohmann::json& data, const std::string& chart_js) {
-  std::string tables;
+  std::string tables = node_evaluation_tables(data["stages"]);
   const auto& evaluation = data["evaluation"];
   if (!evaluation.empty()) {
     tables +=

@@ -88,11 +88,21 @@ TEST(HtmlReport, ANodeClassificationRunShowsItsCurvesBesideItsOwnEvaluation) {
                            "{\"type\":\"epoch\",\"epoch\":0,\"nodes\":12,\"train_loss\":0.5}\n");
   testing::write_text_file(
       dir / "evaluation.json",
-      R"({"task": "node classification", "model": "node_gcn", "splits": {"test": {"accuracy": 0.9}}})");
+      R"({"task": "node classification", "model": "node_gcn", "checkpoint_epoch": 4,
+          "training": {"mode": "sampled", "sampled": {"parts_per_epoch": 3, "nodes_per_part": 70}},
+          "splits": {"test": {"accuracy": 0.9, "macro_f1": 0.85, "count": 30, "loss": 0.25},
+                     "train": {"accuracy": 1.0, "macro_f1": 1.0, "count": 60, "loss": 0.01}}})");
   const auto data = collect_report_data(dir.path());
   ASSERT_EQ(data["stages"].size(), 1U);
   EXPECT_EQ(data["stages"][0]["epochs"].size(), 1U);
   EXPECT_TRUE(data["evaluation"].empty());
+  // Its evaluation is the stage's own table: every split, and how it trained.
+  const auto page = render_html_report(data, "/* chart */");
+  EXPECT_NE(page.find("best epoch 5; trained sampled subgraphs: 3 parts of 70 nodes per epoch"),
+            std::string::npos);
+  EXPECT_NE(page.find("<tr><td>test</td><td>0.9000</td><td>0.8500</td><td>30</td><td>0.2500</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<tr><td>train</td><td>1.0000</td>"), std::string::npos);
 }
 
 TEST(HtmlReport, ADirectoryWithoutStagesOrEvaluationIsRefusedByName) {

@@ -459,7 +459,10 @@ TrainingOutcome run_training(const TrainingConfig& config, const RunContext& con
   // Only the prefetch depth changes: it is not part of the configuration a resume must match.
   TrainingConfig adapted = config;
   adapted.run.prefetch_depth = context.host_plan.prefetch_depth;
-  if (task.prepare) run_prepare_within_budget(task, context.device_budget, context.device, run);
+  if (task.prepare)
+    run_prepare_within_budget(task, context.device_budget, context.device, run);
+  else
+    memory::release_cached_host_memory();  // a new phase: what the last stage freed goes back
 
   EpochLoop loop(adapted, context, run, task, hooks);
   TrainingOutcome outcome;
