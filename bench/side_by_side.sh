@@ -25,7 +25,8 @@ python="${HEADROOM_PYTHON:-${HEADROOM_DEPS_DIR:-$HOME/.cache/headroom}/venv/bin/
 : >"$out"
 # HEADROOM_BASELINE_BENCH: a training_bench built from another commit, run in turn with this one
 # and labelled headroom-baseline, to compare before and after a change in one run.
-benches=("headroom:build/bin/training_bench")
+# HEADROOM_TRAINING_BENCH: training_bench elsewhere than build/bin (a carried bundle's).
+benches=("headroom:${HEADROOM_TRAINING_BENCH:-build/bin/training_bench}")
 [[ -n "${HEADROOM_BASELINE_BENCH:-}" ]] && benches+=("headroom-baseline:$HEADROOM_BASELINE_BENCH")
 for ((r = 1; r <= repeats; ++r)); do
   for bench in "${benches[@]}"; do
