@@ -225,3 +225,44 @@ TEST(NodeStagePlanning, TrainsFullBatchWithinItsBudgetSampledBelowItAndRefusesBe
 
 }  // namespace
 }  // namespace headroom::train
+
+namespace headroom::train {
+namespace {
+
+// `headroom plan` on a node-graph store says what the stage would do at a budget: the full batch
+// when it fits, the sampled steps (parts per epoch, measured peak) when it does not.
+TEST(NodePlanCommand, ShowsTheFullBatchOrTheSampledStepsThatFitTheBudget) {
+  testing::TempDir dir;
+  const auto store_path = testing::build_separable_store(dir.path(), 3, 120);
+  const auto store = store::NodeGraphStore::open(store_path);
+  const models::NodeGcnConfig model{
+      .num_nodes = static_cast<std::int64_t>(store.num_nodes()), .hidden = 2048, .num_classes = 3};
+  PeakProbeOptions options;
+  options.gradient_clip = 0;
+  std::vector<std::uint32_t> every(store.num_nodes());
+  std::iota(every.begin(), every.end(), 0U);
+  const auto whole = measure_node_full_batch(store, every, model, options).peak_bytes;
+  const auto floor = smallest_sampled_step(store, model, options);
+  const auto plan = [&](std::int64_t budget) {
+    std::string output;
+    const auto command = std::string(HEADROOM_BINARY) + " plan --store " + store_path.string() +
+                         " --hidden 2048 --threads 2 --json --memory-budget " +
+                         std::to_string(budget) + " 2>/dev/null";
+    EXPECT_EQ(testing::run_command(command, &output), 0) << output;
+    return nlohmann::json::parse(output);
+  };
+  const auto roomy = plan(static_cast<std::int64_t>(whole * 4));
+  EXPECT_EQ(roomy["mode"], "full-batch");
+  EXPECT_EQ(roomy["fits"], true);
+  EXPECT_FALSE(roomy.contains("sampled"));
+
+  const auto tight_budget = static_cast<std::int64_t>(floor + 0.4 * (whole - floor));
+  const auto tight = plan(tight_budget);
+  EXPECT_EQ(tight["mode"], "sampled");
+  EXPECT_EQ(tight["fits"], false);
+  EXPECT_GE(tight["sampled"]["parts_per_epoch"].get<std::int64_t>(), 2);
+  EXPECT_LE(tight["sampled"]["measured_bytes"].get<double>(), static_cast<double>(tight_budget));
+}
+
+}  // namespace
+}  // namespace headroom::train
