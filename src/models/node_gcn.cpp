@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -95,6 +96,41 @@ at::Tensor NodeGcnImpl::infer_by_row_blocks(const nn::SparseAdjacency& adjacency
   const auto device = projected.device();
   if (adjacency.row_offsets().device() == device) return adjacency.multiply(projected);
   return adjacency.multiply_rows(0, nodes, projected);
+}
+
+at::Tensor NodeGcnImpl::infer_rows(const nn::SparseAdjacency& adjacency, const at::Tensor& rows,
+                                   std::int64_t rows_per_block) {
+  if (torch::GradMode::is_enabled())
+    throw std::logic_error("node GCN: inference of listed rows runs without autograd");
+  if (rows_per_block <= 0) throw std::invalid_argument("node GCN: rows per block must be positive");
+  // The rows' neighbours, ascending: the hidden rows their logits read.
+  const auto offsets = adjacency.row_offsets().cpu();
+  const auto columns = adjacency.columns().cpu();
+  const auto* begin_of = offsets.data_ptr<std::int64_t>();
+  const auto* column = columns.data_ptr<std::int32_t>();
+  const auto listed = rows.contiguous();
+  std::vector<bool> needed(static_cast<std::size_t>(adjacency.num_nodes()), false);
+  for (std::int64_t k = 0; k < listed.numel(); ++k) {
+    const auto row = listed.data_ptr<std::int64_t>()[k];
+    for (auto e = begin_of[row]; e < begin_of[row + 1]; ++e)
+      needed[static_cast<std::size_t>(column[e])] = true;
+  }
+  std::vector<std::int64_t> neighbours;
+  for (std::size_t node = 0; node < needed.size(); ++node)
+    if (needed[node]) neighbours.push_back(static_cast<std::int64_t>(node));
+  // Z = ReLU(Â · W1) · W2 on those rows (zero elsewhere: never read), then the rows of Â · Z.
+  auto projected =
+      torch::zeros({adjacency.num_nodes(), config_.num_classes}, output_weight.options());
+  const auto count = static_cast<std::int64_t>(neighbours.size());
+  for (std::int64_t first = 0; first < count; first += rows_per_block) {
+    const auto end = std::min(count, first + rows_per_block);
+    const auto block = torch::tensor(
+        std::vector<std::int64_t>(neighbours.begin() + first, neighbours.begin() + end),
+        torch::kInt64);
+    const auto hidden = adjacency.multiply_listed_rows(block, identity_weight).relu_();
+    projected.index_copy_(0, block.to(projected.device()), torch::mm(hidden, output_weight));
+  }
+  return adjacency.multiply_listed_rows(listed, projected);
 }
 
 }  // namespace headroom::models

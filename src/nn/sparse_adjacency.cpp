@@ -102,6 +102,32 @@ at::Tensor csr_product_cpu(const at::Tensor& row_offsets, const at::Tensor& colu
   return out;
 }
 
+at::Tensor csr_product_rows_cpu(const at::Tensor& row_offsets, const at::Tensor& columns,
+                                const at::Tensor& weights, const at::Tensor& rows,
+                                const at::Tensor& dense) {
+  const auto count = rows.numel();
+  const auto channels = dense.size(1);
+  auto out = torch::zeros({count, channels}, dense.options());
+  const auto* offsets = row_offsets.data_ptr<std::int64_t>();
+  const auto* cols = columns.data_ptr<std::int32_t>();
+  const auto* values = weights.data_ptr<float>();
+  const auto* listed = rows.data_ptr<std::int64_t>();
+  const auto* in = dense.data_ptr<float>();
+  auto* result = out.data_ptr<float>();
+  at::parallel_for(0, count, 64, [&](std::int64_t begin, std::int64_t end) {
+    for (auto k = begin; k < end; ++k) {
+      const auto row = listed[k];
+      float* __restrict target = result + k * channels;
+      for (std::int64_t e = offsets[row]; e < offsets[row + 1]; ++e) {
+        const float weight = values[e];
+        const float* __restrict source = in + static_cast<std::int64_t>(cols[e]) * channels;
+        for (std::int64_t c = 0; c < channels; ++c) target[c] += weight * source[c];
+      }
+    }
+  });
+  return out;
+}
+
 SparseAdjacency::SparseAdjacency(at::Tensor row_offsets, at::Tensor columns, at::Tensor weights,
                                  bool symmetric)
     : row_offsets_(std::move(row_offsets)),
@@ -170,6 +196,50 @@ at::Tensor SparseAdjacency::multiply_rows(std::int64_t first, std::int64_t end,
   return at::mm(torch::sparse_csr_tensor(block_offsets.to(torch::kInt32), columns, weights, size,
                                          weights.options().layout(torch::kSparseCsr)),
                 operand);
+}
+
+at::Tensor SparseAdjacency::multiply_listed_rows(const at::Tensor& rows,
+                                                 const at::Tensor& dense) const {
+  if (rows.dim() != 1 || rows.scalar_type() != torch::kInt64 || rows.is_cuda())
+    throw std::invalid_argument("sparse adjacency: the listed rows must be host int64 [K]");
+  if (rows.numel() > 0 &&
+      (rows.min().item<std::int64_t>() < 0 || rows.max().item<std::int64_t>() >= num_nodes_))
+    throw std::invalid_argument("sparse adjacency: rows outside the graph");
+  if (dense.dim() != 2 || dense.size(0) != num_nodes_ || dense.scalar_type() != torch::kFloat32)
+    throw std::invalid_argument("sparse adjacency: the dense operand must be float32 [N, C]");
+  if (torch::GradMode::is_enabled() && dense.requires_grad())
+    throw std::logic_error(
+        "sparse adjacency: multiply_listed_rows has no backward; run it without grad");
+  const auto listed = rows.contiguous();
+  const auto operand = dense.contiguous();
+  if (!operand.is_cuda() && !row_offsets_.is_cuda())
+    return csr_product_rows_cpu(row_offsets_, columns_, weights_, listed, operand);
+  // Elsewhere: each block of listed rows as a CSR of its own entries, then torch's product.
+  constexpr std::int64_t kRowsPerBlock = 4096;
+  const auto offsets = row_offsets_.cpu();
+  const auto* begin_of = offsets.data_ptr<std::int64_t>();
+  const auto* ids = listed.data_ptr<std::int64_t>();
+  std::vector<at::Tensor> blocks;
+  for (std::int64_t first = 0; first < listed.numel(); first += kRowsPerBlock) {
+    const auto end = std::min(listed.numel(), first + kRowsPerBlock);
+    std::vector<std::int64_t> block_offsets = {0};
+    std::vector<std::int64_t> entries;
+    for (auto k = first; k < end; ++k) {
+      for (auto e = begin_of[ids[k]]; e < begin_of[ids[k] + 1]; ++e) entries.push_back(e);
+      block_offsets.push_back(static_cast<std::int64_t>(entries.size()));
+    }
+    const auto positions = torch::tensor(entries, torch::kInt64).to(columns_.device());
+    const auto device = operand.device();
+    const std::vector<std::int64_t> size = {end - first, num_nodes_};
+    blocks.push_back(at::mm(
+        torch::sparse_csr_tensor(torch::tensor(block_offsets, torch::kInt32).to(device),
+                                 columns_.index_select(0, positions).to(device),
+                                 weights_.index_select(0, positions).to(device), size,
+                                 weights_.options().device(device).layout(torch::kSparseCsr)),
+        operand));
+  }
+  if (blocks.empty()) return torch::zeros({0, operand.size(1)}, operand.options());
+  return torch::cat(blocks);
 }
 
 SparseAdjacency SparseAdjacency::to(const c10::Device& device) const {

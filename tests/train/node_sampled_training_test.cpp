@@ -79,7 +79,7 @@ TEST(SampledSubgraph, ScalesNeighboursByTheirKeepProbabilityAndKeepsSelfLoops) {
                    static_cast<double>(expected_seeds.size()));
 }
 
-TEST(NodeGcnInference, RowBlocksGiveTheWholeGraphsForward) {
+TEST(NodeGcnInference, RowBlocksAndListedRowsGiveTheWholeGraphsForward) {
   testing::TempDir dir;
   const auto store = store::NodeGraphStore::open(testing::build_separable_store(dir.path(), 3, 20));
   const auto adjacency = whole_graph(store);
@@ -93,8 +93,13 @@ TEST(NodeGcnInference, RowBlocksGiveTheWholeGraphsForward) {
     const auto blocked = model->infer_by_row_blocks(adjacency, rows);
     EXPECT_TRUE(torch::allclose(blocked, whole, 1e-5, 1e-6)) << rows << " rows per block";
   }
+  // Listed rows, in any order: the same logits, from their neighbourhood's hidden rows alone.
+  const auto rows = torch::tensor(std::vector<std::int64_t>{17, 3, 40, 3, 0}, torch::kInt64);
+  EXPECT_TRUE(torch::allclose(model->infer_rows(adjacency, rows, 5), whole.index_select(0, rows),
+                              1e-5, 1e-6));
   const at::AutoGradMode with_grad(true);
   EXPECT_THROW(model->infer_by_row_blocks(adjacency, 7), std::logic_error);
+  EXPECT_THROW(model->infer_rows(adjacency, rows, 5), std::logic_error);
 }
 
 // The peak of a sampled step on a part of 5% of the nodes (a training node among them): about

@@ -49,6 +49,12 @@ class NodeGcnImpl : public torch::nn::Module {
   // host while the module is on a device (each block's rows travel). Throws std::logic_error under
   // autograd.
   at::Tensor infer_by_row_blocks(const nn::SparseAdjacency& adjacency, std::int64_t rows_per_block);
+  // The logits of the nodes `rows` alone (int64 [K] on the host), as infer_by_row_blocks gives
+  // them: the hidden layer is computed only for the rows' neighbours (the nodes their logits
+  // read), `rows_per_block` at a time. Validation reads a few thousand documents; their
+  // neighbourhood is a part of the graph's entries, not all of them.
+  at::Tensor infer_rows(const nn::SparseAdjacency& adjacency, const at::Tensor& rows,
+                        std::int64_t rows_per_block);
   const NodeGcnConfig& config() const { return config_; }
 
   at::Tensor identity_weight;  // W1 [N, hidden]: row i is node i's first-layer input times W1

@@ -43,6 +43,11 @@ class SparseAdjacency {
   // for rows outside [0, N] or a wrong shape, std::logic_error under autograd.
   at::Tensor multiply_rows(std::int64_t first, std::int64_t end, const at::Tensor& dense) const;
 
+  // Rows `rows` (int64 ids in [0, N), any order, on the host) of A · dense, without autograd:
+  // [rows.numel(), C] on dense's device. On the CPU the kernel reads the listed rows in place;
+  // elsewhere they travel in blocks. Throws as multiply_rows does.
+  at::Tensor multiply_listed_rows(const at::Tensor& rows, const at::Tensor& dense) const;
+
   // A copy on `device` (this one when already there).
   SparseAdjacency to(const c10::Device& device) const;
 
@@ -65,5 +70,10 @@ class SparseAdjacency {
 // i's entries. Rows run in parallel on torch's intra-op threads. dense float32 [N, C] contiguous.
 at::Tensor csr_product_cpu(const at::Tensor& row_offsets, const at::Tensor& columns,
                            const at::Tensor& weights, const at::Tensor& dense);
+// The same for the listed rows only: out[k] = Σ_e weights[e] · dense[columns[e]] over the entries
+// of row rows[k] (int64 [K]). Rows run in parallel on torch's intra-op threads.
+at::Tensor csr_product_rows_cpu(const at::Tensor& row_offsets, const at::Tensor& columns,
+                                const at::Tensor& weights, const at::Tensor& rows,
+                                const at::Tensor& dense);
 
 }  // namespace headroom::nn

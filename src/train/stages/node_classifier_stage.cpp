@@ -65,7 +65,10 @@ class NodeClassifierStage {
         model_config_(node_model_config(config.model, store_)),
         model_(seeded_model(model_config_, config.run.seed)),
         train_nodes_(store_.nodes_in(store::NodeSplit::kTrain)),
-        validation_nodes_(store_.nodes_in(store::NodeSplit::kValidation)) {
+        validation_nodes_(store_.nodes_in(store::NodeSplit::kValidation)),
+        validation_ids_(torch::tensor(
+            std::vector<std::int64_t>(validation_nodes_.begin(), validation_nodes_.end()),
+            torch::kInt64)) {
     if (train_nodes_.empty() || validation_nodes_.empty())
       throw std::runtime_error(fmt::format(
           "{}: the graph has {} training and {} validation nodes; node classification needs both",
@@ -175,7 +178,9 @@ class NodeClassifierStage {
     run_.log(fmt::format(
         "training on sampled subgraphs: the full batch (about {:.0f} MiB) is over the memory "
         "budget of {:.0f} MiB; {} steps per epoch, each on the subgraph of {} random nodes; "
-        "validation and evaluation run over the whole graph in blocks of {} rows",
+        "validation reads the validation documents' neighbourhood and evaluation the whole graph, "
+        "{} "
+        "rows at a time",
         plan_.full_batch.predicted_bytes / (1 << 20), budget_mib, plan_.sampled->parts,
         plan_.sampled->nodes_per_part, kInferenceRows));
   }
@@ -208,10 +213,13 @@ class NodeClassifierStage {
   }
 
   // Loss and metrics of `logits` on `nodes`.
+  // Loss and metrics of `logits` (every node's, or with `rows_only` only those of `nodes`, in
+  // their order) on `nodes`.
   std::pair<double, eval::ClassMetrics> score(const at::Tensor& logits,
-                                              const std::vector<std::uint32_t>& nodes) const {
+                                              const std::vector<std::uint32_t>& nodes,
+                                              bool rows_only = false) const {
     const auto [ids, labels] = rows_of(nodes);
-    const auto rows = logits.index_select(0, ids);
+    const auto rows = rows_only ? logits : logits.index_select(0, ids);
     const double loss = torch::nn::functional::cross_entropy(rows, labels).item<double>();
     const auto predicted = rows.argmax(1).to(torch::kInt32).cpu();
     const auto truth = labels.to(torch::kInt32).cpu();
@@ -222,8 +230,14 @@ class NodeClassifierStage {
     return {loss, metrics};
   }
 
+  // Sampled training validates on the validation nodes' rows alone (their neighbourhood's hidden
+  // rows, not the whole graph's); the full batch's validation forward is the next step's first
+  // layer (NodeGcn's memo), so it stays whole.
   ValidationResult validate() {
-    const auto [loss, metrics] = score(infer(*model_), validation_nodes_);
+    const auto [loss, metrics] =
+        sampled() ? score(model_->infer_rows(adjacency(), validation_ids_, kInferenceRows),
+                          validation_nodes_, /*rows_only=*/true)
+                  : score(infer(*model_), validation_nodes_);
     ValidationResult result;
     result.loss = loss;
     result.metrics = {{"accuracy", metrics.accuracy}, {"macro_f1", metrics.macro_f1}};
@@ -276,6 +290,7 @@ class NodeClassifierStage {
   models::NodeGcn model_;
   std::vector<std::uint32_t> train_nodes_;
   std::vector<std::uint32_t> validation_nodes_;
+  at::Tensor validation_ids_;  // the same, int64 on the host
   NodeStagePlan plan_;
   std::optional<nn::SparseAdjacency> adjacency_;
 };
