@@ -18,7 +18,7 @@
 #include "headroom/nn/sparse_adjacency.hpp"
 #include "headroom/text/text_graph_builder.hpp"
 #include "headroom/train/stages/node_classifier_stage.hpp"
-#include "headroom/train/step/node_step_probe.hpp"
+#include "node_step_peaks.hpp"
 #include "separable_corpus.hpp"
 #include "test_support.hpp"
 
@@ -145,16 +145,9 @@ TEST(NodeClassification, AKilledSampledRunResumesToTheUninterruptedResult) {
       store::NodeGraphStore::open(testing::build_separable_store(dir.path() / "probe", 3, 40));
   const models::NodeGcnConfig model{
       .num_nodes = static_cast<std::int64_t>(store.num_nodes()), .hidden = 2048, .num_classes = 3};
-  PeakProbeOptions options;
-  options.gradient_clip = 0;
-  std::vector<std::uint32_t> every(store.num_nodes());
-  std::iota(every.begin(), every.end(), 0U);
-  const auto whole = measure_node_full_batch(store, every, model, options).peak_bytes;
-  std::vector<std::uint32_t> few;
-  for (std::uint32_t node = 0; node < store.num_nodes(); node += 10) few.push_back(node);
-  const auto floor = measure_node_sampled_step(store, few, model, options).peak_bytes;
-  ASSERT_LT(floor, whole);
-  const auto budget = static_cast<std::int64_t>(floor + 0.4 * (whole - floor));
+  const auto peaks = testing::measure_node_step_peaks(store, model);
+  ASSERT_LT(peaks.floor, peaks.whole);
+  const auto budget = peaks.budget_between(0.4);
   expect_resumed_run_equals_straight_one(
       dir, " --hidden 2048 --memory-budget " + std::to_string(budget));
   const auto evaluation = read_json(dir / "straight" / "s1" / "node_gcn" / "evaluation.json");

@@ -20,6 +20,7 @@
 #include "headroom/train/stages/node_classifier_stage.hpp"
 #include "headroom/train/step/node_step_probe.hpp"
 #include "headroom/train/step/node_subgraph_batch.hpp"
+#include "node_step_peaks.hpp"
 #include "separable_corpus.hpp"
 #include "test_support.hpp"
 
@@ -102,16 +103,6 @@ TEST(NodeGcnInference, RowBlocksAndListedRowsGiveTheWholeGraphsForward) {
   EXPECT_THROW(model->infer_rows(adjacency, rows, 5), std::logic_error);
 }
 
-// The peak of a sampled step on a part of 5% of the nodes (a training node among them): about
-// what the model's state and its update cost with the least sampling allows.
-double smallest_sampled_step(const store::NodeGraphStore& store, const models::NodeGcnConfig& model,
-                             const PeakProbeOptions& options) {
-  std::vector<std::uint32_t> part;
-  const auto step = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(store.num_nodes() / 20));
-  for (std::uint32_t node = 0; node < store.num_nodes(); node += step) part.push_back(node);
-  return measure_node_sampled_step(store, part, model, options).peak_bytes;
-}
-
 TEST(NodeSampledPlan, PicksPartsWhoseMeasuredStepFitsAndRefusesBelowTheModelsOwnState) {
   testing::TempDir dir;
   const auto store =
@@ -121,24 +112,22 @@ TEST(NodeSampledPlan, PicksPartsWhoseMeasuredStepFitsAndRefusesBelowTheModelsOwn
       .num_nodes = static_cast<std::int64_t>(store.num_nodes()), .hidden = 2048, .num_classes = 4};
   PeakProbeOptions options;
   options.gradient_clip = 0;
-  std::vector<std::uint32_t> every(store.num_nodes());
-  std::iota(every.begin(), every.end(), 0U);
-  const auto whole = measure_node_full_batch(store, every, model, options);
+  const auto peaks = testing::measure_node_step_peaks(store, model);
   // W1, its gradient and Adam's two moments: what no sampling removes.
   const double state = 4.0 * static_cast<double>(model.num_nodes * model.hidden * 4);
-  const auto floor = smallest_sampled_step(store, model, options);
-  ASSERT_GT(floor, state);
-  ASSERT_GT(whole.peak_bytes, floor);
-  const auto budget = static_cast<std::int64_t>(floor + 0.5 * (whole.peak_bytes - floor));
+  ASSERT_GT(peaks.floor, state);
+  ASSERT_GT(peaks.whole, peaks.floor);
+  const auto budget = peaks.budget_between(0.5);
 
   const auto plan = plan_node_sampled(store, model, options, 5, budget);
   ASSERT_TRUE(plan.fits()) << describe_sampled_plan(plan, budget) << "\n"
-                           << nlohmann::json(plan.samples).dump() << "\nfloor " << floor
-                           << ", whole " << whole.peak_bytes;
+                           << nlohmann::json(plan.samples).dump() << "\nfloor " << peaks.floor
+                           << ", whole " << peaks.whole;
   EXPECT_GE(plan.parts, 2);
   EXPECT_LE(plan.measured_bytes, static_cast<double>(budget));
   // A step on another random part of the chosen size fits too.
-  std::vector<std::uint32_t> shuffled = every;
+  std::vector<std::uint32_t> shuffled(store.num_nodes());
+  std::iota(shuffled.begin(), shuffled.end(), 0U);
   std::mt19937_64 random(11);
   std::shuffle(shuffled.begin(), shuffled.end(), random);
   std::vector<std::uint32_t> part(shuffled.begin(), shuffled.begin() + plan.nodes_per_part);
@@ -181,20 +170,15 @@ TEST(NodeStagePlanning, TrainsFullBatchWithinItsBudgetSampledBelowItAndRefusesBe
   };
   const models::NodeGcnConfig model{
       .num_nodes = static_cast<std::int64_t>(store.num_nodes()), .hidden = 2048, .num_classes = 3};
-  PeakProbeOptions options;
-  options.gradient_clip = 0;
-  std::vector<std::uint32_t> every(store.num_nodes());
-  std::iota(every.begin(), every.end(), 0U);
-  const auto whole = measure_node_full_batch(store, every, model, options).peak_bytes;
+  const auto peaks = testing::measure_node_step_peaks(store, model);
   const double state = 4.0 * static_cast<double>(model.num_nodes * model.hidden * 4);
-  const auto floor = smallest_sampled_step(store, model, options);
-  ASSERT_GT(whole, floor);
+  ASSERT_GT(peaks.whole, peaks.floor);
 
-  const auto roomy = static_cast<std::int64_t>(whole * 4);
+  const auto roomy = static_cast<std::int64_t>(peaks.whole * 4);
   const auto full = run_with_budget(roomy);
   EXPECT_EQ(full.mode, "full-batch");
 
-  const auto tight = static_cast<std::int64_t>(floor + 0.4 * (whole - floor));
+  const auto tight = peaks.budget_between(0.4);
   const auto sampled = run_with_budget(tight);
   ASSERT_EQ(sampled.mode, "sampled");
   EXPECT_GE(sampled.parts_per_epoch, 2);
@@ -242,12 +226,7 @@ TEST(NodePlanCommand, ShowsTheFullBatchOrTheSampledStepsThatFitTheBudget) {
   const auto store = store::NodeGraphStore::open(store_path);
   const models::NodeGcnConfig model{
       .num_nodes = static_cast<std::int64_t>(store.num_nodes()), .hidden = 2048, .num_classes = 3};
-  PeakProbeOptions options;
-  options.gradient_clip = 0;
-  std::vector<std::uint32_t> every(store.num_nodes());
-  std::iota(every.begin(), every.end(), 0U);
-  const auto whole = measure_node_full_batch(store, every, model, options).peak_bytes;
-  const auto floor = smallest_sampled_step(store, model, options);
+  const auto peaks = testing::measure_node_step_peaks(store, model);
   const auto plan = [&](std::int64_t budget) {
     std::string output;
     const auto command = std::string(HEADROOM_BINARY) + " plan --store " + store_path.string() +
@@ -256,12 +235,12 @@ TEST(NodePlanCommand, ShowsTheFullBatchOrTheSampledStepsThatFitTheBudget) {
     EXPECT_EQ(testing::run_command(command, &output), 0) << output;
     return nlohmann::json::parse(output);
   };
-  const auto roomy = plan(static_cast<std::int64_t>(whole * 4));
+  const auto roomy = plan(static_cast<std::int64_t>(peaks.whole * 4));
   EXPECT_EQ(roomy["mode"], "full-batch");
   EXPECT_EQ(roomy["fits"], true);
   EXPECT_FALSE(roomy.contains("sampled"));
 
-  const auto tight_budget = static_cast<std::int64_t>(floor + 0.4 * (whole - floor));
+  const auto tight_budget = peaks.budget_between(0.4);
   const auto tight = plan(tight_budget);
   EXPECT_EQ(tight["mode"], "sampled");
   EXPECT_EQ(tight["fits"], false);

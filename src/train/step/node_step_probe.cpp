@@ -74,6 +74,38 @@ std::int64_t live_bytes(const c10::Device& device) {
   return device.is_cuda() ? snapshot.cuda.allocated_bytes : snapshot.cpu.current_bytes;
 }
 
+// Training settings of a probe's step, as the stage's loop runs it (no micro-batches: a probe that
+// runs out of memory is an answer, not something to retry).
+StepSettings probe_step_settings(const PeakProbeOptions& options) {
+  StepSettings settings;
+  settings.device = options.device;
+  settings.precision = options.precision;
+  settings.gradient_clip = options.gradient_clip;
+  settings.loss_reduction = LossReduction::kPerNode;
+  settings.split_on_oom = false;
+  return settings;
+}
+
+// The peak bytes of one probe step: a fresh model of `shape` with Adam on the probe's device, one
+// step of `loss_of(model, batch)` to create Adam's state, then the measured one. Counted from
+// `outside`, the bytes live before the probe began.
+template <typename LossOf>
+double probe_step_peak(const models::NodeGcnConfig& shape, const PeakProbeOptions& options,
+                       const BatchBuilder& builder, const TaskBatch& batch, LossOf loss_of,
+                       std::int64_t outside) {
+  models::NodeGcn network(shape);
+  network->to(options.device);
+  network->train();
+  RowBlockedAdam optimizer(
+      network->parameters(),
+      torch::optim::AdamOptions(options.learning_rate).weight_decay(options.weight_decay));
+  const TaskLoss loss = [&](const TaskBatch& part) { return loss_of(*network, part); };
+  TrainingStep step(builder, network->parameters(), optimizer, loss, probe_step_settings(options));
+  const auto peak = memory::measure_peak_bytes(
+      options.device, [&] { step.run(batch); }, [&] { step.run(batch); });
+  return static_cast<double>(peak - outside);
+}
+
 }  // namespace
 
 memory::PeakSample measure_node_full_batch(const store::NodeGraphStore& store,
@@ -96,41 +128,21 @@ memory::PeakSample measure_node_full_batch(const store::NodeGraphStore& store,
 
   models::NodeGcnConfig shape = model;
   shape.num_nodes = subgraph.num_nodes();
-  models::NodeGcn network(shape);
-  network->to(options.device);
-  network->train();
-  RowBlockedAdam optimizer(
-      network->parameters(),
-      torch::optim::AdamOptions(options.learning_rate).weight_decay(options.weight_decay));
   const SubgraphSeedBuilder builder(subgraph);
   // The stage's loss (train/stages/node_classifier_stage.cpp): the whole graph's logits, the
   // cross-entropy over the seeds' rows.
-  TaskLoss loss = [&](const TaskBatch& batch) {
+  const auto loss_of = [&](models::NodeGcnImpl& network, const TaskBatch& batch) {
     const auto& seed_batch = nodes_of(batch);
     return torch::nn::functional::cross_entropy(
-        network->forward(adjacency).index_select(0, seed_batch.nodes()), seed_batch.labels());
+        network.forward(adjacency).index_select(0, seed_batch.nodes()), seed_batch.labels());
   };
-  StepSettings settings;
-  settings.device = options.device;
-  settings.precision = options.precision;
-  settings.gradient_clip = options.gradient_clip;
-  settings.loss_reduction = LossReduction::kPerNode;
-  settings.split_on_oom = false;
-  TrainingStep step(builder, network->parameters(), optimizer, loss, settings);
-  const auto batch = builder.build(seeds, false);
-
-  const auto peak = memory::measure_peak_bytes(
-      options.device,
-      [&] {
-        step.run(*batch);
-        optimizer.zero_grad(/*set_to_none=*/true);
-      },
-      [&] { step.run(*batch); });
+  const auto peak =
+      probe_step_peak(shape, options, builder, *builder.build(seeds, false), loss_of, outside);
   memory::PeakSample sample;
   sample.nodes = static_cast<std::uint64_t>(subgraph.num_nodes());
   sample.edges = static_cast<std::uint64_t>(subgraph.num_entries());
   sample.graphs = 1;
-  sample.peak_bytes = static_cast<double>(peak - outside);
+  sample.peak_bytes = peak;
   return sample;
 }
 
@@ -171,18 +183,6 @@ std::string describe_node_plan(const NodeFullBatchPlan& plan, std::int64_t budge
 }
 
 namespace {
-
-// Training settings of a probe's step, as the stage's loop runs it (no micro-batches: a probe that
-// runs out of memory is an answer, not something to retry).
-StepSettings probe_step_settings(const PeakProbeOptions& options) {
-  StepSettings settings;
-  settings.device = options.device;
-  settings.precision = options.precision;
-  settings.gradient_clip = options.gradient_clip;
-  settings.loss_reduction = LossReduction::kPerNode;
-  settings.split_on_oom = false;
-  return settings;
-}
 
 // Expected stored entries of the subgraph induced by a uniformly random part of `part` nodes:
 // each self-loop whose node is chosen, each other entry whose two nodes are.
@@ -225,21 +225,15 @@ memory::PeakSample measure_node_sampled_step(const store::NodeGraphStore& store,
     throw std::invalid_argument("node step probe: the part has no training node");
   models::NodeGcnConfig shape = model;
   shape.num_nodes = static_cast<std::int64_t>(store.num_nodes());
-  models::NodeGcn network(shape);
-  network->to(options.device);
-  network->train();
-  RowBlockedAdam optimizer(
-      network->parameters(),
-      torch::optim::AdamOptions(options.learning_rate).weight_decay(options.weight_decay));
-  const TaskLoss loss = [&](const TaskBatch& part) { return sampled_node_loss(*network, part); };
-  TrainingStep step(builder, network->parameters(), optimizer, loss, probe_step_settings(options));
-  const auto peak = memory::measure_peak_bytes(
-      options.device, [&] { step.run(*batch); }, [&] { step.run(*batch); });
+  const auto loss_of = [](models::NodeGcnImpl& network, const TaskBatch& part) {
+    return sampled_node_loss(network, part);
+  };
+  const auto peak = probe_step_peak(shape, options, builder, *batch, loss_of, outside);
   memory::PeakSample sample;
   sample.nodes = nodes.size();
   sample.edges = static_cast<std::uint64_t>(sampled.adjacency().num_entries());
   sample.graphs = 1;
-  sample.peak_bytes = static_cast<double>(peak - outside);
+  sample.peak_bytes = peak;
   return sample;
 }
 
