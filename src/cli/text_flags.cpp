@@ -12,7 +12,7 @@
 namespace headroom::cli {
 
 void TextFlags::add_to(CLI::App& command) {
-  const std::string group = "Text corpora (labels.tsv + corpus.txt / corpus.clean.txt)";
+  const std::string group(kTextFlagsGroup);
   command
       .add_option("--text-source", source,
                   "Which corpus file: auto (corpus.clean.txt when present, else corpus.txt), raw "

@@ -8,8 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace headroom::models {
 namespace {
 
@@ -21,29 +19,9 @@ at::Tensor glorot(std::int64_t rows, std::int64_t columns) {
 
 }  // namespace
 
-void NodeGcnConfig::validate() const {
-  if (num_nodes <= 0 || hidden <= 0 || num_classes <= 0)
-    throw std::invalid_argument("node GCN: nodes, hidden width and classes must be positive");
-  if (!(dropout >= 0 && dropout < 1))
-    throw std::invalid_argument("node GCN: dropout must be in [0, 1)");
-}
-
-void to_json(nlohmann::json& json, const NodeGcnConfig& config) {
-  json = {{"num_nodes", config.num_nodes},
-          {"hidden", config.hidden},
-          {"num_classes", config.num_classes},
-          {"dropout", config.dropout}};
-}
-
-void from_json(const nlohmann::json& json, NodeGcnConfig& config) {
-  json.at("num_nodes").get_to(config.num_nodes);
-  json.at("hidden").get_to(config.hidden);
-  json.at("num_classes").get_to(config.num_classes);
-  json.at("dropout").get_to(config.dropout);
-}
-
-NodeGcnImpl::NodeGcnImpl(const NodeGcnConfig& config) : config_(config) {
-  config_.validate();
+NodeGcnImpl::NodeGcnImpl(const NodeModelConfig& config) : NodeModelImpl(config) {
+  if (config_.architecture != NodeArchitecture::kGcn)
+    throw std::invalid_argument("node GCN: the configuration names another architecture");
   identity_weight =
       register_parameter("identity_weight", glorot(config_.num_nodes, config_.hidden));
   output_weight = register_parameter("output_weight", glorot(config_.hidden, config_.num_classes));
@@ -82,10 +60,9 @@ at::Tensor NodeGcnImpl::forward_on(const nn::SparseAdjacency& subgraph,
 }
 
 at::Tensor NodeGcnImpl::infer_by_row_blocks(const nn::SparseAdjacency& adjacency,
-                                            std::int64_t rows_per_block) {
-  if (torch::GradMode::is_enabled())
-    throw std::logic_error("node GCN: inference by row blocks runs without autograd");
-  if (rows_per_block <= 0) throw std::invalid_argument("node GCN: rows per block must be positive");
+                                            const InferenceBlocks& blocks) {
+  require_inference("inference by row blocks", blocks);
+  const auto rows_per_block = blocks.rows;
   const auto nodes = adjacency.num_nodes();
   auto projected = torch::empty({nodes, config_.num_classes}, output_weight.options());
   for (std::int64_t first = 0; first < nodes; first += rows_per_block) {
@@ -99,10 +76,9 @@ at::Tensor NodeGcnImpl::infer_by_row_blocks(const nn::SparseAdjacency& adjacency
 }
 
 at::Tensor NodeGcnImpl::infer_rows(const nn::SparseAdjacency& adjacency, const at::Tensor& rows,
-                                   std::int64_t rows_per_block) {
-  if (torch::GradMode::is_enabled())
-    throw std::logic_error("node GCN: inference of listed rows runs without autograd");
-  if (rows_per_block <= 0) throw std::invalid_argument("node GCN: rows per block must be positive");
+                                   const InferenceBlocks& blocks) {
+  require_inference("inference of listed rows", blocks);
+  const auto rows_per_block = blocks.rows;
   // The rows' neighbours, ascending: the hidden rows their logits read.
   const auto offsets = adjacency.row_offsets().cpu();
   const auto columns = adjacency.columns().cpu();

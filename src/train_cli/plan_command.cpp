@@ -142,6 +142,7 @@ void plan_node_graph(const TrainingFlags& flags, const CLI::App& command, bool j
   const auto budget = context.device_budget;
   if (json) {
     nlohmann::json out = {{"task", "node classification"},
+                          {"model", plan.model},
                           {"mode", plan.mode()},
                           {"nodes", full.nodes},
                           {"entries", full.entries},
@@ -154,8 +155,8 @@ void plan_node_graph(const TrainingFlags& flags, const CLI::App& command, bool j
     fmt::print("{}\n", out.dump(2));
     return;
   }
-  fmt::print("stage node on {} ({}, device {})\n", util::printable_path(config.run.store), "GCN",
-             context.device.str());
+  fmt::print("stage node on {} ({}, device {})\n", util::printable_path(config.run.store),
+             train::describe_node_model(plan.model), context.device.str());
   fmt::print("  {:>8} {:>12} {:>14}\n", "nodes", "entries", "peak");
   for (const auto& sample : full.samples)
     fmt::print("  {:>8} {:>12} {:>10.1f} MiB  probe, full batch of an induced subgraph\n",
@@ -190,11 +191,12 @@ void add_plan_command(CLI::App& app) {
       "         headroom plan --store stores/hcrl_sa --preset vgae,student --precision bf16-mixed\n"
       "         headroom plan --store stores/hcrl_sa --preset gat,teacher --mode static\n"
       "         headroom plan --store stores/r8   (a node-graph store: stage node's full-batch "
-      "step)");
+      "step)\n"
+      "         headroom plan --store stores/r8 --preset gat");
   command->callback([flags, json, mode, command] {
-    auto config = flags->resolve(train::Stage::kNormal);
-    if (store::store_kind_at(config.run.store) == store::kNodeGraphStoreKind)
+    if (store::store_kind_at(flags->store) == store::kNodeGraphStoreKind)
       return plan_node_graph(*flags, *command, *json);
+    auto config = flags->resolve(train::Stage::kNormal);
     flags->require_flags_of_family(config.model.family);
     auto context = train::resolve_run_context(config);
     const auto& device = context.device;

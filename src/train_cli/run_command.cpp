@@ -14,7 +14,6 @@
 #include "headroom/train/pipeline/pipeline.hpp"
 #include "headroom/train/stages/node_classifier_stage.hpp"
 #include "headroom/train_cli/data_parallel.hpp"
-#include "headroom/train_cli/node_task_flags.hpp"
 #include "headroom/train_cli/tracking_flags.hpp"
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_flags.hpp"
@@ -28,9 +27,9 @@ namespace {
 // The node task on a text corpus: corpus -> TextGCN's graph (a node-graph store) -> GCN trained
 // full-batch -> evaluation of every split; ends with the test accuracy and macro-F1.
 void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path store,
-                     const preprocess::PreprocessOptions& shared, const TextFlags& text,
-                     const TrainingFlags& training, const TrackingFlags& tracking,
-                     const CLI::App& command) {
+                     const std::string& node_model, const preprocess::PreprocessOptions& shared,
+                     const TextFlags& text, const TrainingFlags& training,
+                     const TrackingFlags& tracking, const CLI::App& command) {
   const auto given = [&command](const char* flag) {
     const auto* option = command.get_option_no_throw(flag);
     return option != nullptr && option->count() > 0;
@@ -40,7 +39,11 @@ void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path 
     store = std::filesystem::path("stores") / (name.empty() ? "corpus" : name);
   }
   auto config = training.resolve(train::Stage::kNode);
-  train::apply_node_task_defaults(config, node_defaults_given(command));
+  config.model.family = node_model;
+  train::apply_node_task_defaults(config, {.preset = true,
+                                           .max_epochs = given("--max-epochs"),
+                                           .weight_decay = given("--weight-decay"),
+                                           .gradient_clip = given("--gradient-clip")});
   config.run.store = store;
   config.run.seed = shared.seed;
   config.run.threads = static_cast<int>(shared.threads);
@@ -91,6 +94,7 @@ void add_run_command(CLI::App& app) {
     std::string synthetic_dir = "data/synthetic";
     synthetic::SyntheticDatasetOptions synthetic;
     bool regenerate = false;
+    std::string node_model = "gcn";
     PreprocessFlags flags;
     TextFlags text;
     TrainingFlags training;
@@ -116,17 +120,25 @@ void add_run_command(CLI::App& app) {
                     "Regenerate the synthetic dataset even if it exists");
   state->flags.add_to(*command);
   state->text.add_to(*command);
+  command
+      ->add_option("--node-model", state->node_model,
+                   "A text corpus's node classifier: gcn (TextGCN's) or gat (8 heads × 8 channels)")
+      ->check(CLI::IsMember({"gcn", "gat"}))
+      ->capture_default_str()
+      ->group(std::string(kTextFlagsGroup));
   state->training.add_to(*command, FlagGroups::all(), /*with_store=*/false, /*with_preset=*/false,
                          /*shares_preprocess_flags=*/true);
   state->tracking.add_to(*command);
   command->footer(
       "Example: headroom run            (synthetic default)\n"
       "         headroom run ../shared/data/can/hcrl_sa --threads 2\n"
-      "         headroom run ../shared/data/text/r8  (TextGCN: node classification)");
+      "         headroom run ../shared/data/text/r8  (TextGCN: node classification)\n"
+      "         headroom run ../shared/data/text/r8 --node-model gat");
   command->callback([state, command] {
     if (!state->dataset.empty() && text::is_text_corpus(state->dataset))
-      return run_text_corpus(state->dataset, state->store, state->flags.resolve(), state->text,
-                             state->training, state->tracking, *command);
+      return run_text_corpus(state->dataset, state->store, state->node_model,
+                             state->flags.resolve(), state->text, state->training, state->tracking,
+                             *command);
     std::filesystem::path dataset = state->dataset;
     if (dataset.empty()) {
       dataset = state->synthetic_dir;

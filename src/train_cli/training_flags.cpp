@@ -72,7 +72,10 @@ void TrainingFlags::add_to(CLI::App& command, FlagGroups groups, bool with_store
     command.add_option("--store", store, "Graph store to train on (from `headroom preprocess`)")
         ->required();
   if (with_preset)
-    command.add_option("--preset", preset, "MODEL,SIZE: gat, gcn or vgae; teacher or student")
+    command
+        .add_option("--preset", preset,
+                    "MODEL,SIZE: gat, gcn or vgae; teacher or student (a node-graph store: gcn or "
+                    "gat alone)")
         ->capture_default_str();
   command
       .add_option("--dataset", config.run.dataset, "Run-directory name (default: the store's name)")
@@ -417,11 +420,15 @@ train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {
   train::TrainingConfig c = config;
   c.stage = stage;
   const auto comma = preset.find(',');
-  if (comma == std::string::npos)
+  if (comma == std::string::npos && stage == train::Stage::kNode) {
+    c.model.family = preset;  // the node models have no sizes (validate() checks the name)
+  } else if (comma == std::string::npos) {
     throw std::invalid_argument("--preset must be MODEL,SIZE (e.g. gat,teacher), not '" + preset +
                                 "'");
-  c.model.family = std::string(train::model_family(preset.substr(0, comma)).name());
-  c.model.size = models::parse_model_size(preset.substr(comma + 1));
+  } else {
+    c.model.family = std::string(train::model_family(preset.substr(0, comma)).name());
+    c.model.size = models::parse_model_size(preset.substr(comma + 1));
+  }
   c.run.store = store;
   c.run.runs_dir = runs_dir;
   if (wait_for_lock) c.run.when_locked = util::WhenLocked::kWait;

@@ -48,7 +48,7 @@ void evaluation_pass(NodeGcn& model, const nn::SparseAdjacency& a) {
 TEST(NodeGcn, ATrainingForwardAfterAnEvaluationPassGivesTheSameLossAndGradient) {
   const auto a = ring(12);
   torch::manual_seed(3);
-  NodeGcn model(NodeGcnConfig{.num_nodes = 12, .hidden = 5, .num_classes = 3, .dropout = 0.0});
+  NodeGcn model(NodeModelConfig{.num_nodes = 12, .hidden = 5, .num_classes = 3, .dropout = 0.0});
   const auto [fresh_loss, fresh_grad] = training_pass(model, a);
   evaluation_pass(model, a);
   const auto [reused_loss, reused_grad] = training_pass(model, a);
@@ -59,14 +59,14 @@ TEST(NodeGcn, ATrainingForwardAfterAnEvaluationPassGivesTheSameLossAndGradient) 
 TEST(NodeGcn, AKeptProductIsNotReusedOnceTheWeightsChange) {
   const auto a = ring(12);
   torch::manual_seed(4);
-  NodeGcn model(NodeGcnConfig{.num_nodes = 12, .hidden = 5, .num_classes = 3, .dropout = 0.0});
+  NodeGcn model(NodeModelConfig{.num_nodes = 12, .hidden = 5, .num_classes = 3, .dropout = 0.0});
   evaluation_pass(model, a);
   {
     const torch::NoGradGuard no_grad;
     model->identity_weight.mul_(2.0);  // what an optimiser step does: in place
   }
   const auto [after_step, grad] = training_pass(model, a);
-  NodeGcn reference(NodeGcnConfig{.num_nodes = 12, .hidden = 5, .num_classes = 3, .dropout = 0.0});
+  NodeGcn reference(NodeModelConfig{.num_nodes = 12, .hidden = 5, .num_classes = 3, .dropout = 0.0});
   {
     const torch::NoGradGuard no_grad;
     reference->identity_weight.copy_(model->identity_weight);

@@ -68,6 +68,28 @@ TEST(NodeClassification, LearnsASeparableCorpusAndEvaluatesEverySplit) {
   EXPECT_LT(epochs.back()["train_loss"].get<double>(), epochs.front()["train_loss"].get<double>());
 }
 
+TEST(NodeClassification, AGatLearnsASeparableCorpus) {
+  testing::TempDir dir;
+  TrainingConfig config;
+  config.model.family = "gat";
+  apply_node_task_defaults(config, {.preset = true});
+  config.run.store = build_store(dir);
+  config.run.runs_dir = dir / "runs";
+  config.run.threads = 2;
+  config.run.progress = false;
+  config.optimisation.max_epochs = 40;
+  const auto result = run_node_classifier_stage(config);
+
+  const auto& test = result.evaluation.at("test");
+  EXPECT_GE(test.accuracy, 0.9);
+  EXPECT_GE(test.macro_f1, 0.9);
+  const auto run_dir = dir / "runs" / "store" / "node_gat";
+  EXPECT_EQ(result.training.run_dir, run_dir);
+  const auto evaluation = read_json(run_dir / "evaluation.json");
+  EXPECT_EQ(evaluation["model"], "node_gat");
+  EXPECT_EQ(evaluation["training"]["mode"], "full-batch");
+}
+
 TEST(NodeClassification, TheIdentityInputIsNeverBuilt) {
   // N = 4000 nodes on a ring: an N × N float identity would be 64 MB, while W1 is N × 4 floats.
   constexpr std::int64_t n = 4000;
@@ -84,7 +106,7 @@ TEST(NodeClassification, TheIdentityInputIsNeverBuilt) {
   memory::install_counting_cpu_allocator();
   const auto before = memory::memory_snapshot().cpu.current_bytes;
   memory::reset_peak();
-  models::NodeGcn model(models::NodeGcnConfig{.num_nodes = n, .hidden = 4, .num_classes = 2});
+  models::NodeGcn model(models::NodeModelConfig{.num_nodes = n, .hidden = 4, .num_classes = 2});
   const auto labels = torch::randint(0, 2, {n}, torch::kInt64);
   torch::nn::functional::cross_entropy(model->forward(adjacency), labels).backward();
   const auto peak = memory::memory_snapshot().cpu.peak_bytes - before;
@@ -102,7 +124,8 @@ std::string run_command(const std::filesystem::path& corpus, const std::filesyst
 
 // Runs `command` straight, then again killed after 3 epochs and resumed; the two evaluations
 // must be the same.
-void expect_resumed_run_equals_straight_one(const testing::TempDir& dir, const std::string& extra) {
+void expect_resumed_run_equals_straight_one(const testing::TempDir& dir, const std::string& extra,
+                                            const std::string& model = "node_gcn") {
   std::string output;
   ASSERT_EQ(testing::run_command(run_command(dir / "corpus", dir / "straight", dir / "s1", extra),
                                  &output),
@@ -110,7 +133,7 @@ void expect_resumed_run_equals_straight_one(const testing::TempDir& dir, const s
       << output;
   EXPECT_NE(output.find("test accuracy"), std::string::npos) << output;
 
-  const auto run_dir = dir / "resumed" / "s2" / "node_gcn";
+  const auto run_dir = dir / "resumed" / "s2" / model;
   ASSERT_TRUE(
       testing::kill_after_epochs(run_command(dir / "corpus", dir / "resumed", dir / "s2", extra),
                                  run_dir / "metrics.jsonl", 3))
@@ -122,7 +145,7 @@ void expect_resumed_run_equals_straight_one(const testing::TempDir& dir, const s
       << output;
   EXPECT_NE(output.find("resuming"), std::string::npos) << output;
 
-  const auto a = read_json(dir / "straight" / "s1" / "node_gcn" / "evaluation.json");
+  const auto a = read_json(dir / "straight" / "s1" / model / "evaluation.json");
   const auto b = read_json(run_dir / "evaluation.json");
   EXPECT_EQ(a["splits"], b["splits"]);
   EXPECT_EQ(a["checkpoint_epoch"], b["checkpoint_epoch"]);
@@ -143,7 +166,7 @@ TEST(NodeClassification, AKilledSampledRunResumesToTheUninterruptedResult) {
   // A budget between the smallest sampled step and the full batch, measured on the same graph.
   const auto store =
       store::NodeGraphStore::open(testing::build_separable_store(dir.path() / "probe", 3, 40));
-  const models::NodeGcnConfig model{
+  const models::NodeModelConfig model{
       .num_nodes = static_cast<std::int64_t>(store.num_nodes()), .hidden = 2048, .num_classes = 3};
   const auto peaks = testing::measure_node_step_peaks(store, model);
   ASSERT_LT(peaks.floor, peaks.whole);
@@ -152,6 +175,12 @@ TEST(NodeClassification, AKilledSampledRunResumesToTheUninterruptedResult) {
       dir, " --hidden 2048 --memory-budget " + std::to_string(budget));
   const auto evaluation = read_json(dir / "straight" / "s1" / "node_gcn" / "evaluation.json");
   EXPECT_EQ(evaluation["training"]["mode"], "sampled");
+}
+
+TEST(NodeClassification, AKilledGatRunResumesToTheUninterruptedResult) {
+  testing::TempDir dir;
+  testing::write_separable_corpus(dir / "corpus", 3, 40);
+  expect_resumed_run_equals_straight_one(dir, " --node-model gat", "node_gat");
 }
 
 }  // namespace

@@ -86,21 +86,21 @@ TEST(NodeGcnInference, RowBlocksAndListedRowsGiveTheWholeGraphsForward) {
   const auto adjacency = whole_graph(store);
   torch::manual_seed(3);
   models::NodeGcn model(
-      models::NodeGcnConfig{.num_nodes = adjacency.num_nodes(), .hidden = 16, .num_classes = 3});
+      models::NodeModelConfig{.num_nodes = adjacency.num_nodes(), .hidden = 16, .num_classes = 3});
   model->eval();
   const torch::NoGradGuard no_grad;
   const auto whole = model->forward(adjacency);
   for (const std::int64_t rows : {std::int64_t{1}, std::int64_t{7}, adjacency.num_nodes()}) {
-    const auto blocked = model->infer_by_row_blocks(adjacency, rows);
+    const auto blocked = model->infer_by_row_blocks(adjacency, {.rows = rows});
     EXPECT_TRUE(torch::allclose(blocked, whole, 1e-5, 1e-6)) << rows << " rows per block";
   }
   // Listed rows, in any order: the same logits, from their neighbourhood's hidden rows alone.
   const auto rows = torch::tensor(std::vector<std::int64_t>{17, 3, 40, 3, 0}, torch::kInt64);
-  EXPECT_TRUE(torch::allclose(model->infer_rows(adjacency, rows, 5), whole.index_select(0, rows),
-                              1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(model->infer_rows(adjacency, rows, {.rows = 5}),
+                              whole.index_select(0, rows), 1e-5, 1e-6));
   const at::AutoGradMode with_grad(true);
-  EXPECT_THROW(model->infer_by_row_blocks(adjacency, 7), std::logic_error);
-  EXPECT_THROW(model->infer_rows(adjacency, rows, 5), std::logic_error);
+  EXPECT_THROW(model->infer_by_row_blocks(adjacency, {.rows = 7}), std::logic_error);
+  EXPECT_THROW(model->infer_rows(adjacency, rows, {.rows = 5}), std::logic_error);
 }
 
 TEST(NodeSampledPlan, PicksPartsWhoseMeasuredStepFitsAndRefusesBelowTheModelsOwnState) {
@@ -108,7 +108,7 @@ TEST(NodeSampledPlan, PicksPartsWhoseMeasuredStepFitsAndRefusesBelowTheModelsOwn
   const auto store =
       store::NodeGraphStore::open(testing::build_separable_store(dir.path(), 4, 100));
   // Wide enough that, as on a real corpus, the activations weigh like the model's state.
-  const models::NodeGcnConfig model{
+  const models::NodeModelConfig model{
       .num_nodes = static_cast<std::int64_t>(store.num_nodes()), .hidden = 2048, .num_classes = 4};
   PeakProbeOptions options;
   options.gradient_clip = 0;
@@ -168,7 +168,7 @@ TEST(NodeStagePlanning, TrainsFullBatchWithinItsBudgetSampledBelowItAndRefusesBe
     config.model.hidden = 2048;
     return run_node_classifier_stage(config);
   };
-  const models::NodeGcnConfig model{
+  const models::NodeModelConfig model{
       .num_nodes = static_cast<std::int64_t>(store.num_nodes()), .hidden = 2048, .num_classes = 3};
   const auto peaks = testing::measure_node_step_peaks(store, model);
   const double state = 4.0 * static_cast<double>(model.num_nodes * model.hidden * 4);
@@ -212,6 +212,43 @@ TEST(NodeStagePlanning, TrainsFullBatchWithinItsBudgetSampledBelowItAndRefusesBe
   EXPECT_FALSE(std::filesystem::exists(runs_for(starved) / "store" / "node_gcn" / "metrics.jsonl"));
 }
 
+// The GAT through the same plan: below its full batch it trains on sampled subgraphs (its
+// validation and evaluation over row neighbourhoods), every epoch within the budget.
+TEST(NodeStagePlanning, AGatBelowItsFullBatchTrainsSampledWithinItsBudget) {
+  testing::TempDir dir;
+  const auto store_path = testing::build_separable_store(dir.path(), 3, 120);
+  const auto store = store::NodeGraphStore::open(store_path);
+  const models::NodeModelConfig model{.num_nodes = static_cast<std::int64_t>(store.num_nodes()),
+                                      .hidden = 64,
+                                      .num_classes = 3,
+                                      .architecture = models::NodeArchitecture::kGat,
+                                      .heads = 8};
+  const auto peaks = testing::measure_node_step_peaks(store, model);
+  ASSERT_GT(peaks.whole, peaks.floor);
+  TrainingConfig config;
+  config.model.family = "gat";
+  apply_node_task_defaults(config, {.preset = true});
+  config.run.store = store_path;
+  config.run.runs_dir = dir / "runs";
+  config.run.threads = 2;
+  config.run.progress = false;
+  config.optimisation.max_epochs = 30;
+  config.memory.budget = peaks.budget_between(0.4);
+  config.model.hidden = 64;
+  const auto result = run_node_classifier_stage(config);
+
+  ASSERT_EQ(result.mode, "sampled");
+  EXPECT_GE(result.parts_per_epoch, 2);
+  EXPECT_GE(result.evaluation.at("test").accuracy, 0.9);
+  const auto epochs =
+      testing::read_metrics(dir / "runs" / "store" / "node_gat" / "metrics.jsonl", "epoch");
+  ASSERT_FALSE(epochs.empty());
+  for (const auto& epoch : epochs) {
+    EXPECT_LE(epoch["utilization"].get<double>(), 1.0) << epoch.dump();
+    EXPECT_EQ(epoch["oom_events"], 0);
+  }
+}
+
 }  // namespace
 }  // namespace headroom::train
 
@@ -224,7 +261,7 @@ TEST(NodePlanCommand, ShowsTheFullBatchOrTheSampledStepsThatFitTheBudget) {
   testing::TempDir dir;
   const auto store_path = testing::build_separable_store(dir.path(), 3, 120);
   const auto store = store::NodeGraphStore::open(store_path);
-  const models::NodeGcnConfig model{
+  const models::NodeModelConfig model{
       .num_nodes = static_cast<std::int64_t>(store.num_nodes()), .hidden = 2048, .num_classes = 3};
   const auto peaks = testing::measure_node_step_peaks(store, model);
   const auto plan = [&](std::int64_t budget) {

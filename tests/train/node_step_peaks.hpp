@@ -8,7 +8,7 @@
 #include <numeric>
 #include <vector>
 
-#include "headroom/models/node_gcn.hpp"
+#include "headroom/models/node_model.hpp"
 #include "headroom/store/node_graph_store.hpp"
 #include "headroom/train/step/node_step_probe.hpp"
 
@@ -26,7 +26,7 @@ struct NodeStepPeaks {
 
 // Measured with the probes' options (no gradient clipping, as the node task trains).
 inline NodeStepPeaks measure_node_step_peaks(const store::NodeGraphStore& store,
-                                             const models::NodeGcnConfig& model) {
+                                             const models::NodeModelConfig& model) {
   train::PeakProbeOptions options;
   options.gradient_clip = 0;
   std::vector<std::uint32_t> every(store.num_nodes());

@@ -68,7 +68,7 @@ TEST(NodeFullBatchPlan, PredictsTheWholeGraphsMeasuredStep) {
   testing::TempDir dir;
   const auto store =
       store::NodeGraphStore::open(testing::build_separable_store(dir.path(), 6, 150));
-  const models::NodeGcnConfig model{.num_nodes = 0, .hidden = 64, .num_classes = 6};
+  const models::NodeModelConfig model{.num_nodes = 0, .hidden = 64, .num_classes = 6};
   PeakProbeOptions options;
   options.gradient_clip = 0;
   const auto plan = plan_node_full_batch(store, model, options, 1);
@@ -83,6 +83,29 @@ TEST(NodeFullBatchPlan, PredictsTheWholeGraphsMeasuredStep) {
       << describe_node_plan(plan, 0);
   EXPECT_NE(describe_node_plan(plan, 1 << 30).find("it fits"), std::string::npos);
   EXPECT_NE(describe_node_plan(plan, 1 << 10).find("it does not fit"), std::string::npos);
+}
+
+// The GAT's step grows with the entries too (its attention graph and attention values are tensor
+// bytes, unlike the GCN's mapped adjacency on the CPU): the fit must carry them to the whole graph.
+TEST(NodeFullBatchPlan, PredictsAGatsMeasuredStepWhoseEntriesCostBytes) {
+  testing::TempDir dir;
+  const auto store =
+      store::NodeGraphStore::open(testing::build_separable_store(dir.path(), 6, 150));
+  const models::NodeModelConfig model{.num_nodes = 0,
+                                      .hidden = 8,
+                                      .num_classes = 6,
+                                      .architecture = models::NodeArchitecture::kGat,
+                                      .heads = 8};
+  PeakProbeOptions options;
+  options.gradient_clip = 0;
+  const auto plan = plan_node_full_batch(store, model, options, 1);
+  EXPECT_GT(plan.fit.bytes_per_edge, 8.0) << describe_node_plan(plan, 0);
+
+  std::vector<std::uint32_t> every(store.num_nodes());
+  std::iota(every.begin(), every.end(), 0U);
+  const auto measured = measure_node_full_batch(store, every, model, options);
+  EXPECT_NEAR(plan.predicted_bytes, measured.peak_bytes, 0.1 * measured.peak_bytes)
+      << describe_node_plan(plan, 0);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/text/text_graph_builder.hpp"
@@ -16,6 +17,10 @@ class App;
 }
 
 namespace headroom::cli {
+
+// The help group of the text-corpus flags (run adds its own to it).
+inline constexpr std::string_view kTextFlagsGroup =
+    "Text corpora (labels.tsv + corpus.txt / corpus.clean.txt)";
 
 // Binds the flags to its fields; call resolve() after parsing.
 struct TextFlags {

@@ -8,54 +8,38 @@
 // Not thread-safe (a torch module).
 #pragma once
 
-#include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
 
-#include <nlohmann/json_fwd.hpp>
-
+#include "headroom/models/node_model.hpp"
 #include "headroom/nn/sparse_adjacency.hpp"
 
 namespace headroom::models {
 
-struct NodeGcnConfig {
-  std::int64_t num_nodes = 0;    // N: the identity input's width, W1's rows
-  std::int64_t hidden = 200;     // TextGCN's
-  std::int64_t num_classes = 0;  // logits per node
-  double dropout = 0.5;          // on the hidden layer, in training mode
-
-  // Throws std::invalid_argument for a non-positive size or a dropout outside [0, 1).
-  void validate() const;
-  // Float32 parameters: (N + classes) × hidden.
-  std::int64_t parameter_count() const { return (num_nodes + num_classes) * hidden; }
-};
-
-void to_json(nlohmann::json& json, const NodeGcnConfig& config);
-void from_json(const nlohmann::json& json, NodeGcnConfig& config);
-
-class NodeGcnImpl : public torch::nn::Module {
+class NodeGcnImpl : public NodeModelImpl {
  public:
-  explicit NodeGcnImpl(const NodeGcnConfig& config);
+  // config.architecture must be kGcn.
+  explicit NodeGcnImpl(const NodeModelConfig& config);
   // Logits of every node, float32 [N, num_classes]; `adjacency` is N × N on the module's device.
-  at::Tensor forward(const nn::SparseAdjacency& adjacency);
+  at::Tensor forward(const nn::SparseAdjacency& adjacency) override;
   // Logits of a subgraph's nodes, float32 [n, num_classes]: `subgraph` is n × n over the nodes
   // `node_ids` (int64 [n], ids of the whole graph: their identity inputs are those W1 rows), on
   // the module's device. A sampled step's forward (train/step/node_subgraph_batch.hpp).
-  at::Tensor forward_on(const nn::SparseAdjacency& subgraph, const at::Tensor& node_ids);
-  // forward(adjacency) without autograd and in evaluation mode (no dropout), `rows_per_block`
-  // hidden rows at a time: Â · relu(Â · W1) · W2 as Â · Z with Z = relu(Â · W1) · W2 built block by
-  // block, so that the N × hidden activations never exist at once. `adjacency` may stay on the
-  // host while the module is on a device (each block's rows travel). Throws std::logic_error under
-  // autograd.
-  at::Tensor infer_by_row_blocks(const nn::SparseAdjacency& adjacency, std::int64_t rows_per_block);
+  at::Tensor forward_on(const nn::SparseAdjacency& subgraph, const at::Tensor& node_ids) override;
+  // forward(adjacency) without autograd and in evaluation mode (no dropout), `blocks.rows`
+  // hidden rows at a time (`blocks.entries` does not bound its bytes and is not read): Â · relu(Â ·
+  // W1) · W2 as Â · Z with Z = relu(Â · W1) · W2 built block by block, so that the N × hidden
+  // activations never exist at once. `adjacency` may stay on the host while the module is on a
+  // device (each block's rows travel). Throws std::logic_error under autograd.
+  at::Tensor infer_by_row_blocks(const nn::SparseAdjacency& adjacency,
+                                 const InferenceBlocks& blocks) override;
   // The logits of the nodes `rows` alone (int64 [K] on the host), as infer_by_row_blocks gives
   // them: the hidden layer is computed only for the rows' neighbours (the nodes their logits
-  // read), `rows_per_block` at a time. Validation reads a few thousand documents; their
+  // read), `blocks.rows` at a time. Validation reads a few thousand documents; their
   // neighbourhood is a part of the graph's entries, not all of them.
   at::Tensor infer_rows(const nn::SparseAdjacency& adjacency, const at::Tensor& rows,
-                        std::int64_t rows_per_block);
-  const NodeGcnConfig& config() const { return config_; }
+                        const InferenceBlocks& blocks) override;
 
   at::Tensor identity_weight;  // W1 [N, hidden]: row i is node i's first-layer input times W1
   at::Tensor output_weight;    // W2 [hidden, num_classes]
@@ -73,7 +57,6 @@ class NodeGcnImpl : public torch::nn::Module {
   };
   at::Tensor first_layer(const nn::SparseAdjacency& adjacency);
 
-  NodeGcnConfig config_;
   FirstLayerMemo memo_;
 };
 TORCH_MODULE(NodeGcn);

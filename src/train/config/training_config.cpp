@@ -200,9 +200,9 @@ void validate(const TrainingConfig& config) {
   if (config.stage == Stage::kEvaluation) return;
   if (config.stage == Stage::kFusion) return config.fusion.validate();
   if (config.stage == Stage::kNode) {
-    if (config.model.family != "gcn")
-      fail("stage node trains a GCN on one graph's nodes: '" + config.model.family +
-           "' is not available for it yet");
+    if (config.model.family != "gcn" && config.model.family != "gat")
+      fail("stage node trains a GCN or a GAT on one graph's nodes (--preset gcn or gat), not '" +
+           config.model.family + "'");
     if (config.distillation.enabled) fail("--use-kd is not available for stage node");
     return;
   }

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "headroom/models/node_gcn.hpp"
+#include "headroom/models/node_model.hpp"
 #include "headroom/nn/sparse_adjacency.hpp"
 #include "headroom/store/node_graph_store.hpp"
 #include "headroom/train/context/node_run_context.hpp"
@@ -25,8 +25,6 @@
 
 namespace headroom::train {
 namespace {
-
-constexpr std::string_view kCheckpointKind = "node_gcn";
 
 // What a run on this graph must agree with to resume: the graph's content (its arrays'
 // checksums) and how its splits were drawn.
@@ -50,9 +48,14 @@ at::Tensor view_of(std::span<const T> values, at::ScalarType type) {
 }
 
 // The model's initial weights drawn from the run's seed: part of the run's determinism.
-models::NodeGcn seeded_model(const models::NodeGcnConfig& config, std::uint64_t seed) {
+models::NodeModel seeded_model(const models::NodeModelConfig& config, std::uint64_t seed) {
   torch::manual_seed(seed);
-  return models::NodeGcn(config);
+  return models::make_node_model(config);
+}
+
+// The checkpoints' kind: node_gcn or node_gat (a resume with the other model is refused).
+std::string checkpoint_kind(const models::NodeModelConfig& config) {
+  return "node_" + std::string(models::to_string(config.architecture));
 }
 
 class NodeClassifierStage {
@@ -73,21 +76,21 @@ class NodeClassifierStage {
       throw std::runtime_error(fmt::format(
           "{}: the graph has {} training and {} validation nodes; node classification needs both",
           util::printable_path(config.run.store), train_nodes_.size(), validation_nodes_.size()));
-    run_.log(fmt::format(
-        "stage node: GCN ({} hidden, dropout {}) on {} nodes, {} entries, {} classes; {} training "
-        "and {} validation nodes; identity features as the first layer's {} weight "
-        "rows; device {}, precision {}",
-        model_config_.hidden, model_config_.dropout, store_.num_nodes(), store_.num_edges(),
-        model_config_.num_classes, train_nodes_.size(), validation_nodes_.size(),
-        model_config_.num_nodes, config.run.device, config.run.precision));
+    run_.log(
+        fmt::format("stage node: {} on {} nodes, {} entries, {} classes; {} training "
+                    "and {} validation nodes; identity features as the first layer's {} weight "
+                    "rows; device {}, precision {}",
+                    describe_node_model(model_config_), store_.num_nodes(), store_.num_edges(),
+                    model_config_.num_classes, train_nodes_.size(), validation_nodes_.size(),
+                    model_config_.num_nodes, config.run.device, config.run.precision));
   }
 
   NodeStageResult run(const LoopHooks& hooks) {
     plan_within_budget();
     TrainingTask task = sampled() ? sampled_task() : full_batch_task();
     task.data_identity = node_graph_identity(store_.metadata());
-    task.model = model_.ptr();
-    task.checkpoint.kind = std::string(kCheckpointKind);
+    task.model = model_;
+    task.checkpoint.kind = checkpoint_kind(model_config_);
     task.checkpoint.model_config = model_config_;
     task.loss_reduction = LossReduction::kPerNode;
     task.validate = [this] { return validate(); };
@@ -185,11 +188,43 @@ class NodeClassifierStage {
         plan_.sampled->nodes_per_part, kInferenceRows));
   }
 
+  // Sampled inference's first blocks: at most kInferenceRows rows and the entries a sampled step
+  // held (the GAT's block bytes grow with them; without backward or dropout a block costs less
+  // than the step that trained on as many).
+  models::InferenceBlocks first_inference_blocks() const {
+    return {.rows = kInferenceRows,
+            .entries = std::max<std::int64_t>(
+                1, static_cast<std::int64_t>(plan_.sampled->expected_entries))};
+  }
+
+  // Runs `pass` over the current inference blocks; when it runs out of memory (the budget's
+  // allocator or the device's), halves them and runs it again, as the OOM guard splits a step,
+  // and keeps the smaller blocks for later passes. A pass holds nothing between tries.
+  template <typename Pass>
+  at::Tensor with_fitting_blocks(Pass pass) {
+    if (!inference_blocks_) inference_blocks_ = first_inference_blocks();
+    for (;;) {
+      try {
+        return pass(*inference_blocks_);
+      } catch (const c10::OutOfMemoryError& error) {
+        auto& blocks = *inference_blocks_;
+        if (blocks.rows == 1 && blocks.entries == 1) throw;
+        blocks.rows = std::max<std::int64_t>(1, blocks.rows / 2);
+        blocks.entries = std::max<std::int64_t>(1, blocks.entries / 2);
+        run_.log(
+            fmt::format("inference ran out of memory ({}): blocks halved to {} rows and {} entries",
+                        error.what_without_backtrace(), blocks.rows, blocks.entries));
+      }
+    }
+  }
+
   // Logits of every node without autograd: the whole graph's forward, or (sampled) the same in
   // row blocks, whose activations stay within what a sampled step was planned to hold.
-  at::Tensor infer(models::NodeGcnImpl& model) {
-    return sampled() ? model.infer_by_row_blocks(adjacency(), kInferenceRows)
-                     : model.forward(adjacency());
+  at::Tensor infer(models::NodeModelImpl& model) {
+    if (!sampled()) return model.forward(adjacency());
+    return with_fitting_blocks([&](const models::InferenceBlocks& blocks) {
+      return model.infer_by_row_blocks(adjacency(), blocks);
+    });
   }
 
   // The normalised adjacency: a view of the store's mapping, on the training device when full
@@ -232,10 +267,12 @@ class NodeClassifierStage {
 
   // Sampled training validates on the validation nodes' rows alone (their neighbourhood's hidden
   // rows, not the whole graph's); the full batch's validation forward is the next step's first
-  // layer (NodeGcn's memo), so it stays whole.
+  // layer (NodeGcnImpl's memo; the GAT's attention graph is kept too), so it stays whole.
   ValidationResult validate() {
     const auto [loss, metrics] =
-        sampled() ? score(model_->infer_rows(adjacency(), validation_ids_, kInferenceRows),
+        sampled() ? score(with_fitting_blocks([this](const models::InferenceBlocks& blocks) {
+                            return model_->infer_rows(adjacency(), validation_ids_, blocks);
+                          }),
                           validation_nodes_, /*rows_only=*/true)
                   : score(infer(*model_), validation_nodes_);
     ValidationResult result;
@@ -247,7 +284,7 @@ class NodeClassifierStage {
   // The best checkpoint on every split with labelled nodes; evaluation.json (written atomically
   // by the writing process) holds them.
   std::map<std::string, eval::ClassMetrics> evaluate_best() {
-    models::NodeGcn best(model_config_);
+    const auto best = models::make_node_model(model_config_);
     load_checkpoint_weights(run_.best_checkpoint(), *best);
     best->to(context_.device);
     best->eval();
@@ -268,7 +305,7 @@ class NodeClassifierStage {
     if (util::process_role().writes()) {
       const auto info = read_checkpoint_info(run_.best_checkpoint());
       const nlohmann::json document = {{"task", "node classification"},
-                                       {"model", kCheckpointKind},
+                                       {"model", checkpoint_kind(model_config_)},
                                        {"store", config_.run.store.string()},
                                        {"classes", store_.metadata().classes},
                                        {"checkpoint_epoch", info.epoch},
@@ -286,12 +323,13 @@ class NodeClassifierStage {
   store::NodeGraphStore store_;
   RunContext context_;
   RunDirectory run_;
-  models::NodeGcnConfig model_config_;
-  models::NodeGcn model_;
+  models::NodeModelConfig model_config_;
+  models::NodeModel model_;
   std::vector<std::uint32_t> train_nodes_;
   std::vector<std::uint32_t> validation_nodes_;
   at::Tensor validation_ids_;  // the same, int64 on the host
   NodeStagePlan plan_;
+  std::optional<models::InferenceBlocks> inference_blocks_;  // sampled: the blocks that fit
   std::optional<nn::SparseAdjacency> adjacency_;
 };
 

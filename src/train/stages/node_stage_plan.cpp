@@ -1,18 +1,31 @@
 #include "headroom/train/stages/node_stage_plan.hpp"
 
+#include <fmt/format.h>
+
 #include "headroom/train/batches/batch_sizing.hpp"
 
 namespace headroom::train {
 
-models::NodeGcnConfig node_model_config(const ModelOptions& model,
-                                        const store::NodeGraphStore& store) {
-  models::NodeGcnConfig config;
+models::NodeModelConfig node_model_config(const ModelOptions& model,
+                                          const store::NodeGraphStore& store) {
+  models::NodeModelConfig config;
+  config.architecture = models::node_architecture(model.family);
   config.num_nodes = static_cast<std::int64_t>(store.num_nodes());
   config.num_classes = static_cast<std::int64_t>(store.metadata().classes.size());
-  config.hidden = model.hidden.value_or(200);
+  const bool gat = config.architecture == models::NodeArchitecture::kGat;
+  // TextGCN's 200 hidden units; GAT's 8 heads of 8 channels (Veličković et al.'s citation graphs).
+  config.hidden = model.hidden.value_or(gat ? kNodeGatChannels : kTextGcnHidden);
+  config.heads = gat ? model.heads.value_or(kNodeGatHeads) : 1;
   config.dropout = model.dropout.value_or(0.5);
   config.validate();
   return config;
+}
+
+std::string describe_node_model(const models::NodeModelConfig& config) {
+  if (config.architecture == models::NodeArchitecture::kGat)
+    return fmt::format("GAT ({} heads × {} channels, dropout {})", config.heads, config.hidden,
+                       config.dropout);
+  return fmt::format("GCN ({} hidden, dropout {})", config.hidden, config.dropout);
 }
 
 const char* NodeStagePlan::mode() const {
@@ -25,6 +38,7 @@ NodeStagePlan plan_node_stage(const TrainingConfig& config, const RunContext& co
   const auto model = node_model_config(config.model, store);
   const auto options = probe_options(config, context);
   NodeStagePlan plan;
+  plan.model = model;
   plan.budget_bytes = context.device_budget;
   plan.full_batch = plan_node_full_batch(store, model, options, config.run.seed);
   if (!plan.full_batch_fits())
@@ -34,6 +48,7 @@ NodeStagePlan plan_node_stage(const TrainingConfig& config, const RunContext& co
 
 nlohmann::json node_plan_json(const NodeStagePlan& plan) {
   nlohmann::json out = {{"mode", plan.mode()},
+                        {"model", plan.model},
                         {"memory_budget", plan.budget_bytes},
                         {"full_batch_predicted_bytes", plan.full_batch.predicted_bytes}};
   if (plan.sampled) {

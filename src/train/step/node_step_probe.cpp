@@ -90,10 +90,10 @@ StepSettings probe_step_settings(const PeakProbeOptions& options) {
 // step of `loss_of(model, batch)` to create Adam's state, then the measured one. Counted from
 // `outside`, the bytes live before the probe began.
 template <typename LossOf>
-double probe_step_peak(const models::NodeGcnConfig& shape, const PeakProbeOptions& options,
+double probe_step_peak(const models::NodeModelConfig& shape, const PeakProbeOptions& options,
                        const BatchBuilder& builder, const TaskBatch& batch, LossOf loss_of,
                        std::int64_t outside) {
-  models::NodeGcn network(shape);
+  const auto network = models::make_node_model(shape);
   network->to(options.device);
   network->train();
   RowBlockedAdam optimizer(
@@ -110,7 +110,7 @@ double probe_step_peak(const models::NodeGcnConfig& shape, const PeakProbeOption
 
 memory::PeakSample measure_node_full_batch(const store::NodeGraphStore& store,
                                            std::span<const std::uint32_t> nodes,
-                                           const models::NodeGcnConfig& model,
+                                           const models::NodeModelConfig& model,
                                            const PeakProbeOptions& options) {
   memory::install_counting_cpu_allocator();
   // What is live before the probe (a stage's own model, say) is not the probe's: its peak is
@@ -126,12 +126,12 @@ memory::PeakSample measure_node_full_batch(const store::NodeGraphStore& store,
                           borrowed(subgraph.weights, torch::kFloat32), /*symmetric=*/true)
           .to(options.device);
 
-  models::NodeGcnConfig shape = model;
+  models::NodeModelConfig shape = model;
   shape.num_nodes = subgraph.num_nodes();
   const SubgraphSeedBuilder builder(subgraph);
   // The stage's loss (train/stages/node_classifier_stage.cpp): the whole graph's logits, the
   // cross-entropy over the seeds' rows.
-  const auto loss_of = [&](models::NodeGcnImpl& network, const TaskBatch& batch) {
+  const auto loss_of = [&](models::NodeModelImpl& network, const TaskBatch& batch) {
     const auto& seed_batch = nodes_of(batch);
     return torch::nn::functional::cross_entropy(
         network.forward(adjacency).index_select(0, seed_batch.nodes()), seed_batch.labels());
@@ -147,7 +147,7 @@ memory::PeakSample measure_node_full_batch(const store::NodeGraphStore& store,
 }
 
 NodeFullBatchPlan plan_node_full_batch(const store::NodeGraphStore& store,
-                                       const models::NodeGcnConfig& model,
+                                       const models::NodeModelConfig& model,
                                        const PeakProbeOptions& options, std::uint64_t seed,
                                        std::span<const double> fractions) {
   if (store.nodes_in(store::NodeSplit::kTrain).empty())
@@ -214,7 +214,7 @@ std::int64_t part_size(std::int64_t nodes, std::int64_t parts) {
 
 memory::PeakSample measure_node_sampled_step(const store::NodeGraphStore& store,
                                              std::span<const std::uint32_t> nodes,
-                                             const models::NodeGcnConfig& model,
+                                             const models::NodeModelConfig& model,
                                              const PeakProbeOptions& options) {
   memory::install_counting_cpu_allocator();
   const auto outside = live_bytes(options.device);
@@ -223,9 +223,9 @@ memory::PeakSample measure_node_sampled_step(const store::NodeGraphStore& store,
   const auto& sampled = subgraph_of(*batch);
   if (sampled.seeds().numel() == 0)
     throw std::invalid_argument("node step probe: the part has no training node");
-  models::NodeGcnConfig shape = model;
+  models::NodeModelConfig shape = model;
   shape.num_nodes = static_cast<std::int64_t>(store.num_nodes());
-  const auto loss_of = [](models::NodeGcnImpl& network, const TaskBatch& part) {
+  const auto loss_of = [](models::NodeModelImpl& network, const TaskBatch& part) {
     return sampled_node_loss(network, part);
   };
   const auto peak = probe_step_peak(shape, options, builder, *batch, loss_of, outside);
@@ -238,7 +238,7 @@ memory::PeakSample measure_node_sampled_step(const store::NodeGraphStore& store,
 }
 
 NodeSampledPlan plan_node_sampled(const store::NodeGraphStore& store,
-                                  const models::NodeGcnConfig& model,
+                                  const models::NodeModelConfig& model,
                                   const PeakProbeOptions& options, std::uint64_t seed,
                                   std::int64_t budget_bytes, std::span<const double> fractions) {
   if (store.nodes_in(store::NodeSplit::kTrain).empty())

@@ -76,7 +76,7 @@ std::unique_ptr<TaskBatch> NodeSubgraphBuilder::build(std::span<const std::uint3
                                              std::move(subgraph));
 }
 
-at::Tensor sampled_node_loss(models::NodeGcnImpl& model, const TaskBatch& batch) {
+at::Tensor sampled_node_loss(models::NodeModelImpl& model, const TaskBatch& batch) {
   const auto& sampled = subgraph_of(batch);
   const auto logits = model.forward_on(sampled.adjacency(), sampled.node_ids());
   if (sampled.seeds().numel() == 0) return logits.sum() * 0;

@@ -1,10 +1,10 @@
 // Stage `node`: classifies the nodes of one big graph (a node-graph store: TextGCN's documents and
-// words) — the node task. A GCN (models/node_gcn.hpp: identity features as the first layer's
-// weight rows, sparse-dense products over the mapped graph) trains full-batch through the shared
-// epoch loop: the batch is the training nodes (step/node_task_batch.hpp), the loss reads their
-// rows of the whole graph's output, validation scores the validation nodes; resume, the OOM guard,
-// checkpoints, metrics and tracking are the loop's. When the full batch's planned step is over the
-// memory budget, each step trains on the subgraph of a random part of the nodes instead
+// words) — the node task. A node model (models/node_model.hpp: TextGCN's GCN, or a GAT; identity
+// features as the first layer's weight rows, no per-edge messages) trains full-batch through the
+// shared epoch loop: the batch is the training nodes (step/node_task_batch.hpp), the loss reads
+// their rows of the whole graph's output, validation scores the validation nodes; resume, the OOM
+// guard, checkpoints, metrics and tracking are the loop's. When the full batch's planned step is
+// over the memory budget, each step trains on the subgraph of a random part of the nodes instead
 // (step/node_subgraph_batch.hpp), as many parts per epoch as the planner finds fit. When it has
 // trained, the best checkpoint is evaluated on every split into the run directory's
 // evaluation.json.
@@ -30,8 +30,9 @@ struct NodeStageResult {
 };
 
 // The node task's TextGCN defaults where the configuration left the graph stages' defaults:
-// model gcn, hidden 200, dropout 0.5, learning rate 0.02, no weight decay or clipping, 200 epochs,
-// patience 10. `given` says which flags the user set (they are kept).
+// model gcn (the family `given.preset` left), hidden 200, dropout 0.5, learning rate 0.02, no
+// weight decay or clipping, 200 epochs, patience 10. `given` says which flags the user set (they
+// are kept).
 struct NodeDefaultsGiven {
   bool preset = false;  // the model family (gcn unless given)
   bool max_epochs = false;

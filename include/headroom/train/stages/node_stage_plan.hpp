@@ -3,11 +3,13 @@
 // `headroom plan` (which shows it), so that both plan the same model with the same settings.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "headroom/models/node_gcn.hpp"
+#include "headroom/models/node_model.hpp"
 #include "headroom/store/node_graph_store.hpp"
 #include "headroom/train/config/training_config.hpp"
 #include "headroom/train/context/run_context.hpp"
@@ -15,14 +17,23 @@
 
 namespace headroom::train {
 
-// TextGCN's model for the store's graph: its nodes and classes, the configuration's hidden width
-// and dropout (200 and 0.5 unless set). Throws std::invalid_argument for an impossible shape.
-models::NodeGcnConfig node_model_config(const ModelOptions& model,
-                                        const store::NodeGraphStore& store);
+inline constexpr std::int64_t kTextGcnHidden = 200;
+inline constexpr std::int64_t kNodeGatHeads = 8;
+inline constexpr std::int64_t kNodeGatChannels = 8;  // per head
+
+// The node model for the store's graph: the family's architecture (gcn: TextGCN's; gat), its
+// nodes and classes, the configuration's hidden width, heads and dropout (unset: GCN 200 hidden;
+// GAT 8 heads × 8 channels; dropout 0.5). Throws std::invalid_argument for an impossible shape.
+models::NodeModelConfig node_model_config(const ModelOptions& model,
+                                          const store::NodeGraphStore& store);
+
+// The model's shape in words, for logs and `plan`: "GAT (8 heads × 8 channels, dropout 0.5)".
+std::string describe_node_model(const models::NodeModelConfig& config);
 
 // How stage `node` trains within its memory budget: full-batch when the full batch's predicted
 // step fits, else sampled steps sized to the budget.
 struct NodeStagePlan {
+  models::NodeModelConfig model;  // what the probes trained (num_nodes: the whole graph's)
   NodeFullBatchPlan full_batch;
   std::optional<NodeSampledPlan> sampled;  // planned only when the full batch does not fit
   std::int64_t budget_bytes = 0;

@@ -1,10 +1,12 @@
 // The peak memory of a full-batch node-classification step on one big graph, predicted before
-// training: the real step (TextGCN's model, Adam, the cross-entropy over the training nodes) is
+// training: the real step (the node model — TextGCN's GCN or the GAT —, Adam, the cross-entropy
+// over the training nodes) is
 // measured on subgraphs induced by random fractions of the graph's nodes (store/node_subgraph.hpp),
 // memory/'s least-squares fit over {1, nodes, entries} is fitted to those peaks
 // (memory/peak_model.hpp), and it predicts the whole graph. The identity layer's weights, their
 // gradient and Adam's state grow with the nodes; activations with nodes and width; the adjacency
-// with its entries on a device (on the CPU it stays the store's mapping, not tensor memory).
+// with its entries on a device (on the CPU it stays the store's mapping, not tensor memory), and
+// the GAT's attention graph and attention values with its entries everywhere.
 // Mutates process-wide state (peak counters, torch's generator for the probe models' weights):
 // not to be run concurrently with training in the same process.
 #pragma once
@@ -15,7 +17,7 @@
 #include <vector>
 
 #include "headroom/memory/peak_model.hpp"
-#include "headroom/models/node_gcn.hpp"
+#include "headroom/models/node_model.hpp"
 #include "headroom/store/node_graph_store.hpp"
 #include "headroom/train/step/step_probe.hpp"
 
@@ -38,7 +40,7 @@ struct NodeFullBatchPlan {
 // training node (a tiny graph's smallest shares are raised until it has one). Throws
 // std::invalid_argument for a graph without training nodes; an OOM in a probe propagates.
 NodeFullBatchPlan plan_node_full_batch(const store::NodeGraphStore& store,
-                                       const models::NodeGcnConfig& model,
+                                       const models::NodeModelConfig& model,
                                        const PeakProbeOptions& options, std::uint64_t seed,
                                        std::span<const double> fractions = kNodeProbeFractions);
 
@@ -47,7 +49,7 @@ NodeFullBatchPlan plan_node_full_batch(const store::NodeGraphStore& store,
 // whose peak counts the step's own bytes, not what was live before it (the stage's own model).
 memory::PeakSample measure_node_full_batch(const store::NodeGraphStore& store,
                                            std::span<const std::uint32_t> nodes,
-                                           const models::NodeGcnConfig& model,
+                                           const models::NodeModelConfig& model,
                                            const PeakProbeOptions& options);
 
 // One line for a run's log: the prediction, what it rests on, and the budget it is held to.
@@ -83,7 +85,7 @@ struct NodeSampledPlan {
 // memory on the CPU (on a device they are, and are counted).
 memory::PeakSample measure_node_sampled_step(const store::NodeGraphStore& store,
                                              std::span<const std::uint32_t> nodes,
-                                             const models::NodeGcnConfig& model,
+                                             const models::NodeModelConfig& model,
                                              const PeakProbeOptions& options);
 
 // Probes sampled steps on random parts of `fractions` of the nodes, fits {1, nodes, entries}, and
@@ -92,7 +94,7 @@ memory::PeakSample measure_node_sampled_step(const store::NodeGraphStore& store,
 // while the measurement is over it. `model.num_nodes` is the store's. Throws
 // std::invalid_argument for a graph without training nodes.
 NodeSampledPlan plan_node_sampled(const store::NodeGraphStore& store,
-                                  const models::NodeGcnConfig& model,
+                                  const models::NodeModelConfig& model,
                                   const PeakProbeOptions& options, std::uint64_t seed,
                                   std::int64_t budget_bytes,
                                   std::span<const double> fractions = kSampledProbeFractions);

@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "headroom/models/node_gcn.hpp"
+#include "headroom/models/node_model.hpp"
 #include "headroom/nn/sparse_adjacency.hpp"
 #include "headroom/store/node_graph_store.hpp"
 #include "headroom/store/node_subgraph.hpp"
@@ -72,7 +72,7 @@ class NodeSubgraphBuilder final : public BatchBuilder {
 // A sampled step's loss: the cross-entropy of `model`'s logits on the batch's subgraph over its
 // training nodes (0, still attached to the model, for a part without one). Shared by the stage
 // and the planner's probes, so that both measure one step.
-at::Tensor sampled_node_loss(models::NodeGcnImpl& model, const TaskBatch& batch);
+at::Tensor sampled_node_loss(models::NodeModelImpl& model, const TaskBatch& batch);
 
 // The sampled batch inside a task batch; throws std::logic_error for a batch of another kind.
 const NodeSubgraphBatch& subgraph_of(const TaskBatch& batch);
