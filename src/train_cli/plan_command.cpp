@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "headroom/cli/commands.hpp"
 #include "headroom/memory/memory_plan.hpp"
 #include "headroom/train/batches/batch_sizing.hpp"
+#include "headroom/train/batches/checkpointing_choice.hpp"
 #include "headroom/train/context/command_budget.hpp"
 #include "headroom/train/context/host_memory.hpp"
 #include "headroom/train/context/node_run_context.hpp"
@@ -131,6 +133,28 @@ double largest_probe_peak(const train::MeasuredPeak& measured) {
 // `plan` on a node-graph store: stage node's full-batch step, predicted from probes on induced
 // subgraphs, against the memory budget, and when it is over, the sampled steps that would train
 // instead (train/stages/node_stage_plan.hpp).
+// --gradient-checkpointing auto on a family that checkpoints: the stage's choice for the plain
+// objective (train/batches/checkpointing_choice.hpp), applied to `model`; nothing otherwise.
+std::optional<train::CheckpointingChoice> choose_checkpointing(const train::TrainingConfig& config,
+                                                               const train::RunContext& context,
+                                                               const store::GraphStore& store,
+                                                               train::ModelSpec& model) {
+  if (config.model.gradient_checkpointing != train::Checkpointing::kAuto ||
+      !model.config.contains("gradient_checkpointing"))
+    return std::nullopt;
+  auto unchecked = model;
+  unchecked.config["gradient_checkpointing"] = false;
+  const auto& family = train::model_family(unchecked.family);
+  const auto choice = train::choose_gradient_checkpointing(
+      config, context, store, unchecked,
+      {[&family, &unchecked] { return family.plain_subject(unchecked.config); },
+       "plain",
+       {},
+       "train"});
+  model.config["gradient_checkpointing"] = choice.on;
+  return choice;
+}
+
 void plan_node_graph(const TrainingFlags& flags, const CLI::App& command, bool json) {
   auto config = flags.resolve(train::Stage::kNode);
   train::apply_node_task_defaults(config, node_defaults_given(command));
@@ -203,7 +227,7 @@ void add_plan_command(CLI::App& app) {
     const auto store = store::GraphStore::open(config.run.store);
     const auto inputs = train::model_inputs(store);
     const auto& family = train::model_family(config.model.family);
-    const train::ModelSpec model{config.model.family, family.resolve_config(config.model, inputs)};
+    train::ModelSpec model{config.model.family, family.resolve_config(config.model, inputs)};
     const auto parameters = parameter_count(*family.build(model.config));
     const auto teacher = teacher_cost(config, context, store, inputs);
     train::resolve_budgets(context, config, store, train::CommandWork::kTraining,
@@ -211,12 +235,12 @@ void add_plan_command(CLI::App& app) {
     const auto& host_budget = context.host;
     const auto& host = context.host_plan;
     std::string name = models::to_string(config.model.size) + " " + config.model.family;
-    name += fmt::format(", {}, precision {}, checkpointing {}", device.str(), config.run.precision,
-                        config.model.gradient_checkpointing ? "on" : "off");
+    name += fmt::format(", {}, precision {}", device.str(), config.run.precision);
     // Resolved once, as a stage resolves it: on CPU the default depends on the process's memory,
     // which measuring changes.
     const auto budget_bytes = context.device_budget;
     train::MeasuredPeak measured;
+    std::optional<train::CheckpointingChoice> checkpointing;
     if (*mode == "static") {
       const auto estimate =
           family.static_estimate(model.config, context.precision != train::Precision::kFloat32);
@@ -229,8 +253,13 @@ void add_plan_command(CLI::App& app) {
       // Measuring runs training steps on the device: inside the budget being planned for, as
       // training's own probe does (probe batches sized by the static estimate, then the guard).
       train::apply_device_budget(config, context);
+      checkpointing = choose_checkpointing(config, context, store, model);
       measured = train::measure_step_peak(config, context, store, model);
     }
+    if (model.config.contains("gradient_checkpointing"))
+      name += fmt::format(", checkpointing {}{}",
+                          model.config["gradient_checkpointing"].get<bool>() ? "on" : "off",
+                          checkpointing ? " (auto)" : "");
     const auto& fit = measured.fit;
     const auto budget = static_cast<double>(budget_bytes);
     const auto plan = memory::make_memory_plan(
@@ -240,6 +269,15 @@ void add_plan_command(CLI::App& app) {
     if (*json) {
       auto out = nlohmann::json(plan);
       out["mode"] = *mode;
+      if (checkpointing)
+        out["gradient_checkpointing"] = {
+            {"choice", checkpointing->on ? "on" : "off"},
+            {"unchecked_peak_bytes", checkpointing->unchecked_peak_bytes},
+            {"packing_budget_bytes", checkpointing->packing_budget_bytes},
+            {"largest_batch",
+             {{"graphs", checkpointing->batch_graphs},
+              {"nodes", checkpointing->batch_nodes},
+              {"edges", checkpointing->batch_edges}}}};
       out["host"] = host_json(host, host_budget.limit);
       if (*mode == "measured")
         out["fit_cache"] = {{"file", measured.cache_file.string()},
@@ -249,6 +287,7 @@ void add_plan_command(CLI::App& app) {
       fmt::print("{}\n", out.dump(2));
     } else {
       fmt::print("{}", memory::render_memory_plan(plan));
+      if (checkpointing) fmt::print("\n{}\n", checkpointing->describe());
       fmt::print("\n{}{}", memory::render_host_memory_plan(host),
                  render_host_limits(host_budget.limit));
       if (!measured.cache_file.empty())

@@ -157,9 +157,15 @@ void TrainingFlags::add_model_flags(CLI::App& command) {
   overrides["dropout"] = command.add_option("--dropout", dropout, "Dropout rate")->group(model);
   overrides["gradient_checkpointing"] =
       command
-          .add_option("--gradient-checkpointing", c.model.gradient_checkpointing,
-                      "Recompute each GAT layer in the backward pass (true/false)")
-          ->capture_default_str()
+          .add_option_function<std::string>(
+              "--gradient-checkpointing",
+              [&c](const std::string& text) {
+                c.model.gradient_checkpointing = train::parse_checkpointing(text);
+              },
+              "Recompute each GAT layer in the backward pass: auto (off when the step without it "
+              "fits the budget at the largest batch packed, on otherwise), on or off")
+          ->check(CLI::IsMember({"auto", "on", "off", "true", "false"}))
+          ->default_str("auto")
           ->group(model);
 }
 

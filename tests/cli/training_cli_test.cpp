@@ -239,6 +239,22 @@ TEST_F(TrainingCliErrors, BooleansAcceptTheUsualSpellings) {
   std::string output;
   for (const char* value : {"true", "false", "1", "0", "yes", "no"}) {
     EXPECT_EQ(testing::run_command(stage(std::string("normal --preset gat,student --max-epochs 1 "
+                                                     "--resume false --pack-batches ") +
+                                         value),
+                                   &output),
+              0)
+        << value << ": " << output;
+  }
+  EXPECT_NE(testing::run_command(stage("normal --pack-batches maybe"), &output), 0);
+  EXPECT_NE(output.find("maybe"), std::string::npos) << output;
+}
+
+// --gradient-checkpointing is auto, on or off (true and false still read, as when it was a
+// boolean); the run's configuration records the word.
+TEST_F(TrainingCliErrors, GradientCheckpointingIsAutoOnOrOff) {
+  std::string output;
+  for (const char* value : {"auto", "on", "off", "true", "false"}) {
+    EXPECT_EQ(testing::run_command(stage(std::string("normal --preset gat,student --max-epochs 1 "
                                                      "--resume false --gradient-checkpointing ") +
                                          value),
                                    &output),

@@ -23,7 +23,7 @@ class GATWithJKImpl : public GraphClassifierImpl {
   at::Tensor forward(const at::Tensor& x, const at::Tensor& edge_index, const at::Tensor& batch,
                      std::int64_t num_graphs) override;
   const GatConfig& config() const { return config_; }
-  void set_gradient_checkpointing(bool on) { config_.gradient_checkpointing = on; }
+  void set_gradient_checkpointing(bool on) override { config_.gradient_checkpointing = on; }
 
  private:
   GatConfig config_;

@@ -17,6 +17,9 @@ class GraphClassifierImpl : public torch::nn::Module {
   // -> logits [num_graphs, num_classes].
   virtual at::Tensor forward(const at::Tensor& x, const at::Tensor& edge_index,
                              const at::Tensor& batch, std::int64_t num_graphs) = 0;
+  // Recompute layers in the backward pass (less memory, one more forward), for models that can;
+  // the others ignore it. Changes no result, only the step's memory and time.
+  virtual void set_gradient_checkpointing(bool /*on*/) {}
 };
 
 // Shared ownership, as LibTorch's module holders have.

@@ -246,7 +246,7 @@ void to_json(nlohmann::json& json, const TrainingConfig& c) {
       {"vgae_hidden", c.model.vgae_hidden},
       {"vgae_layout", c.model.vgae_layout},
       {"dropout", optional_json(c.model.dropout)},
-      {"gradient_checkpointing", c.model.gradient_checkpointing},
+      {"gradient_checkpointing", std::string(to_string(c.model.gradient_checkpointing))},
       {"learning_rate", effective_learning_rate(c)},
       {"weight_decay", c.optimisation.weight_decay},
       {"gradient_clip", c.optimisation.gradient_clip},

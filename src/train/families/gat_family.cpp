@@ -15,7 +15,7 @@ models::GatConfig resolve_gat_config(const ModelOptions& options,
   if (options.embedding_dim) gat.embedding_dim = *options.embedding_dim;
   if (options.fc_layers) gat.fc_layers = *options.fc_layers;
   if (options.dropout) gat.dropout = *options.dropout;
-  gat.gradient_checkpointing = options.gradient_checkpointing;
+  gat.gradient_checkpointing = options.checkpointing_until_chosen();
   return gat;
 }
 

@@ -8,6 +8,27 @@
 #include "headroom/train/families/model_family.hpp"
 
 namespace headroom::train {
+
+std::string_view to_string(Checkpointing checkpointing) {
+  switch (checkpointing) {
+    case Checkpointing::kOn:
+      return "on";
+    case Checkpointing::kOff:
+      return "off";
+    case Checkpointing::kAuto:
+      break;
+  }
+  return "auto";
+}
+
+Checkpointing parse_checkpointing(std::string_view text) {
+  if (text == "auto") return Checkpointing::kAuto;
+  if (text == "on" || text == "true") return Checkpointing::kOn;
+  if (text == "off" || text == "false") return Checkpointing::kOff;
+  throw std::invalid_argument(fmt::format(
+      "--gradient-checkpointing must be auto, on or off (true and false also read), not '{}'",
+      text));
+}
 namespace families {
 const ModelFamily& gat_family();
 const ModelFamily& vgae_family();

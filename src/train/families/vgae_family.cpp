@@ -23,7 +23,7 @@ models::VgaeConfig resolve_vgae_config(const ModelOptions& options,
   if (options.heads) vgae.heads = *options.heads;
   if (options.embedding_dim) vgae.embedding_dim = *options.embedding_dim;
   if (options.dropout) vgae.dropout = *options.dropout;
-  vgae.gradient_checkpointing = options.gradient_checkpointing;
+  vgae.gradient_checkpointing = options.checkpointing_until_chosen();
   return vgae;
 }
 

@@ -10,6 +10,7 @@
 
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/train/batches/batch_sizing.hpp"
+#include "headroom/train/batches/checkpointing_choice.hpp"
 #include "headroom/train/batches/sharded_pass.hpp"
 #include "headroom/train/caches/offloaded_teacher.hpp"
 #include "headroom/train/caches/teacher_output_cache.hpp"
@@ -62,7 +63,11 @@ class AutoencoderStage {
     task.loss_reduction = LossReduction::kPerNode;
     task.checkpoint.model_config = vgae_config_;
     if (projection_) task.auxiliary.push_back(projection_.ptr());
-    task.prepare = [this] { prepare(); };
+    // The configuration the checkpoints record is the one prepare() settled (checkpointing).
+    task.prepare = [this, &task] {
+      prepare();
+      task.checkpoint.model_config = vgae_config_;
+    };
     task.plan_epoch = [this](std::int64_t epoch) {
       EpochPlan plan;
       plan.batches =
@@ -129,9 +134,22 @@ class AutoencoderStage {
   void prepare() {
     prepare_inputs();
     // A teacher held on the device during training is outside the step's fit.
-    sizing_ =
-        plan_batch_sizing(config_, context_, store_, {"vgae", vgae_config_}, probed_step(), *run_,
-                          teacher_ && !offloaded_ ? detail::parameter_bytes(*teacher_) : 0.0);
+    const double reserved = teacher_ && !offloaded_ ? detail::parameter_bytes(*teacher_) : 0.0;
+    choose_checkpointing(reserved);
+    sizing_ = plan_batch_sizing(config_, context_, store_, {"vgae", vgae_config_}, probed_step(),
+                                *run_, reserved);
+  }
+
+  // --gradient-checkpointing auto: the planner's choice, applied to the model and its
+  // configuration (the checkpoints' and the fit's), before batches are sized.
+  void choose_checkpointing(double reserved) {
+    if (config_.model.gradient_checkpointing != Checkpointing::kAuto) return;
+    vgae_config_.gradient_checkpointing = false;
+    const auto choice = choose_gradient_checkpointing(config_, context_, store_, model_spec(),
+                                                      probed_step(), reserved);
+    vgae_config_.gradient_checkpointing = choice.on;
+    model_->set_gradient_checkpointing(choice.on);
+    run_->log(choice.describe());
   }
 
   void build_teacher_cache() {

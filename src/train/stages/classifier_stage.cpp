@@ -12,6 +12,7 @@
 #include "headroom/eval/decision_threshold.hpp"
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/train/batches/batch_sizing.hpp"
+#include "headroom/train/batches/checkpointing_choice.hpp"
 #include "headroom/train/batches/sharded_pass.hpp"
 #include "headroom/train/caches/offloaded_teacher.hpp"
 #include "headroom/train/caches/teacher_output_cache.hpp"
@@ -89,7 +90,11 @@ class ClassifierStage {
     task.model = model_;
     task.checkpoint.kind = std::string(family_.name());
     task.checkpoint.model_config = model_config_;
-    task.prepare = [this] { prepare(); };
+    // The configuration the checkpoints record is the one prepare() settled (checkpointing).
+    task.prepare = [this, &task] {
+      prepare();
+      task.checkpoint.model_config = model_config_;
+    };
     task.plan_epoch = [this](std::int64_t epoch) { return plan_epoch(epoch); };
     task.loss = graph_task_loss(
         [this](const loader::GraphBatch& batch) { return objective(model_, batch); });
@@ -210,8 +215,24 @@ class ClassifierStage {
   void prepare() {
     prepare_inputs();
     // A teacher held on the device during training is outside the step's fit.
-    sizing_ = plan_batch_sizing(config_, context_, store_, model_spec(), probed_step(), *run_,
-                                teacher_ && !offloaded_ ? detail::parameter_bytes(*teacher_) : 0.0);
+    const double reserved = teacher_ && !offloaded_ ? detail::parameter_bytes(*teacher_) : 0.0;
+    choose_checkpointing(reserved);
+    sizing_ =
+        plan_batch_sizing(config_, context_, store_, model_spec(), probed_step(), *run_, reserved);
+  }
+
+  // --gradient-checkpointing auto, for a family that checkpoints: the planner's choice, applied
+  // to the model and its configuration (the checkpoints' and the fit's), before batches are sized.
+  void choose_checkpointing(double reserved) {
+    if (config_.model.gradient_checkpointing != Checkpointing::kAuto ||
+        !model_config_.contains("gradient_checkpointing"))
+      return;
+    model_config_["gradient_checkpointing"] = false;
+    const auto choice = choose_gradient_checkpointing(config_, context_, store_, model_spec(),
+                                                      probed_step(), reserved);
+    model_config_["gradient_checkpointing"] = choice.on;
+    model_->set_gradient_checkpointing(choice.on);
+    run_->log(choice.describe());
   }
 
   void score_difficulty() {

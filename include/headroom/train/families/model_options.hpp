@@ -6,12 +6,24 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "headroom/models/model_config.hpp"
 #include "headroom/models/model_inputs.hpp"
 
 namespace headroom::train {
+
+// --gradient-checkpointing: whether each GAT layer is recomputed in the backward pass (less
+// memory, about one extra forward). kAuto, the default, is decided by the stage before its first
+// epoch (train/batches/checkpointing_choice.hpp): off when the step without it fits the budget at
+// the largest batch the stage packs, on otherwise.
+enum class Checkpointing { kAuto, kOn, kOff };
+
+// "auto", "on", "off"; the parser also takes "true" and "false" (the flag was boolean) and throws
+// std::invalid_argument for another word. Defined in src/train/families/registry.cpp.
+std::string_view to_string(Checkpointing checkpointing);
+Checkpointing parse_checkpointing(std::string_view text);
 
 // What to train: a model family, its preset size and overrides of the preset.
 struct ModelOptions {
@@ -29,7 +41,10 @@ struct ModelOptions {
   // its presets: the latent width as a last encoder layer, a mirrored decoder).
   std::string vgae_layout = "kd-gat";
   std::optional<double> dropout;
-  bool gradient_checkpointing = true;
+  Checkpointing gradient_checkpointing = Checkpointing::kAuto;
+
+  // The model's checkpointing flag before a stage has decided kAuto: on (the side that fits).
+  bool checkpointing_until_chosen() const { return gradient_checkpointing != Checkpointing::kOff; }
 
   // Throws std::invalid_argument naming the flag (unknown family, non-positive sizes, ...).
   // Defined in src/train/families/registry.cpp, beside the families it checks `family` against.
