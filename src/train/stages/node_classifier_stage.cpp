@@ -53,7 +53,7 @@ models::NodeModel seeded_model(const models::NodeModelConfig& config, std::uint6
   return models::make_node_model(config);
 }
 
-// The checkpoints' kind: node_gcn or node_gat (a resume with the other model is refused).
+// The checkpoints' kind: node_gcn or node_gat (each trains in its own run directory, named so).
 std::string checkpoint_kind(const models::NodeModelConfig& config) {
   return "node_" + std::string(models::to_string(config.architecture));
 }
