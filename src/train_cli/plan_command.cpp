@@ -254,7 +254,10 @@ void add_plan_command(CLI::App& app) {
       // training's own probe does (probe batches sized by the static estimate, then the guard).
       train::apply_device_budget(config, context);
       checkpointing = choose_checkpointing(config, context, store, model);
-      measured = train::measure_step_peak(config, context, store, model);
+      // Off: the unchecked step the choice measured is the plan's.
+      measured = checkpointing && checkpointing->measured && !checkpointing->on
+                     ? checkpointing->unchecked
+                     : train::measure_step_peak(config, context, store, model);
     }
     if (model.config.contains("gradient_checkpointing"))
       name += fmt::format(", checkpointing {}{}",
@@ -272,6 +275,7 @@ void add_plan_command(CLI::App& app) {
       if (checkpointing)
         out["gradient_checkpointing"] = {
             {"choice", checkpointing->on ? "on" : "off"},
+            {"measured", checkpointing->measured},
             {"unchecked_peak_bytes", checkpointing->unchecked_peak_bytes},
             {"packing_budget_bytes", checkpointing->packing_budget_bytes},
             {"largest_batch",

@@ -320,12 +320,14 @@ void record_memory_plan(const RunDirectory& run, const MeasuredPeak& measured, d
 
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const RunContext& context,
                               const store::GraphStore& store, const ModelSpec& model,
-                              const StageStep& step, RunDirectory& run, double reserved_bytes) {
+                              const StageStep& step, RunDirectory& run, double reserved_bytes,
+                              const MeasuredPeak* known) {
   BatchSizing sizing;
   sizing.max_graphs = config.optimisation.batch_size;
   if (!config.memory.pack_batches) return sizing;
   const auto budget = context.device_budget;
-  auto measured = measure_step_peak_on_rank0(config, context, store, model, step);
+  auto measured =
+      known != nullptr ? *known : measure_step_peak_on_rank0(config, context, store, model, step);
   sizing.fit = measured.fit;
   sizing.packing_budget_bytes = context.packing_budget_bytes() - reserved_bytes;
   adopt_rank0_sizing(sizing);
@@ -363,6 +365,9 @@ std::vector<std::vector<std::uint32_t>> make_batches(
 namespace headroom::train {
 
 std::string CheckpointingChoice::describe() const {
+  if (!measured)
+    return "gradient checkpointing on (auto): with --pack-batches false nothing is measured to "
+           "choose by";
   return fmt::format(
       "gradient checkpointing {} (auto): without it the largest batch ({} graphs, {} nodes, {} "
       "edges) is predicted at {} ({} fit), {} the packing budget of {}{}",
@@ -376,8 +381,9 @@ std::string CheckpointingChoice::describe() const {
 CheckpointingChoice choose_gradient_checkpointing(
     const TrainingConfig& config, const RunContext& context, const store::GraphStore& store,
     const ModelSpec& unchecked, const StageStep& unchecked_step, double reserved_bytes) {
-  const auto measured =
-      measure_step_peak_on_rank0(config, context, store, unchecked, unchecked_step);
+  CheckpointingChoice choice;
+  if (!config.memory.pack_batches) return choice;
+  auto measured = measure_step_peak_on_rank0(config, context, store, unchecked, unchecked_step);
   BatchSizing agreed;
   agreed.fit = measured.fit;
   agreed.packing_budget_bytes = context.packing_budget_bytes() - reserved_bytes;
@@ -393,7 +399,7 @@ CheckpointingChoice choose_gradient_checkpointing(
                     population.end(), [&index](std::uint32_t a, std::uint32_t b) {
                       return index.num_nodes[a] > index.num_nodes[b];
                     });
-  CheckpointingChoice choice;
+  choice.measured = true;
   choice.batch_graphs = static_cast<std::int64_t>(count);
   for (std::size_t k = 0; k < count; ++k) {
     choice.batch_nodes += index.num_nodes[population[k]];
@@ -403,6 +409,8 @@ CheckpointingChoice choose_gradient_checkpointing(
   choice.packing_budget_bytes = agreed.packing_budget_bytes;
   choice.fit_from_cache = measured.from_cache;
   choice.on = choice.unchecked_peak_bytes > choice.packing_budget_bytes;
+  measured.fit = *agreed.fit;
+  choice.unchecked = std::move(measured);
   return choice;
 }
 

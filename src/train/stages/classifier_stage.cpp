@@ -216,23 +216,27 @@ class ClassifierStage {
     prepare_inputs();
     // A teacher held on the device during training is outside the step's fit.
     const double reserved = teacher_ && !offloaded_ ? detail::parameter_bytes(*teacher_) : 0.0;
-    choose_checkpointing(reserved);
-    sizing_ =
-        plan_batch_sizing(config_, context_, store_, model_spec(), probed_step(), *run_, reserved);
+    const auto choice = choose_checkpointing(reserved);
+    // Off: the unchecked step the choice measured is the one that trains.
+    const MeasuredPeak* known =
+        choice && choice->measured && !choice->on ? &choice->unchecked : nullptr;
+    sizing_ = plan_batch_sizing(config_, context_, store_, model_spec(), probed_step(), *run_,
+                                reserved, known);
   }
 
   // --gradient-checkpointing auto, for a family that checkpoints: the planner's choice, applied
   // to the model and its configuration (the checkpoints' and the fit's), before batches are sized.
-  void choose_checkpointing(double reserved) {
+  std::optional<CheckpointingChoice> choose_checkpointing(double reserved) {
     if (config_.model.gradient_checkpointing != Checkpointing::kAuto ||
         !model_config_.contains("gradient_checkpointing"))
-      return;
+      return std::nullopt;
     model_config_["gradient_checkpointing"] = false;
     const auto choice = choose_gradient_checkpointing(config_, context_, store_, model_spec(),
                                                       probed_step(), reserved);
     model_config_["gradient_checkpointing"] = choice.on;
     model_->set_gradient_checkpointing(choice.on);
     run_->log(choice.describe());
+    return choice;
   }
 
   void score_difficulty() {

@@ -77,10 +77,12 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const RunContext& c
 // Packing by bytes, up to context.packing_budget_bytes(), unless config.memory.pack_batches is
 // false (logged in `run`). `reserved_bytes`:
 // device memory held through training outside the step the fit measures (a distillation teacher
-// kept in memory); it comes out of the packing budget.
+// kept in memory); it comes out of the packing budget. `measured`: this step's fit when the
+// stage already holds it (the checkpointing choice measured it), used instead of measuring again.
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const RunContext& context,
                               const store::GraphStore& store, const ModelSpec& model,
-                              const StageStep& step, RunDirectory& run, double reserved_bytes = 0);
+                              const StageStep& step, RunDirectory& run, double reserved_bytes = 0,
+                              const MeasuredPeak* measured = nullptr);
 
 // The epoch's batches, in the given order.
 std::vector<std::vector<std::uint32_t>> make_batches(const BatchSizing& sizing,

@@ -21,9 +21,14 @@ namespace headroom::train {
 
 struct CheckpointingChoice {
   bool on = true;
-  std::int64_t batch_graphs = 0;    // the largest batch: its graphs,
-  std::uint64_t batch_nodes = 0;    // nodes
-  std::uint64_t batch_edges = 0;    // and edges
+  // Whether the unchecked step was measured: not with --pack-batches false, where nothing is
+  // planned by measurement and auto keeps checkpointing on (the batches are --batch-size graphs,
+  // split by the OOM guard).
+  bool measured = false;
+  MeasuredPeak unchecked;         // its fit (and samples), when measured: reused when off is chosen
+  std::int64_t batch_graphs = 0;  // the largest batch: its graphs,
+  std::uint64_t batch_nodes = 0;  // nodes
+  std::uint64_t batch_edges = 0;  // and edges
   double unchecked_peak_bytes = 0;  // its predicted peak without checkpointing
   double packing_budget_bytes = 0;  // what a batch may take (less `reserved_bytes`)
   bool fit_from_cache = false;      // the unchecked step's fit was read, not measured
@@ -33,6 +38,7 @@ struct CheckpointingChoice {
 };
 
 // `unchecked` is the stage's model with checkpointing off and `unchecked_step` its probed step
+// (with --pack-batches false: on, unmeasured)
 // (a stage's StageStep built from that model); `reserved_bytes` as plan_batch_sizing takes it.
 // Every rank adopts rank 0's fit, so that all ranks choose alike. An OOM in a probe propagates as
 // plan_batch_sizing's does.
