@@ -1,5 +1,4 @@
 #include "headroom/train/batches/batch_sizing.hpp"
-#include "headroom/train/batches/checkpointing_choice.hpp"
 
 #include <torch/headeronly/version.h>
 #include <torch/torch.h>
@@ -318,6 +317,20 @@ void record_memory_plan(const RunDirectory& run, const MeasuredPeak& measured, d
 
 }  // namespace
 
+AgreedStepPeak agreed_step_peak(const TrainingConfig& config, const RunContext& context,
+                                const store::GraphStore& store, const ModelSpec& model,
+                                const StageStep& step, double reserved_bytes) {
+  AgreedStepPeak agreed{measure_step_peak_on_rank0(config, context, store, model, step),
+                        context.packing_budget_bytes() - reserved_bytes};
+  BatchSizing sizing;
+  sizing.fit = agreed.measured.fit;
+  sizing.packing_budget_bytes = agreed.packing_budget_bytes;
+  adopt_rank0_sizing(sizing);
+  agreed.measured.fit = *sizing.fit;
+  agreed.packing_budget_bytes = sizing.packing_budget_bytes;
+  return agreed;
+}
+
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const RunContext& context,
                               const store::GraphStore& store, const ModelSpec& model,
                               const StageStep& step, RunDirectory& run, double reserved_bytes,
@@ -326,12 +339,12 @@ BatchSizing plan_batch_sizing(const TrainingConfig& config, const RunContext& co
   sizing.max_graphs = config.optimisation.batch_size;
   if (!config.memory.pack_batches) return sizing;
   const auto budget = context.device_budget;
-  auto measured =
-      known != nullptr ? *known : measure_step_peak_on_rank0(config, context, store, model, step);
+  auto agreed = known != nullptr
+                    ? AgreedStepPeak{*known, context.packing_budget_bytes() - reserved_bytes}
+                    : agreed_step_peak(config, context, store, model, step, reserved_bytes);
+  const auto& measured = agreed.measured;
   sizing.fit = measured.fit;
-  sizing.packing_budget_bytes = context.packing_budget_bytes() - reserved_bytes;
-  adopt_rank0_sizing(sizing);
-  measured.fit = *sizing.fit;
+  sizing.packing_budget_bytes = agreed.packing_budget_bytes;
   const auto& f = measured.fit;
   run.log(fmt::format(
       "memory plan: peak = {} + {:.0f} B/node + {:.0f} B/edge + {:.0f} B/graph ({} {} probe "
@@ -358,60 +371,6 @@ std::vector<std::vector<std::uint32_t>> make_batches(
                                sizing.fit->cost_model(), sizing.packing_budget_bytes,
                                static_cast<std::size_t>(sizing.max_graphs))
       .batches;
-}
-
-}  // namespace headroom::train
-
-namespace headroom::train {
-
-std::string CheckpointingChoice::describe() const {
-  if (!measured)
-    return "gradient checkpointing on (auto): with --pack-batches false nothing is measured to "
-           "choose by";
-  return fmt::format(
-      "gradient checkpointing {} (auto): without it the largest batch ({} graphs, {} nodes, {} "
-      "edges) is predicted at {} ({} fit), {} the packing budget of {}{}",
-      on ? "on" : "off", batch_graphs, batch_nodes, batch_edges,
-      util::format_byte_size(unchecked_peak_bytes), fit_from_cache ? "cached" : "measured",
-      on ? "over" : "within", util::format_byte_size(packing_budget_bytes),
-      on ? ": recomputing each layer in the backward pass keeps the batches the budget packs"
-         : ": no recomputation, the same batches");
-}
-
-CheckpointingChoice choose_gradient_checkpointing(
-    const TrainingConfig& config, const RunContext& context, const store::GraphStore& store,
-    const ModelSpec& unchecked, const StageStep& unchecked_step, double reserved_bytes) {
-  CheckpointingChoice choice;
-  if (!config.memory.pack_batches) return choice;
-  auto measured = measure_step_peak_on_rank0(config, context, store, unchecked, unchecked_step);
-  BatchSizing agreed;
-  agreed.fit = measured.fit;
-  agreed.packing_budget_bytes = context.packing_budget_bytes() - reserved_bytes;
-  adopt_rank0_sizing(agreed);
-
-  std::vector<std::uint32_t> population = unchecked_step.population;
-  if (population.empty()) population.assign(store.train_ids().begin(), store.train_ids().end());
-  const auto index = store.size_index();
-  const auto count = std::min<std::size_t>(
-      population.size(),
-      static_cast<std::size_t>(std::max<std::int64_t>(1, config.optimisation.batch_size)));
-  std::partial_sort(population.begin(), population.begin() + static_cast<std::ptrdiff_t>(count),
-                    population.end(), [&index](std::uint32_t a, std::uint32_t b) {
-                      return index.num_nodes[a] > index.num_nodes[b];
-                    });
-  choice.measured = true;
-  choice.batch_graphs = static_cast<std::int64_t>(count);
-  for (std::size_t k = 0; k < count; ++k) {
-    choice.batch_nodes += index.num_nodes[population[k]];
-    choice.batch_edges += index.num_edges[population[k]];
-  }
-  choice.unchecked_peak_bytes = agreed.fit->predict(choice.batch_nodes, choice.batch_edges, count);
-  choice.packing_budget_bytes = agreed.packing_budget_bytes;
-  choice.fit_from_cache = measured.from_cache;
-  choice.on = choice.unchecked_peak_bytes > choice.packing_budget_bytes;
-  measured.fit = *agreed.fit;
-  choice.unchecked = std::move(measured);
-  return choice;
 }
 
 }  // namespace headroom::train

@@ -74,6 +74,17 @@ MeasuredPeak measure_step_peak(const TrainingConfig& config, const RunContext& c
 MeasuredPeak measure_step_peak(const TrainingConfig& config, const RunContext& context,
                                const store::GraphStore& store, const ModelSpec& model);
 
+// The step's fit and packing budget as every rank uses them: measured (or read from the cache) by
+// rank 0 and broadcast, the budget context.packing_budget_bytes() less `reserved_bytes` (see
+// plan_batch_sizing). What plan_batch_sizing packs with, without logging or recording it.
+struct AgreedStepPeak {
+  MeasuredPeak measured;
+  double packing_budget_bytes = 0;
+};
+AgreedStepPeak agreed_step_peak(const TrainingConfig& config, const RunContext& context,
+                                const store::GraphStore& store, const ModelSpec& model,
+                                const StageStep& step, double reserved_bytes = 0);
+
 // Packing by bytes, up to context.packing_budget_bytes(), unless config.memory.pack_batches is
 // false (logged in `run`). `reserved_bytes`:
 // device memory held through training outside the step the fit measures (a distillation teacher
