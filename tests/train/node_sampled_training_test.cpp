@@ -285,5 +285,23 @@ TEST(NodePlanCommand, ShowsTheFullBatchOrTheSampledStepsThatFitTheBudget) {
   EXPECT_LE(tight["sampled"]["measured_bytes"].get<double>(), static_cast<double>(tight_budget));
 }
 
+// A model flag no node model reads is refused, naming it, instead of being ignored.
+TEST(NodePlanCommand, RefusesModelFlagsTheNodeModelDoesNotRead) {
+  testing::TempDir dir;
+  const auto store_path = testing::build_separable_store(dir.path(), 3, 20);
+  const auto plan = [&](const std::string& flags, std::string* output) {
+    return testing::run_command(std::string(HEADROOM_BINARY) + " plan --store " +
+                                    store_path.string() + " --threads 1 " + flags + " 2>&1",
+                                output);
+  };
+  std::string output;
+  EXPECT_NE(plan("--heads 2", &output), 0);
+  EXPECT_NE(output.find("--heads applies to the node GAT"), std::string::npos) << output;
+  EXPECT_NE(plan("--preset gat --layers 3", &output), 0);
+  EXPECT_NE(output.find("--layers"), std::string::npos) << output;
+  EXPECT_EQ(plan("--preset gat --heads 2", &output), 0) << output;
+  EXPECT_NE(output.find("GAT (2 heads"), std::string::npos) << output;
+}
+
 }  // namespace
 }  // namespace headroom::train

@@ -1,6 +1,7 @@
 #include "headroom/train/stages/node_stage_plan.hpp"
 
 #include <fmt/format.h>
+#include <stdexcept>
 
 #include "headroom/train/batches/batch_sizing.hpp"
 
@@ -13,6 +14,12 @@ models::NodeModelConfig node_model_config(const ModelOptions& model,
   config.num_nodes = static_cast<std::int64_t>(store.num_nodes());
   config.num_classes = static_cast<std::int64_t>(store.metadata().classes.size());
   const bool gat = config.architecture == models::NodeArchitecture::kGat;
+  // Flags no node model reads are refused rather than ignored.
+  if (!gat && model.heads)
+    throw std::invalid_argument(
+        "--heads applies to the node GAT (--node-model gat; plan: --preset gat), not the GCN");
+  if (model.layers)
+    throw std::invalid_argument("--layers does not apply to the node models: both have two layers");
   // TextGCN's 200 hidden units; GAT's 8 heads of 8 channels (Veličković et al.'s citation graphs).
   config.hidden = model.hidden.value_or(gat ? kNodeGatChannels : kTextGcnHidden);
   config.heads = gat ? model.heads.value_or(kNodeGatHeads) : 1;

@@ -23,7 +23,8 @@ inline constexpr std::int64_t kNodeGatChannels = 8;  // per head
 
 // The node model for the store's graph: the family's architecture (gcn: TextGCN's; gat), its
 // nodes and classes, the configuration's hidden width, heads and dropout (unset: GCN 200 hidden;
-// GAT 8 heads × 8 channels; dropout 0.5). Throws std::invalid_argument for an impossible shape.
+// GAT 8 heads × 8 channels; dropout 0.5). Throws std::invalid_argument for an impossible shape,
+// --heads with the GCN, or --layers.
 models::NodeModelConfig node_model_config(const ModelOptions& model,
                                           const store::NodeGraphStore& store);
 
