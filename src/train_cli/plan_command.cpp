@@ -255,9 +255,9 @@ void add_plan_command(CLI::App& app) {
       train::apply_device_budget(config, context);
       checkpointing = choose_checkpointing(config, context, store, model);
       // Off: the unchecked step the choice measured is the plan's.
-      measured = checkpointing && checkpointing->measured && !checkpointing->on
-                     ? checkpointing->unchecked
-                     : train::measure_step_peak(config, context, store, model);
+      const auto* known = checkpointing ? checkpointing->fit_when_off() : nullptr;
+      measured =
+          known != nullptr ? *known : train::measure_step_peak(config, context, store, model);
     }
     if (model.config.contains("gradient_checkpointing"))
       name += fmt::format(", checkpointing {}{}",
@@ -291,7 +291,7 @@ void add_plan_command(CLI::App& app) {
       fmt::print("{}\n", out.dump(2));
     } else {
       fmt::print("{}", memory::render_memory_plan(plan));
-      if (checkpointing) fmt::print("\n{}\n", checkpointing->describe());
+      if (checkpointing) fmt::print("{}\n", checkpointing->describe());
       fmt::print("\n{}{}", memory::render_host_memory_plan(host),
                  render_host_limits(host_budget.limit));
       if (!measured.cache_file.empty())

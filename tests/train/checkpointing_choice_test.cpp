@@ -45,6 +45,13 @@ class CheckpointingChoiceTest : public ::testing::Test {
     return {model, step};
   }
 
+  // What the run's best checkpoint says trained.
+  static bool recorded_checkpointing(const std::filesystem::path& run_dir) {
+    return read_checkpoint_info(run_dir / "best.pt")
+        .model_config.at("gradient_checkpointing")
+        .get<bool>();
+  }
+
   std::string log_of(const std::filesystem::path& run_dir) const {
     std::ifstream in(run_dir / "log.txt");
     return {std::istreambuf_iterator<char>(in), {}};
@@ -96,9 +103,7 @@ TEST_F(CheckpointingChoiceTest, StagesTrainWithTheChoiceAndRecordIt) {
   const auto classifier = run_classifier_stage(config_);
   EXPECT_NE(log_of(classifier.run_dir).find("gradient checkpointing off (auto)"), std::string::npos)
       << log_of(classifier.run_dir);
-  EXPECT_FALSE(read_checkpoint_info(classifier.run_dir / "best.pt")
-                   .model_config.at("gradient_checkpointing")
-                   .get<bool>());
+  EXPECT_FALSE(recorded_checkpointing(classifier.run_dir));
 
   auto explicit_on = config_;
   explicit_on.model.gradient_checkpointing = Checkpointing::kOn;
@@ -106,9 +111,7 @@ TEST_F(CheckpointingChoiceTest, StagesTrainWithTheChoiceAndRecordIt) {
   const auto on = run_classifier_stage(explicit_on);
   EXPECT_EQ(log_of(on.run_dir).find("gradient checkpointing"), std::string::npos)
       << "an explicit setting is not chosen";
-  EXPECT_TRUE(read_checkpoint_info(on.run_dir / "best.pt")
-                  .model_config.at("gradient_checkpointing")
-                  .get<bool>());
+  EXPECT_TRUE(recorded_checkpointing(on.run_dir));
 
   auto autoencoder = config_;
   autoencoder.stage = Stage::kAutoencoder;
@@ -116,9 +119,7 @@ TEST_F(CheckpointingChoiceTest, StagesTrainWithTheChoiceAndRecordIt) {
   const auto vgae = run_autoencoder_stage(autoencoder);
   EXPECT_NE(log_of(vgae.run_dir).find("gradient checkpointing off (auto)"), std::string::npos)
       << log_of(vgae.run_dir);
-  EXPECT_FALSE(read_checkpoint_info(vgae.run_dir / "best.pt")
-                   .model_config.at("gradient_checkpointing")
-                   .get<bool>());
+  EXPECT_FALSE(recorded_checkpointing(vgae.run_dir));
 
   // Below what the unchecked step needs for its largest batch, auto keeps checkpointing on and
   // the budget holds every epoch.
@@ -139,9 +140,7 @@ TEST_F(CheckpointingChoiceTest, StagesTrainWithTheChoiceAndRecordIt) {
   const auto kept_on = run_classifier_stage(tight);
   EXPECT_NE(log_of(kept_on.run_dir).find("gradient checkpointing on (auto)"), std::string::npos)
       << log_of(kept_on.run_dir);
-  EXPECT_TRUE(read_checkpoint_info(kept_on.run_dir / "best.pt")
-                  .model_config.at("gradient_checkpointing")
-                  .get<bool>());
+  EXPECT_TRUE(recorded_checkpointing(kept_on.run_dir));
   for (const auto& epoch : testing::read_metrics(kept_on.run_dir / "metrics.jsonl", "epoch")) {
     EXPECT_LE(epoch["utilization"].get<double>(), 1.0) << epoch.dump();
     EXPECT_EQ(epoch["oom_events"], 0);

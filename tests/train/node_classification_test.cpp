@@ -29,6 +29,20 @@ std::filesystem::path build_store(const testing::TempDir& dir) {
   return testing::build_separable_store(dir.path(), 3, 40);
 }
 
+// Stage node on the separable corpus's store with the node task's defaults for `model` (gcn or
+// gat), 40 epochs at most.
+TrainingConfig small_node_stage(const testing::TempDir& dir, const std::string& model) {
+  TrainingConfig config;
+  config.model.family = model;
+  apply_node_task_defaults(config, {.preset = true});
+  config.run.store = build_store(dir);
+  config.run.runs_dir = dir / "runs";
+  config.run.threads = 2;
+  config.run.progress = false;
+  config.optimisation.max_epochs = 40;
+  return config;
+}
+
 nlohmann::json read_json(const std::filesystem::path& file) {
   std::ifstream in(file);
   return nlohmann::json::parse(in);
@@ -36,14 +50,7 @@ nlohmann::json read_json(const std::filesystem::path& file) {
 
 TEST(NodeClassification, LearnsASeparableCorpusAndEvaluatesEverySplit) {
   testing::TempDir dir;
-  TrainingConfig config;
-  apply_node_task_defaults(config, {});
-  config.run.store = build_store(dir);
-  config.run.runs_dir = dir / "runs";
-  config.run.threads = 2;
-  config.run.progress = false;
-  config.optimisation.max_epochs = 40;
-  const auto result = run_node_classifier_stage(config);
+  const auto result = run_node_classifier_stage(small_node_stage(dir, "gcn"));
 
   ASSERT_TRUE(result.evaluation.contains("test"));
   const auto& test = result.evaluation.at("test");
@@ -70,15 +77,7 @@ TEST(NodeClassification, LearnsASeparableCorpusAndEvaluatesEverySplit) {
 
 TEST(NodeClassification, AGatLearnsASeparableCorpus) {
   testing::TempDir dir;
-  TrainingConfig config;
-  config.model.family = "gat";
-  apply_node_task_defaults(config, {.preset = true});
-  config.run.store = build_store(dir);
-  config.run.runs_dir = dir / "runs";
-  config.run.threads = 2;
-  config.run.progress = false;
-  config.optimisation.max_epochs = 40;
-  const auto result = run_node_classifier_stage(config);
+  const auto result = run_node_classifier_stage(small_node_stage(dir, "gat"));
 
   const auto& test = result.evaluation.at("test");
   EXPECT_GE(test.accuracy, 0.9);

@@ -218,8 +218,7 @@ class ClassifierStage {
     const double reserved = teacher_ && !offloaded_ ? detail::parameter_bytes(*teacher_) : 0.0;
     const auto choice = choose_checkpointing(reserved);
     // Off: the unchecked step the choice measured is the one that trains.
-    const MeasuredPeak* known =
-        choice && choice->measured && !choice->on ? &choice->unchecked : nullptr;
+    const MeasuredPeak* known = choice ? choice->fit_when_off() : nullptr;
     sizing_ = plan_batch_sizing(config_, context_, store_, model_spec(), probed_step(), *run_,
                                 reserved, known);
   }

@@ -35,6 +35,9 @@ struct CheckpointingChoice {
 
   // One line for the run's log and `plan`: the choice and the numbers behind it.
   std::string describe() const;
+  // The unchecked step's measurement when off was chosen (the step that will train), else null:
+  // what plan_batch_sizing and `plan` pack with instead of measuring again.
+  const MeasuredPeak* fit_when_off() const { return measured && !on ? &unchecked : nullptr; }
 };
 
 // `unchecked` is the stage's model with checkpointing off and `unchecked_step` its probed step
