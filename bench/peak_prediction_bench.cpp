@@ -149,7 +149,8 @@ int main(int argc, char** argv) {
         config.distillation.enabled = variant.distilled;
         if (variant.distilled) config.distillation.teacher_path = teachers.at(variant.family);
         config.run.precision = precision;
-        config.model.gradient_checkpointing = checkpointing;
+        config.model.gradient_checkpointing =
+            checkpointing ? train::Checkpointing::kOn : train::Checkpointing::kOff;
         const auto name =
             fmt::format("{} {}{} {} ckpt-{}", models::to_string(variant.size), variant.family,
                         variant.distilled ? " kd" : "", precision == "32" ? "fp32" : "bf16",
