@@ -21,6 +21,8 @@ TORCH_VERSION="2.11.0"
 PYARROW_VERSION="22.0.0"
 MLFLOW_VERSION="3.17.2"
 TENSORBOARD_VERSION="2.21.0"
+# The Python package (python/): nanobind and scikit-build-core build it, pytest and PyG test it.
+PYTHON_TOOLS=("nanobind==3.1.0" "scikit-build-core==1.1.2" "pytest==9.2.0" "torch_geometric==2.8.1")
 DEPS_DIR="${HEADROOM_DEPS_DIR:-$HOME/.cache/headroom}"
 VENV="$DEPS_DIR/venv"
 TRACKING_VENV="$DEPS_DIR/tracking-venv"
@@ -67,6 +69,22 @@ if ! python_ok; then
   "$VENV/bin/pip" install -q --disable-pip-version-check \
     "torch==$TORCH_VERSION" "pyarrow==$PYARROW_VERSION" numpy >&2
   python_ok || { log "error: torch/pyarrow installation in $VENV failed"; exit 1; }
+fi
+
+python_tools_ok() {
+  "$VENV/bin/python" - "${PYTHON_TOOLS[@]}" <<'EOF' 2>/dev/null
+import sys, importlib.metadata as md
+for pin in sys.argv[1:]:
+    name, version = pin.split("==")
+    if md.version(name) != version:
+        sys.exit(1)
+EOF
+}
+
+if ! python_tools_ok; then
+  log "installing ${PYTHON_TOOLS[*]} into $VENV (one time)"
+  "$VENV/bin/pip" install -q --disable-pip-version-check "${PYTHON_TOOLS[@]}" >&2
+  python_tools_ok || { log "error: installing ${PYTHON_TOOLS[*]} into $VENV failed"; exit 1; }
 fi
 
 tracking_ok() {

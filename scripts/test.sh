@@ -4,5 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
+# The Python package, installed into the project's environment as the README says (README,
+# "From Python"); the suite's pytest cases import the build tree's copy of it.
+scripts/install-python.sh
 cd "${HEADROOM_BUILD_DIR:-build}"
 ctest --output-on-failure -j "$(nproc)" "$@"

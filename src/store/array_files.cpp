@@ -43,7 +43,8 @@ std::filesystem::path canonical_directory(const std::filesystem::path& path,
 std::shared_ptr<const util::MappedFile> map_array_file(const std::filesystem::path& directory,
                                                        std::string_view name,
                                                        const ArrayRecord& record,
-                                                       const std::string& where) {
+                                                       const std::string& where,
+                                                       util::MappingAccess access) {
   const std::string file = util::printable(record.file, util::kMaxQuotedNameBytes);
   const auto refuse = [&](const std::string& reason) {
     return StoreError(fmt::format("{}: array '{}': file '{}' {} (the store is corrupt)", where,
@@ -57,7 +58,7 @@ std::shared_ptr<const util::MappedFile> map_array_file(const std::filesystem::pa
   if (!std::filesystem::is_regular_file(resolved, ec)) throw refuse("is not a regular file");
   std::shared_ptr<const util::MappedFile> mapped;
   try {
-    mapped = util::MappedFile::open(resolved);
+    mapped = util::MappedFile::open(resolved, access);
   } catch (const std::system_error& e) {
     throw StoreError(fmt::format("{}: {}", where, e.what()));
   }

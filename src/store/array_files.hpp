@@ -34,10 +34,9 @@ void check_array_record(const ArrayRecord& record, std::string_view name, std::s
 // Maps the array file of `record` in the store at `directory` (canonical). A symbolic link is
 // followed only to a file directly inside the store; the file must be a regular one (a FIFO would
 // block, a device never end) of the size the manifest gives.
-std::shared_ptr<const util::MappedFile> map_array_file(const std::filesystem::path& directory,
-                                                       std::string_view name,
-                                                       const ArrayRecord& record,
-                                                       const std::string& where);
+std::shared_ptr<const util::MappedFile> map_array_file(
+    const std::filesystem::path& directory, std::string_view name, const ArrayRecord& record,
+    const std::string& where, util::MappingAccess access = util::MappingAccess::kReadOnly);
 
 // Throws StoreError naming the file when the mapped bytes' XXH3-64 is not the record's.
 void check_checksum(const util::MappedFile& mapped, const ArrayRecord& record,

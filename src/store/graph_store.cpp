@@ -191,7 +191,8 @@ void check_array_record(const StoreMetadata& m, const arrays::ArraySpec& spec,
 
 }  // namespace
 
-GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification verification) {
+GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification verification,
+                            util::MappingAccess access) {
   const std::string where = util::printable_path(path);
   std::error_code ec;
   if (!std::filesystem::is_directory(path, ec)) {
@@ -229,7 +230,7 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
   const auto directory = canonical_directory(path, where);
   for (const arrays::ArraySpec& spec : arrays::kArraySpecs) {
     const ArrayRecord& record = m.arrays.at(std::string(spec.name));
-    auto mapped = map_array_file(directory, spec.name, record, where);
+    auto mapped = map_array_file(directory, spec.name, record, where, access);
     if (!spec.graph_data &&
         util::checksum_hex(util::checksum_bytes(mapped->bytes())) != record.xxh3) {
       throw StoreError(fmt::format("{}: checksum mismatch in '{}' (the store is corrupt)", where,

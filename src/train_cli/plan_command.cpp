@@ -21,6 +21,7 @@
 #include "headroom/train/stages/node_stage_plan.hpp"
 #include "headroom/train/step/precision.hpp"
 #include "headroom/train_cli/node_task_flags.hpp"
+#include "headroom/train_cli/plan_json.hpp"
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_flags.hpp"
 #include "headroom/util/byte_size.hpp"
@@ -155,61 +156,191 @@ std::optional<train::CheckpointingChoice> choose_checkpointing(const train::Trai
   return choice;
 }
 
-void plan_node_graph(const TrainingFlags& flags, const CLI::App& command, bool json) {
+// `plan` on a node-graph store, computed once and then rendered as JSON or as text.
+struct NodeGraphPlan {
+  train::TrainingConfig config;
+  std::string device;
+  train::NodeStagePlan plan;
+  std::int64_t budget = 0;
+};
+
+NodeGraphPlan plan_node_graph(const TrainingFlags& flags, const CLI::App& command) {
   auto config = flags.resolve(train::Stage::kNode);
   train::apply_node_task_defaults(config, node_defaults_given(command));
   train::validate(config);
   const auto store = store::NodeGraphStore::open(config.run.store);
   const auto context = train::resolve_node_run_context(config, store);
-  const auto plan = train::plan_node_stage(config, context, store);
+  auto plan = train::plan_node_stage(config, context, store);
+  return {config, context.device.str(), std::move(plan), context.device_budget};
+}
+
+nlohmann::json plan_json(const NodeGraphPlan& node) {
+  const auto& full = node.plan.full_batch;
+  nlohmann::json out = {{"task", "node classification"},
+                        {"model", node.plan.model},
+                        {"mode", node.plan.mode()},
+                        {"nodes", full.nodes},
+                        {"entries", full.entries},
+                        {"predicted_peak_bytes", full.predicted_bytes},
+                        {"fit", full.fit},
+                        {"samples", full.samples},
+                        {"budget_bytes", node.budget},
+                        {"fits", node.plan.full_batch_fits()}};
+  if (node.plan.sampled) out["sampled"] = train::node_plan_json(node.plan)["sampled"];
+  return out;
+}
+
+void print_plan(const NodeGraphPlan& node) {
+  const auto& plan = node.plan;
   const auto& full = plan.full_batch;
-  const auto budget = context.device_budget;
-  if (json) {
-    nlohmann::json out = {{"task", "node classification"},
-                          {"model", plan.model},
-                          {"mode", plan.mode()},
-                          {"nodes", full.nodes},
-                          {"entries", full.entries},
-                          {"predicted_peak_bytes", full.predicted_bytes},
-                          {"fit", full.fit},
-                          {"samples", full.samples},
-                          {"budget_bytes", budget},
-                          {"fits", plan.full_batch_fits()}};
-    if (plan.sampled) out["sampled"] = train::node_plan_json(plan)["sampled"];
-    fmt::print("{}\n", out.dump(2));
-    return;
-  }
-  fmt::print("stage node on {} ({}, device {})\n", util::printable_path(config.run.store),
-             train::describe_node_model(plan.model), context.device.str());
+  fmt::print("stage node on {} ({}, device {})\n", util::printable_path(node.config.run.store),
+             train::describe_node_model(plan.model), node.device);
   fmt::print("  {:>8} {:>12} {:>14}\n", "nodes", "entries", "peak");
   for (const auto& sample : full.samples)
     fmt::print("  {:>8} {:>12} {:>10.1f} MiB  probe, full batch of an induced subgraph\n",
                sample.nodes, sample.edges, sample.peak_bytes / (1 << 20));
   fmt::print("  {:>8} {:>12} {:>10.1f} MiB  predicted, the whole graph\n", full.nodes, full.entries,
              full.predicted_bytes / (1 << 20));
-  fmt::print("{}\n", train::describe_node_plan(full, budget));
+  fmt::print("{}\n", train::describe_node_plan(full, node.budget));
   if (!plan.sampled) return;
   for (const auto& sample : plan.sampled->samples)
     fmt::print("  {:>8} {:>12} {:>10.1f} MiB  probe, sampled step on a part\n", sample.nodes,
                sample.edges, sample.peak_bytes / (1 << 20));
-  fmt::print("{}\n", train::describe_sampled_plan(*plan.sampled, budget));
+  fmt::print("{}\n", train::describe_sampled_plan(*plan.sampled, node.budget));
 }
+
+// `plan` on a graph store (graph classification), computed once and then rendered.
+struct GraphStorePlan {
+  std::string mode;
+  memory::MemoryPlan plan;
+  std::optional<train::CheckpointingChoice> checkpointing;
+  memory::HostMemoryPlan host;
+  memory::HostMemoryLimit host_limit;
+  train::MeasuredPeak measured;
+};
+
+GraphStorePlan plan_graph_store(const TrainingFlags& flags, const std::string& mode) {
+  auto config = flags.resolve(train::Stage::kNormal);
+  flags.require_flags_of_family(config.model.family);
+  auto context = train::resolve_run_context(config);
+  const auto& device = context.device;
+  const auto store = store::GraphStore::open(config.run.store);
+  const auto inputs = train::model_inputs(store);
+  const auto& family = train::model_family(config.model.family);
+  train::ModelSpec model{config.model.family, family.resolve_config(config.model, inputs)};
+  const auto parameters = parameter_count(*family.build(model.config));
+  const auto teacher = teacher_cost(config, context, store, inputs);
+  train::resolve_budgets(context, config, store, train::CommandWork::kTraining,
+                         teacher_host_bytes(teacher));
+  std::string name = models::to_string(config.model.size) + " " + config.model.family;
+  name += fmt::format(", {}, precision {}", device.str(), config.run.precision);
+  // Resolved once, as a stage resolves it: on CPU the default depends on the process's memory,
+  // which measuring changes.
+  const auto budget_bytes = context.device_budget;
+  GraphStorePlan out;
+  out.mode = mode;
+  if (mode == "static") {
+    const auto estimate =
+        family.static_estimate(model.config, context.precision != train::Precision::kFloat32);
+    if (!estimate)
+      throw std::runtime_error("model " + config.model.family +
+                               " has no static estimate; use --mode measured");
+    out.measured.fit = *estimate;
+    name += ", static estimate";
+  } else {
+    // Measuring runs training steps on the device: inside the budget being planned for, as
+    // training's own probe does (probe batches sized by the static estimate, then the guard).
+    train::apply_device_budget(config, context);
+    out.checkpointing = choose_checkpointing(config, context, store, model);
+    // Off: the unchecked step the choice measured is the plan's.
+    const auto* known = out.checkpointing ? out.checkpointing->fit_when_off() : nullptr;
+    out.measured =
+        known != nullptr ? *known : train::measure_step_peak(config, context, store, model);
+  }
+  if (model.config.contains("gradient_checkpointing"))
+    name += fmt::format(", checkpointing {}{}",
+                        model.config["gradient_checkpointing"].get<bool>() ? "on" : "off",
+                        out.checkpointing ? " (auto)" : "");
+  out.plan = memory::make_memory_plan(
+      out.measured.fit, name, parameters,
+      static_cast<std::int64_t>(store.metadata().node_feature_count), quantile_graph(store, 0.5),
+      quantile_graph(store, 0.95), static_cast<double>(budget_bytes),
+      config.memory.target_utilization, teacher);
+  out.host = context.host_plan;
+  out.host_limit = context.host.limit;
+  return out;
+}
+
+nlohmann::json plan_json(const GraphStorePlan& graph) {
+  auto out = nlohmann::json(graph.plan);
+  out["mode"] = graph.mode;
+  if (const auto& choice = graph.checkpointing)
+    out["gradient_checkpointing"] = {{"choice", choice->on ? "on" : "off"},
+                                     {"measured", choice->measured},
+                                     {"unchecked_peak_bytes", choice->unchecked_peak_bytes},
+                                     {"packing_budget_bytes", choice->packing_budget_bytes},
+                                     {"largest_batch",
+                                      {{"graphs", choice->batch_graphs},
+                                       {"nodes", choice->batch_nodes},
+                                       {"edges", choice->batch_edges}}}};
+  out["host"] = host_json(graph.host, graph.host_limit);
+  if (graph.mode == "measured")
+    out["fit_cache"] = {{"file", graph.measured.cache_file.string()},
+                        {"hit", graph.measured.from_cache},
+                        {"probe_peak_bytes", largest_probe_peak(graph.measured)},
+                        {"probe_oom_events", graph.measured.probe_oom_events}};
+  return out;
+}
+
+void print_plan(const GraphStorePlan& graph) {
+  fmt::print("{}", memory::render_memory_plan(graph.plan));
+  if (graph.checkpointing) fmt::print("{}\n", graph.checkpointing->describe());
+  fmt::print("\n{}{}", memory::render_host_memory_plan(graph.host),
+             render_host_limits(graph.host_limit));
+  if (!graph.measured.cache_file.empty())
+    fmt::print("\n  peak fit {} {}\n",
+               graph.measured.from_cache ? "read from" : "measured and stored in",
+               graph.measured.cache_file.string());
+}
+
+// The flags `plan` reads, for the command and for plan_json.
+struct PlanFlags {
+  TrainingFlags training;
+  std::string mode = "measured";
+  bool json = false;
+
+  void add_to(CLI::App& command) {
+    training.add_to(command, FlagGroups::plan());
+    command
+        .add_option("--mode", mode,
+                    "measured: probe training steps and fit them (cached); static: estimate from "
+                    "the model's shapes without running anything")
+        ->check(CLI::IsMember({"measured", "static"}))
+        ->capture_default_str();
+  }
+
+  bool node_graph_store() const {
+    return store::store_kind_at(training.store) == store::kNodeGraphStoreKind;
+  }
+};
 
 }  // namespace
 
+nlohmann::json plan_json(const std::vector<std::string>& args) {
+  CLI::App command{"headroom plan"};
+  PlanFlags flags;
+  flags.add_to(command);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses from the back
+  command.parse(reversed);
+  if (flags.node_graph_store()) return plan_json(plan_node_graph(flags.training, command));
+  return plan_json(plan_graph_store(flags.training, flags.mode));
+}
+
 void add_plan_command(CLI::App& app) {
   auto* command = app.add_subcommand("plan", std::string(training_command_summary("plan")));
-  auto flags = std::make_shared<TrainingFlags>();
-  auto json = std::make_shared<bool>(false);
-  auto mode = std::make_shared<std::string>("measured");
-  flags->add_to(*command, FlagGroups::plan());
-  command->add_flag("--json", *json, "Print the plan as JSON");
-  command
-      ->add_option("--mode", *mode,
-                   "measured: probe training steps and fit them (cached); static: estimate from "
-                   "the model's shapes without running anything")
-      ->check(CLI::IsMember({"measured", "static"}))
-      ->capture_default_str();
+  auto flags = std::make_shared<PlanFlags>();
+  flags->add_to(*command);
+  command->add_flag("--json", flags->json, "Print the plan as JSON");
   command->footer(
       "Example: headroom plan --store stores/hcrl_sa --preset gat,teacher --memory-budget 1GB\n"
       "         headroom plan --store stores/hcrl_sa --preset vgae,student --precision bf16-mixed\n"
@@ -217,88 +348,15 @@ void add_plan_command(CLI::App& app) {
       "         headroom plan --store stores/r8   (a node-graph store: stage node's full-batch "
       "step)\n"
       "         headroom plan --store stores/r8 --preset gat");
-  command->callback([flags, json, mode, command] {
-    if (store::store_kind_at(flags->store) == store::kNodeGraphStoreKind)
-      return plan_node_graph(*flags, *command, *json);
-    auto config = flags->resolve(train::Stage::kNormal);
-    flags->require_flags_of_family(config.model.family);
-    auto context = train::resolve_run_context(config);
-    const auto& device = context.device;
-    const auto store = store::GraphStore::open(config.run.store);
-    const auto inputs = train::model_inputs(store);
-    const auto& family = train::model_family(config.model.family);
-    train::ModelSpec model{config.model.family, family.resolve_config(config.model, inputs)};
-    const auto parameters = parameter_count(*family.build(model.config));
-    const auto teacher = teacher_cost(config, context, store, inputs);
-    train::resolve_budgets(context, config, store, train::CommandWork::kTraining,
-                           teacher_host_bytes(teacher));
-    const auto& host_budget = context.host;
-    const auto& host = context.host_plan;
-    std::string name = models::to_string(config.model.size) + " " + config.model.family;
-    name += fmt::format(", {}, precision {}", device.str(), config.run.precision);
-    // Resolved once, as a stage resolves it: on CPU the default depends on the process's memory,
-    // which measuring changes.
-    const auto budget_bytes = context.device_budget;
-    train::MeasuredPeak measured;
-    std::optional<train::CheckpointingChoice> checkpointing;
-    if (*mode == "static") {
-      const auto estimate =
-          family.static_estimate(model.config, context.precision != train::Precision::kFloat32);
-      if (!estimate)
-        throw std::runtime_error("model " + config.model.family +
-                                 " has no static estimate; use --mode measured");
-      measured.fit = *estimate;
-      name += ", static estimate";
-    } else {
-      // Measuring runs training steps on the device: inside the budget being planned for, as
-      // training's own probe does (probe batches sized by the static estimate, then the guard).
-      train::apply_device_budget(config, context);
-      checkpointing = choose_checkpointing(config, context, store, model);
-      // Off: the unchecked step the choice measured is the plan's.
-      const auto* known = checkpointing ? checkpointing->fit_when_off() : nullptr;
-      measured =
-          known != nullptr ? *known : train::measure_step_peak(config, context, store, model);
+  command->callback([flags, command] {
+    if (flags->node_graph_store()) {
+      const auto plan = plan_node_graph(flags->training, *command);
+      if (flags->json) return fmt::print("{}\n", plan_json(plan).dump(2));
+      return print_plan(plan);
     }
-    if (model.config.contains("gradient_checkpointing"))
-      name += fmt::format(", checkpointing {}{}",
-                          model.config["gradient_checkpointing"].get<bool>() ? "on" : "off",
-                          checkpointing ? " (auto)" : "");
-    const auto& fit = measured.fit;
-    const auto budget = static_cast<double>(budget_bytes);
-    const auto plan = memory::make_memory_plan(
-        fit, name, parameters, static_cast<std::int64_t>(store.metadata().node_feature_count),
-        quantile_graph(store, 0.5), quantile_graph(store, 0.95), budget,
-        config.memory.target_utilization, teacher);
-    if (*json) {
-      auto out = nlohmann::json(plan);
-      out["mode"] = *mode;
-      if (checkpointing)
-        out["gradient_checkpointing"] = {
-            {"choice", checkpointing->on ? "on" : "off"},
-            {"measured", checkpointing->measured},
-            {"unchecked_peak_bytes", checkpointing->unchecked_peak_bytes},
-            {"packing_budget_bytes", checkpointing->packing_budget_bytes},
-            {"largest_batch",
-             {{"graphs", checkpointing->batch_graphs},
-              {"nodes", checkpointing->batch_nodes},
-              {"edges", checkpointing->batch_edges}}}};
-      out["host"] = host_json(host, host_budget.limit);
-      if (*mode == "measured")
-        out["fit_cache"] = {{"file", measured.cache_file.string()},
-                            {"hit", measured.from_cache},
-                            {"probe_peak_bytes", largest_probe_peak(measured)},
-                            {"probe_oom_events", measured.probe_oom_events}};
-      fmt::print("{}\n", out.dump(2));
-    } else {
-      fmt::print("{}", memory::render_memory_plan(plan));
-      if (checkpointing) fmt::print("{}\n", checkpointing->describe());
-      fmt::print("\n{}{}", memory::render_host_memory_plan(host),
-                 render_host_limits(host_budget.limit));
-      if (!measured.cache_file.empty())
-        fmt::print("\n  peak fit {} {}\n",
-                   measured.from_cache ? "read from" : "measured and stored in",
-                   measured.cache_file.string());
-    }
+    const auto plan = plan_graph_store(flags->training, flags->mode);
+    if (flags->json) return fmt::print("{}\n", plan_json(plan).dump(2));
+    print_plan(plan);
   });
 }
 

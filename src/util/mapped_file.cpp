@@ -11,7 +11,8 @@
 
 namespace headroom::util {
 
-std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& path) {
+std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& path,
+                                                   MappingAccess access) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     throw std::system_error(errno, std::generic_category(),
@@ -27,7 +28,9 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
   const auto size = static_cast<std::size_t>(info.st_size);
   void* data = nullptr;
   if (size > 0) {
-    data = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    data = access == MappingAccess::kReadOnly
+               ? ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0)
+               : ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     if (data == MAP_FAILED) {
       const int error = errno;
       ::close(fd);

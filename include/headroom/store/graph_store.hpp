@@ -49,9 +49,12 @@ class GraphStore {
  public:
   // Throws StoreError naming the path and the reason (missing, not a store, incomplete, wrong
   // version, checksum mismatch, offsets that disagree with the size index or leave the arrays,
-  // a size-index or split entry out of range).
+  // a size-index or split entry out of range). `access` kCopyOnWrite maps the arrays privately
+  // and writable, for views handed to code that may write to them (the Python module): a write
+  // changes this process's pages only, never the files.
   static GraphStore open(const std::filesystem::path& path,
-                         StoreVerification verification = StoreVerification::kMetadata);
+                         StoreVerification verification = StoreVerification::kMetadata,
+                         util::MappingAccess access = util::MappingAccess::kReadOnly);
 
   const StoreMetadata& metadata() const { return *metadata_; }
   const std::filesystem::path& path() const { return path_; }

@@ -1,4 +1,4 @@
-// A read-only memory mapping of a whole file.
+// A memory mapping of a whole file, read-only or copy-on-write.
 #pragma once
 
 #include <cstddef>
@@ -8,12 +8,20 @@
 
 namespace headroom::util {
 
+// How a file's pages are mapped.
+enum class MappingAccess {
+  kReadOnly,     // PROT_READ, shared: a write through the mapping faults (SIGSEGV)
+  kCopyOnWrite,  // private and writable: a write changes this process's copy of the page only,
+                 // never the file (views handed to code that may write: the Python module)
+};
+
 // Pages are loaded on first touch, so mapping costs no RAM until data is read. Immutable and
 // thread-safe; share it with std::shared_ptr to keep views (and tensors over them) valid.
 class MappedFile {
  public:
   // Throws std::system_error naming the file when it cannot be opened or mapped.
-  static std::shared_ptr<const MappedFile> open(const std::filesystem::path& path);
+  static std::shared_ptr<const MappedFile> open(const std::filesystem::path& path,
+                                                MappingAccess access = MappingAccess::kReadOnly);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
