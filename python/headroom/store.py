@@ -4,6 +4,7 @@ store's memory-mapped files."""
 from __future__ import annotations
 
 import json
+import operator
 import os
 from typing import NamedTuple
 
@@ -21,6 +22,9 @@ _SIZE_INDEX = {
     "attack_type": "graph_attack_type",
     "window": "graph_window",
 }
+
+
+_tensor = torch.from_dlpack
 
 
 class Graph(NamedTuple):
@@ -45,24 +49,18 @@ class Store:
 
     def __init__(self, path: str | os.PathLike, verify: bool = False):
         self._store = _headroom._Store(os.fspath(path), verify)
+        self._graph = self._store.graph  # bound once: __getitem__ is the per-graph hot path
         self._metadata = None
 
     def __len__(self) -> int:
         return len(self._store)
 
     def __getitem__(self, graph_id: int) -> Graph:
-        if not isinstance(graph_id, int):
-            graph_id = int(graph_id)  # a 0-d tensor or numpy integer
-        if graph_id < 0:
-            graph_id += len(self)
-        x, edge_index, edge_attr, can_ids, y = self._store.graph(graph_id)
-        return Graph(
-            torch.from_dlpack(x),
-            torch.from_dlpack(edge_index),
-            torch.from_dlpack(edge_attr),
-            torch.from_dlpack(can_ids),
-            y,
-        )
+        try:
+            x, edge_index, edge_attr, can_ids, y = self._graph(graph_id)
+        except TypeError:  # a numpy integer or a 0-d tensor: any object with __index__
+            x, edge_index, edge_attr, can_ids, y = self._graph(operator.index(graph_id))
+        return Graph(_tensor(x), _tensor(edge_index), _tensor(edge_attr), _tensor(can_ids), y)
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))

@@ -3,6 +3,7 @@
 // store's size index.
 #include <torch/torch.h>
 
+#include <fmt/format.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>

@@ -1,21 +1,15 @@
 // headroom._headroom._Store: a graph store opened copy-on-write, its graphs as zero-copy tensors.
-#include <torch/torch.h>
-
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "bindings.hpp"
-#include "headroom/loader/graph_tensors.hpp"
 #include "headroom/store/graph_store.hpp"
-#include "headroom/store/store_arrays.hpp"
 #include "headroom/store/store_error.hpp"
 #include "python_store.hpp"
-#include "python_tensor.hpp"
 
 namespace nb = nanobind;
 
