@@ -75,9 +75,8 @@ def main():
     torch.manual_seed(args.seed)
     device = torch.device(args.device)
     store = headroom.Store(args.store)
-    meta = store.metadata
-    num_ids = len(meta["vocabulary"]) + 1  # the CAN-ID vocabulary and its out-of-vocabulary index
-    model = GATWithJK(num_ids, meta["node_feature_count"], **PRESETS[args.preset]).to(device)
+    model = GATWithJK(store.identity_classes, store.metadata["node_feature_count"],
+                      **PRESETS[args.preset]).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 
     def collate(ids):

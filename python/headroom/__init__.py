@@ -25,6 +25,7 @@ from .memory import (
 from .planning import plan
 from .sampler import BytePackedBatchSampler
 from .store import Graph, Store
+from .writer import write_store
 
 __version__ = _headroom.__version__
 
@@ -42,4 +43,5 @@ __all__ = [
     "plan",
     "tensor_memory",
     "track_cpu_tensors",
+    "write_store",
 ]

@@ -77,6 +77,12 @@ class Store:
         return self._store.bytes_on_disk
 
     @property
+    def identity_classes(self) -> int:
+        """Distinct values of node feature 0, the identity a model embeds (its embedding rows):
+        the CAN-ID vocabulary + 1, the identity's classes, or the dataset's (write_store)."""
+        return self._store.identity_classes
+
+    @property
     def metadata(self) -> dict:
         """The manifest's content (docs/store-format.md) as a dict."""
         if self._metadata is None:

@@ -10,4 +10,5 @@ NB_MODULE(_headroom, module) {
   headroom::python::bind_store(module);
   headroom::python::bind_memory(module);
   headroom::python::bind_planning(module);
+  headroom::python::bind_writer(module);
 }

@@ -25,6 +25,8 @@ class PythonStore {
   std::string path() const { return store_->path().string(); }
   std::uint64_t bytes_on_disk() const { return store_->bytes_on_disk(); }
   std::string metadata_json() const;
+  // Distinct values of node feature 0, the identity models embed (store::identity_classes).
+  std::uint32_t identity_classes() const { return store::identity_classes(store_->metadata()); }
 
   // (x, edge_index, edge_attr, can_ids, label) of one graph, the four arrays as capsules without a
   // copy; edge_index is [2, E], a transposed view of the stored [E, 2]. A negative id counts from

@@ -23,6 +23,7 @@ void bind_store(nb::module_& module) {
       .def("__len__", &PythonStore::size)
       .def_prop_ro("path", &PythonStore::path)
       .def_prop_ro("bytes_on_disk", &PythonStore::bytes_on_disk)
+      .def_prop_ro("identity_classes", &PythonStore::identity_classes)
       .def("metadata_json", &PythonStore::metadata_json)
       .def("graph", &PythonStore::graph, nb::arg("graph_id"))
       .def("small_array", &PythonStore::small_array, nb::arg("name"));

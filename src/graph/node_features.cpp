@@ -5,6 +5,7 @@
 namespace headroom::graph {
 
 std::vector<std::string> NodeFeatureOptions::group_names() const {
+  if (identity == NodeIdentity::kGiven) return {"given"};
   std::vector<std::string> names{"kd-gat"};
   if (timing) names.emplace_back("timing");
   if (payload) names.emplace_back("payload");
@@ -19,17 +20,20 @@ std::string_view node_identity_name(NodeIdentity identity) {
       return "frequency-rank";
     case NodeIdentity::kHashedId:
       return "hashed-id";
+    case NodeIdentity::kGiven:
+      return "given";
   }
   return "can-id";
 }
 
 NodeIdentity parse_node_identity(std::string_view name) {
-  for (const auto identity :
-       {NodeIdentity::kCanId, NodeIdentity::kFrequencyRank, NodeIdentity::kHashedId}) {
+  for (const auto identity : {NodeIdentity::kCanId, NodeIdentity::kFrequencyRank,
+                              NodeIdentity::kHashedId, NodeIdentity::kGiven}) {
     if (name == node_identity_name(identity)) return identity;
   }
-  throw std::invalid_argument("node identity must be can-id, frequency-rank or hashed-id, not '" +
-                              std::string(name) + "'");
+  throw std::invalid_argument(
+      "node identity must be can-id, frequency-rank, hashed-id or given, not '" +
+      std::string(name) + "'");
 }
 
 void parse_feature_groups(const std::vector<std::string>& groups, NodeFeatureOptions& options) {
@@ -48,8 +52,10 @@ void parse_feature_groups(const std::vector<std::string>& groups, NodeFeatureOpt
   }
 }
 
-std::uint32_t identity_classes(NodeIdentity identity, std::size_t vocabulary_size) {
-  switch (identity) {
+std::uint32_t identity_classes(const NodeFeatureOptions& options, std::size_t vocabulary_size) {
+  switch (options.identity) {
+    case NodeIdentity::kGiven:
+      return options.given_classes;
     case NodeIdentity::kFrequencyRank:
       return kFrequencyRankClasses;
     case NodeIdentity::kHashedId:

@@ -111,7 +111,13 @@ void check_counts(const StoreMetadata& m, const std::string& where) {
                     "is corrupt)",
                     where, m.num_graphs));
   }
-  if (m.edge_feature_count != graph::kEdgeFeatureCount) {
+  const bool given = m.node_features.identity == graph::NodeIdentity::kGiven;
+  if (given && m.node_features.given_classes == 0) {
+    throw StoreError(
+        fmt::format("{}: the dataset's node identity has 0 classes (the store is corrupt)", where));
+  }
+  // A dataset written from outside has its own edge features; CAN window graphs have KD-GAT's.
+  if (!given && m.edge_feature_count != graph::kEdgeFeatureCount) {
     throw StoreError(
         fmt::format("{}: edge_feature_count is {}; graph stores have {} edge features (the store "
                     "is corrupt)",

@@ -64,6 +64,9 @@ void to_json(nlohmann::json& json, const StoreMetadata& m) {
     json["node_identity"] = graph::node_identity_name(m.node_features.identity);
     json["node_feature_groups"] = m.node_features.group_names();
   }
+  if (m.node_features.identity == graph::NodeIdentity::kGiven)
+    json["given_node_features"] = {{"features", m.node_features.given_features},
+                                   {"identity_classes", m.node_features.given_classes}};
 }
 
 void from_json(const nlohmann::json& json, StoreMetadata& m) {
@@ -103,14 +106,19 @@ void from_json(const nlohmann::json& json, StoreMetadata& m) {
   if (json.contains("node_identity"))
     m.node_features.identity =
         graph::parse_node_identity(json.at("node_identity").get<std::string>());
-  if (json.contains("node_feature_groups"))
+  if (m.node_features.identity == graph::NodeIdentity::kGiven) {
+    const auto& given = json.at("given_node_features");
+    m.node_features.given_features = given.at("features").get<std::uint32_t>();
+    m.node_features.given_classes = given.at("identity_classes").get<std::uint32_t>();
+  } else if (json.contains("node_feature_groups")) {
     graph::parse_feature_groups(json.at("node_feature_groups").get<std::vector<std::string>>(),
                                 m.node_features);
+  }
   m.arrays = parse_array_records(json.at("arrays"));
 }
 
 std::uint32_t identity_classes(const StoreMetadata& metadata) {
-  return graph::identity_classes(metadata.node_features.identity, metadata.vocabulary.size());
+  return graph::identity_classes(metadata.node_features, metadata.vocabulary.size());
 }
 
 nlohmann::json content_identity(const StoreMetadata& metadata) {

@@ -195,14 +195,21 @@ std::string render_summary(const StoreSummary& s) {
   std::string out;
   auto line = [&](const std::string& text) { out += text + "\n"; };
   line(fmt::format("store      {}", util::printable_path(s.path)));
-  line(fmt::format("graphs     {}  (window {}, stride {})", s.graphs, s.window, s.stride));
+  // A dataset written from outside (identity "given") has no windows and no CAN IDs.
+  const bool given = s.node_identity == graph::node_identity_name(graph::NodeIdentity::kGiven);
+  if (given)
+    line(fmt::format("graphs     {}  (a graph dataset written into the store, not CAN windows)",
+                     s.graphs));
+  else
+    line(fmt::format("graphs     {}  (window {}, stride {})", s.graphs, s.window, s.stride));
   line(fmt::format("nodes      {}  per graph p50 {} / p95 {} / max {}", s.nodes,
                    s.nodes_per_graph.p50, s.nodes_per_graph.p95, s.nodes_per_graph.max));
   line(fmt::format("edges      {}  per graph p50 {} / p95 {} / max {}", s.edges,
                    s.edges_per_graph.p50, s.edges_per_graph.p95, s.edges_per_graph.max));
-  line(fmt::format("CAN IDs    {} in the training vocabulary (+1 out-of-vocabulary index){}",
-                   s.vocabulary_size,
-                   s.vocabulary_from == "normal" ? ", from normal frames only" : ""));
+  if (!given)
+    line(fmt::format("CAN IDs    {} in the training vocabulary (+1 out-of-vocabulary index){}",
+                     s.vocabulary_size,
+                     s.vocabulary_from == "normal" ? ", from normal frames only" : ""));
   line(fmt::format("features   {} per node ({}), identity {}", s.node_feature_count,
                    fmt::join(s.node_feature_groups, ", "), s.node_identity));
   line(fmt::format("on disk    {} ({} bytes)", human_bytes(s.bytes_on_disk), s.bytes_on_disk));

@@ -307,8 +307,18 @@ TEST(NodeFeatureOptions, NamesRoundTripAndUnknownNamesAreRejected) {
   EXPECT_EQ(parse_node_identity("frequency-rank"), NodeIdentity::kFrequencyRank);
   EXPECT_THROW(parse_node_identity("rank"), std::invalid_argument);
   EXPECT_THROW(parse_feature_groups({"timing", "bogus"}, options), std::invalid_argument);
-  EXPECT_EQ(identity_classes(NodeIdentity::kCanId, 49), 50U);
-  EXPECT_EQ(identity_classes(NodeIdentity::kFrequencyRank, 49), kFrequencyRankClasses);
+  EXPECT_EQ(identity_classes(NodeFeatureOptions{}, 49), 50U);
+  EXPECT_EQ(identity_classes({NodeIdentity::kFrequencyRank}, 49), kFrequencyRankClasses);
+}
+
+TEST(NodeFeatureOptions, AGivenIdentityHasTheDatasetsWidthAndClasses) {
+  NodeFeatureOptions given{NodeIdentity::kGiven};
+  given.given_features = 7;
+  given.given_classes = 5;
+  EXPECT_EQ(given.count(), 7U);
+  EXPECT_EQ(identity_classes(given, 49), 5U);
+  EXPECT_EQ(given.group_names(), std::vector<std::string>{"given"});
+  EXPECT_EQ(parse_node_identity(node_identity_name(NodeIdentity::kGiven)), NodeIdentity::kGiven);
 }
 
 }  // namespace
