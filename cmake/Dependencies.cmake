@@ -94,9 +94,11 @@ if(NOT HEADROOM_DATA_SIDE_ONLY)
   set(HEADROOM_TENSORBOARD_GENERATED "${CMAKE_BINARY_DIR}/tensorboard_proto")
   set(tensorboard_schema "${HEADROOM_TENSORBOARD_GENERATED}/tensorboard_event.desc")
   file(MAKE_DIRECTORY "${HEADROOM_TENSORBOARD_GENERATED}")
+  # Exported beside it and copied over only when it changed: a configure that rewrote it would make
+  # protoc and the schema's compile run again on every configure (pip install ./python configures).
   execute_process(
     COMMAND "${HEADROOM_TRACKING_PYTHON}" "${PROJECT_SOURCE_DIR}/cmake/tensorboard_schema.py"
-            "${tensorboard_schema}"
+            "${tensorboard_schema}.new"
     OUTPUT_VARIABLE tensorboard_proto_files
     OUTPUT_STRIP_TRAILING_WHITESPACE
     RESULT_VARIABLE tensorboard_rc)
@@ -104,6 +106,7 @@ if(NOT HEADROOM_DATA_SIDE_ONLY)
     message(FATAL_ERROR "${HEADROOM_TRACKING_PYTHON} cannot export the TensorBoard event schema "
                         "from the tensorboard package. Run scripts/setup.sh.")
   endif()
+  file(COPY_FILE "${tensorboard_schema}.new" "${tensorboard_schema}" ONLY_IF_DIFFERENT)
   set(tensorboard_sources)
   set(tensorboard_headers)
   foreach(proto IN LISTS tensorboard_proto_files)

@@ -93,7 +93,7 @@ std::vector<nlohmann::json> read_metrics(const std::filesystem::path& file, std:
 }
 
 bool kill_after_epochs(const std::string& command, const std::filesystem::path& metrics,
-                       std::size_t epochs) {
+                       std::size_t epochs, std::chrono::milliseconds settle) {
   const pid_t pid = fork();
   if (pid == 0) {
     execl("/bin/sh", "sh", "-c", ("exec " + command + " > /dev/null 2>&1").c_str(), nullptr);
@@ -105,7 +105,7 @@ bool kill_after_epochs(const std::string& command, const std::filesystem::path& 
     if (waitpid(pid, &status, WNOHANG) == pid) return false;
     if (read_metrics(metrics).size() >= epochs) {
       // Let it get partway into the next epoch, then kill without warning.
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::this_thread::sleep_for(settle);
       kill(pid, SIGKILL);
       killed = true;
       break;

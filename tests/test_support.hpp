@@ -47,10 +47,12 @@ std::vector<nlohmann::json> read_metrics(const std::filesystem::path& file,
                                          std::string_view type = "epoch");
 
 // Starts `command` in a child process and SIGKILLs it once `metrics` holds `epochs` epoch lines
-// (shortly after, partway into the next epoch). Returns true when the kill happened before the
-// child finished on its own.
+// (`settle` after, partway into the next epoch; 0 for runs whose epochs take milliseconds, which
+// could otherwise finish in the meantime). Returns true when the kill happened before the child
+// finished on its own.
 bool kill_after_epochs(const std::string& command, const std::filesystem::path& metrics,
-                       std::size_t epochs);
+                       std::size_t epochs,
+                       std::chrono::milliseconds settle = std::chrono::milliseconds(100));
 
 // A free TCP port on the loopback interface (bound and released: another process may take it
 // before the caller does, which a test then sees as a failed rendezvous).
