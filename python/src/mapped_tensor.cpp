@@ -40,9 +40,13 @@ nanobind::object mapped_array_capsule(MappedArrayView view) {
   dl.byte_offset = 0;
   tensor->managed.manager_ctx = tensor;
   tensor->managed.deleter = delete_mapped_tensor;
-  PyObject* capsule = PyCapsule_New(&tensor->managed, kUnconsumed, release_unconsumed);
+  return dltensor_capsule(&tensor->managed);
+}
+
+nanobind::object dltensor_capsule(DLManagedTensor* managed) {
+  PyObject* capsule = PyCapsule_New(managed, kUnconsumed, release_unconsumed);
   if (capsule == nullptr) {
-    delete tensor;
+    managed->deleter(managed);
     throw nanobind::python_error();
   }
   return nanobind::steal(capsule);

@@ -26,6 +26,10 @@ struct MappedArrayView {
 // A "dltensor" capsule over `view` (no copy). Call with the GIL held.
 nanobind::object mapped_array_capsule(MappedArrayView view);
 
+// A "dltensor" capsule owning `managed` (its deleter runs when no consumer took it). Call with the
+// GIL held; on failure the tensor is released and the Python error raised.
+nanobind::object dltensor_capsule(DLManagedTensor* managed);
+
 // DLPack's names for the store's element types.
 inline constexpr DLDataType kDlFloat32{kDLFloat, 32, 1};
 inline constexpr DLDataType kDlInt32{kDLInt, 32, 1};
