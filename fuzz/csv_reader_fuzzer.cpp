@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "headroom/can/input_error.hpp"
+#include "headroom/util/input_error.hpp"
 
 namespace {
 
@@ -35,7 +35,7 @@ void read_mapped(const std::filesystem::path& file) {
     std::vector<headroom::can::CanFrame> frames(5);
     while (reader->read(frames) != 0) {
     }
-  } catch (const headroom::can::InputError&) {
+  } catch (const headroom::util::InputError&) {
   }
 }
 

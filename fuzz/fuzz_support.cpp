@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "headroom/can/input_error.hpp"
 #include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/store/graph_store.hpp"
 #include "headroom/store/graph_values.hpp"
 #include "headroom/store/store_summary.hpp"
 #include "headroom/synthetic/synthetic_traffic.hpp"
+#include "headroom/util/input_error.hpp"
 
 namespace headroom::fuzz {
 namespace {
@@ -28,7 +28,7 @@ void read_with(const std::filesystem::path& file, const can::ReaderOptions& opti
     std::vector<can::CanFrame> frames(7);
     while (reader->read(frames) != 0) {
     }
-  } catch (const can::InputError& e) {
+  } catch (const util::InputError& e) {
     // A reader's error must say which file it is about; anything else would be a finding.
     if (e.file() != file) std::abort();
   }

@@ -14,7 +14,7 @@ PYTHON="$(scripts/setup.sh | tail -n 1)"
 BUILD_DIR="${HEADROOM_SANITIZE_BUILD_DIR:-build-sanitize}"
 FUZZ_SECONDS="${HEADROOM_FUZZ_SECONDS:-60}"
 WHAT="${1:-all}"
-FUZZERS=(csv_reader hcrl_reader candump_reader parquet_reader store_open store_manifest)
+FUZZERS=(csv_reader hcrl_reader candump_reader parquet_reader graph_tables store_open store_manifest)
 
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja \
@@ -46,6 +46,17 @@ if [[ "$WHAT" == all || "$WHAT" == fuzz ]]; then
     if [[ -d "fuzz/seeds/$target" ]]; then cp -n fuzz/seeds/"$target"/* "$fuzz_dir/corpus/$target/"; fi
   done
   "$PYTHON" tests/can/parquet_fixtures.py "$fuzz_dir/corpus/parquet_reader"
+  # The graph-table fuzzer replaces one table of valid ones: its seeds are the fixtures' tables,
+  # each behind the byte that picks it (0 graphs, 1 nodes, 2 edges; 3 × k picks k identity classes).
+  rm -rf "$fuzz_dir/graph_tables"
+  "$PYTHON" tests/graph_tables/graph_table_fixtures.py "$fuzz_dir/graph_tables"
+  export HEADROOM_FUZZ_GRAPH_TABLES="$fuzz_dir/graph_tables/shapes"
+  for table in "$fuzz_dir"/graph_tables/*/*.parquet; do
+    case "$(basename "$table")" in graphs.parquet) pick='\x00' ;; nodes.parquet) pick='\x0a' ;;
+      *) pick='\x02' ;; esac
+    seed="$fuzz_dir/corpus/graph_tables/$(basename "$(dirname "$table")")-$(basename "$table")"
+    { printf "$pick"; cat "$table"; } > "$seed"
+  done
   HEADROOM_FUZZ_WRITE_SEEDS="$fuzz_dir/corpus/store_open" "$fuzz_dir/store_open_fuzzer" -runs=0 \
     > /dev/null 2>&1
   HEADROOM_FUZZ_WRITE_SEEDS="$fuzz_dir/corpus/store_manifest" "$fuzz_dir/store_manifest_fuzzer" \

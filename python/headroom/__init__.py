@@ -6,6 +6,7 @@ sampler that packs each batch under a byte budget, for use inside an existing Py
     graph = store[0]                  # x, edge_index, edge_attr: views of the mapped files
     data = store.to_pyg(0)            # a torch_geometric.data.Data
     plan = headroom.plan(store, model="gat,teacher", budget="1GB")
+    result = headroom.normal(store.path, preset="gcn,student", max_epochs=20)
 
 docs/python.md documents the API.
 """
@@ -24,6 +25,7 @@ from .memory import (
 )
 from .planning import plan
 from .sampler import BytePackedBatchSampler
+from .stages import CommandError, autoencoder, curriculum, evaluation, fusion, normal, run
 from .store import Graph, Store
 from .writer import write_store
 
@@ -31,16 +33,23 @@ __version__ = _headroom.__version__
 
 __all__ = [
     "BytePackedBatchSampler",
+    "CommandError",
     "CostModel",
     "Graph",
     "OptionError",
     "OversizeGraphError",
     "Store",
     "StoreError",
+    "autoencoder",
+    "curriculum",
+    "evaluation",
     "fit_step_cost",
+    "fusion",
     "measure_peak",
+    "normal",
     "parse_byte_size",
     "plan",
+    "run",
     "tensor_memory",
     "track_cpu_tensors",
     "write_store",

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "headroom/can/hex.hpp"
-#include "headroom/can/input_error.hpp"
 #include "headroom/can/text_fields.hpp"
+#include "headroom/util/input_error.hpp"
 #include "line_frame_loop.hpp"
 
 namespace headroom::can {

@@ -9,8 +9,8 @@
 #include <fmt/ranges.h>
 
 #include "headroom/can/hex.hpp"
-#include "headroom/can/input_error.hpp"
 #include "headroom/can/text_fields.hpp"
+#include "headroom/util/input_error.hpp"
 #include "line_frame_loop.hpp"
 
 namespace headroom::can {
@@ -52,9 +52,10 @@ CsvFrameReader::CsvFrameReader(std::filesystem::path file, CsvColumnMapping mapp
         break;
       }
     }
-    if (!found) throw InputError(path(), 0, "", "no header line (the file holds only blank lines)");
+    if (!found)
+      throw util::InputError(path(), 0, "", "no header line (the file holds only blank lines)");
     header_line = lines_.line_number();
-    if (!split(line)) throw InputError(path(), header_line, error_column_, error_reason_);
+    if (!split(line)) throw util::InputError(path(), header_line, error_column_, error_reason_);
     header.assign(fields_.begin(), fields_.end());
   }
   resolve_columns(header, header_line);
@@ -84,7 +85,7 @@ CsvFrameReader::Column CsvFrameReader::resolve(const std::string& wanted,
       return column;
     }
   }
-  throw InputError(
+  throw util::InputError(
       path(), header_line, std::string(key),
       fmt::format("column not found in the header (columns: {})", fmt::join(header, ", ")));
 }
@@ -111,13 +112,13 @@ void CsvFrameReader::resolve_columns(const std::vector<std::string>& header,
     // after the DLC column, so that the DLC says how many are absent before they are reached.
     for (std::size_t i = 1; i < byte_columns_; ++i) {
       if (bytes_[i].index != bytes_[0].index + static_cast<int>(i)) {
-        throw InputError(path(), header_line, bytes_[i].name,
-                         "a ragged payload needs the byte columns side by side, in order");
+        throw util::InputError(path(), header_line, bytes_[i].name,
+                               "a ragged payload needs the byte columns side by side, in order");
       }
     }
     if (dlc_.index >= bytes_[0].index) {
-      throw InputError(path(), header_line, dlc_.name,
-                       "a ragged payload needs the DLC column before the byte columns");
+      throw util::InputError(path(), header_line, dlc_.name,
+                             "a ragged payload needs the DLC column before the byte columns");
     }
     ragged_after_ = bytes_[byte_columns_ - 1].index;
   }

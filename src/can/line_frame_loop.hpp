@@ -10,9 +10,9 @@
 
 #include "headroom/can/can_frame.hpp"
 #include "headroom/can/frame_reader.hpp"
-#include "headroom/can/input_error.hpp"
 #include "headroom/can/line_source.hpp"
 #include "headroom/can/text_fields.hpp"
+#include "headroom/util/input_error.hpp"
 
 namespace headroom::can {
 
@@ -34,7 +34,7 @@ std::size_t read_line_frames(LineSource& lines, std::span<CanFrame> out, BadRowP
       continue;
     }
     if (policy == BadRowPolicy::kError) {
-      throw InputError(lines.path(), lines.line_number(), error_column, error_reason);
+      throw util::InputError(lines.path(), lines.line_number(), error_column, error_reason);
     }
     ++skipped;
   }

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "headroom/can/input_error.hpp"
+#include "headroom/util/input_error.hpp"
 
 namespace headroom::can {
 
@@ -18,22 +18,22 @@ LineSource::LineSource(std::filesystem::path file, std::size_t block_bytes)
     : path_(std::move(file)) {
   fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) {
-    throw InputError(path_, 0, "", fmt::format("cannot open file: {}", std::strerror(errno)));
+    throw util::InputError(path_, 0, "", fmt::format("cannot open file: {}", std::strerror(errno)));
   }
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     const int err = errno;
     ::close(fd_);
-    throw InputError(path_, 0, "", fmt::format("cannot stat file: {}", std::strerror(err)));
+    throw util::InputError(path_, 0, "", fmt::format("cannot stat file: {}", std::strerror(err)));
   }
   if (S_ISDIR(st.st_mode)) {
     ::close(fd_);
-    throw InputError(path_, 0, "", "is a directory, not a CAN log file");
+    throw util::InputError(path_, 0, "", "is a directory, not a CAN log file");
   }
   // Only a regular file has a meaningful size; a pipe reports 0 and may still carry data.
   if (S_ISREG(st.st_mode) && st.st_size == 0) {
     ::close(fd_);
-    throw InputError(path_, 0, "", "file is empty (0 bytes)");
+    throw util::InputError(path_, 0, "", "file is empty (0 bytes)");
   }
   ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
   buffer_.resize(std::clamp<std::size_t>(block_bytes, 1, kMaxLineBytes));
@@ -54,8 +54,8 @@ bool LineSource::refill() {
   if (end_ == buffer_.size()) {
     // The unread tail fills the buffer: one line is longer than a block.
     if (buffer_.size() >= kMaxLineBytes) {
-      throw InputError(path_, line_number_ + 1, "",
-                       fmt::format("line is longer than {} bytes", kMaxLineBytes));
+      throw util::InputError(path_, line_number_ + 1, "",
+                             fmt::format("line is longer than {} bytes", kMaxLineBytes));
     }
     buffer_.resize(std::min(buffer_.size() * 2, kMaxLineBytes));
   }
@@ -70,8 +70,8 @@ bool LineSource::refill() {
       return false;
     }
     if (errno != EINTR) {
-      throw InputError(path_, line_number_ + 1, "",
-                       fmt::format("read failed: {}", std::strerror(errno)));
+      throw util::InputError(path_, line_number_ + 1, "",
+                             fmt::format("read failed: {}", std::strerror(errno)));
     }
   }
 }

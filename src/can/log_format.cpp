@@ -12,10 +12,10 @@
 #include "headroom/can/csv_frame_reader.hpp"
 #include "headroom/can/hcrl_text_frame_reader.hpp"
 #include "headroom/can/hex.hpp"
-#include "headroom/can/input_error.hpp"
 #include "headroom/can/line_source.hpp"
 #include "headroom/can/parquet_frame_reader.hpp"
 #include "headroom/can/text_fields.hpp"
+#include "headroom/util/input_error.hpp"
 
 namespace headroom::can {
 namespace {
@@ -49,7 +49,7 @@ FirstLine first_content_line(const std::filesystem::path& file) {
   while (lines.next(line)) {
     if (!is_blank(line)) return {std::string(trim(line)), lines.line_number()};
   }
-  throw InputError(file, 0, "", "file holds only blank lines");
+  throw util::InputError(file, 0, "", "file holds only blank lines");
 }
 
 // Splits a sniffed line on commas; trimmed, surrounding quotes dropped. Detection only.
@@ -156,7 +156,7 @@ LogFormat detect_format(const std::filesystem::path& file) {
   const auto fields = split_commas(first.text);
   if (is_can_train_test_header(fields)) return LogFormat::kCanTrainTest;
   if (is_hcrl_header(fields) || is_hcrl_row(fields)) return LogFormat::kHcrlCarHacking;
-  throw InputError(
+  throw util::InputError(
       file, first.number, "",
       fmt::format("unrecognised CAN log format (line '{}'); pass --format csv with a column "
                   "mapping, or name the format with --format",
@@ -190,7 +190,7 @@ std::unique_ptr<FrameReader> open_frame_reader(const std::filesystem::path& file
     case LogFormat::kAuto:
       break;
   }
-  throw InputError(file, 0, "", "no reader for this format");
+  throw util::InputError(file, 0, "", "no reader for this format");
 }
 
 }  // namespace headroom::can

@@ -16,6 +16,7 @@ void configure_app_with_data_commands(CLI::App& app) {
   app.fallthrough();            // so --config may follow the subcommand
   add_generate_command(app);
   add_preprocess_command(app);
+  add_import_graphs_command(app);
   add_inspect_command(app);
   add_report_command(app);
 }

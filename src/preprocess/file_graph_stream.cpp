@@ -6,10 +6,10 @@
 #include <future>
 #include <span>
 
-#include "headroom/can/input_error.hpp"
 #include "headroom/graph/window_graph_builder.hpp"
 #include "headroom/preprocess/window_frames.hpp"
 #include "headroom/util/content_hash.hpp"
+#include "headroom/util/input_error.hpp"
 
 namespace headroom::preprocess {
 namespace {
@@ -292,7 +292,7 @@ FileGraphResult build_file_graphs(const dataset::DatasetFile& file,
       while (cutter.chunk_ready()) pipeline.submit(cutter.cut_chunk());
       if (progress) progress(0, n);
     }
-    if (result.rows == 0) throw can::InputError(file.path, 0, "", "no CAN frames in the file");
+    if (result.rows == 0) throw util::InputError(file.path, 0, "", "no CAN frames in the file");
     submit_last_chunk(cutter, pipeline, result, window);
     pipeline.drain();
   } catch (...) {

@@ -64,6 +64,9 @@ struct ArrayOutput {
   const arrays::ArraySpec& spec;
   std::vector<std::uint64_t> trailing_shape;  // shape after the first dimension
   std::unique_ptr<util::ChecksummedFileWriter> writer;
+  // The first dimension, where the bytes cannot tell it: rows of no elements (a dataset with no
+  // edge features has an [edges, 0] edge feature array).
+  std::uint64_t rows_of_no_elements = 0;
 
   ArrayRecord finish() {
     writer->close();
@@ -72,7 +75,9 @@ struct ArrayOutput {
     record.dtype = spec.dtype;
     std::uint64_t row_elements = 1;
     for (auto d : trailing_shape) row_elements *= d;
-    record.shape.push_back(writer->bytes_written() / spec.element_bytes / row_elements);
+    record.shape.push_back(row_elements == 0
+                               ? rows_of_no_elements
+                               : writer->bytes_written() / spec.element_bytes / row_elements);
     record.shape.insert(record.shape.end(), trailing_shape.begin(), trailing_shape.end());
     record.bytes = writer->bytes_written();
     record.xxh3 = util::checksum_hex(writer->checksum());
@@ -339,6 +344,8 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
   metadata.num_edges = static_cast<std::uint64_t>(edge_offset);
   metadata.vocabulary.assign(vocabulary.ids().begin(), vocabulary.ids().end());
   metadata.arrays.clear();
+  node_features.rows_of_no_elements = metadata.num_nodes;
+  edge_features.rows_of_no_elements = metadata.num_edges;
   for (ArrayOutput* out :
        {&node_features, &node_can_ids, &edge_index, &edge_features, &node_offsets, &edge_offsets,
         &graph_num_nodes, &graph_num_edges, &graph_label, &graph_split, &graph_file,

@@ -11,6 +11,7 @@
 #include "headroom/train_cli/data_parallel.hpp"
 #include "headroom/train_cli/tracking_flags.hpp"
 #include "headroom/train_cli/train_commands.hpp"
+#include "headroom/train_cli/training_app.hpp"
 #include "headroom/train_cli/training_flags.hpp"
 #include "headroom/util/printable_text.hpp"
 
@@ -38,78 +39,107 @@ auto tracked_stage(const TrackingFlags& tracking, const train::TrainingConfig& c
                                [&](const train::LoopHooks& hooks) { return stage(config, hooks); });
 }
 
-void add_training_stage(CLI::App& app, const char* name, train::Stage stage, FlagGroups groups,
-                        const char* default_preset, const char* example) {
-  auto* command = app.add_subcommand(name, std::string(training_command_summary(name)));
-  auto flags = std::make_shared<TrainingFlags>();
-  auto tracking = std::make_shared<TrackingFlags>();
-  flags->preset = default_preset;
-  flags->add_to(*command, groups);
-  tracking->add_to(*command);
-  command->footer(example);
-  command->callback([flags, tracking, stage] {
-    auto config = flags->resolve(stage);
-    flags->require_flags_of_family(config.model.family);
-    const auto job = join_data_parallel_job(*flags, config);
-    print_outcome(tracked_stage(*tracking, config, job->hooks(),
-                                stage == train::Stage::kAutoencoder ? train::run_autoencoder_stage
-                                                                    : train::run_classifier_stage));
-  });
+// A stage command: its name, stage, flag groups and example. One table, read by the commands and
+// by stage_run_directory, so both parse and resolve the same flags.
+struct StageCommand {
+  const char* name;
+  train::Stage stage;
+  FlagGroups (*groups)();
+  const char* default_preset;  // nullptr: the command has no --preset (fusion, evaluation)
+  const char* example;
+};
+
+const StageCommand kStageCommands[] = {
+    {"autoencoder", train::Stage::kAutoencoder, FlagGroups::autoencoder, "vgae,teacher",
+     "Example: headroom autoencoder --store stores/hcrl_sa --preset vgae,teacher\n"
+     "         headroom autoencoder --store stores/hcrl_sa --preset vgae,student "
+     "--use-kd true --teacher-path runs/hcrl_sa/teacher_autoencoder"},
+    {"curriculum", train::Stage::kCurriculum, FlagGroups::curriculum_stage, "gat,teacher",
+     "Example: headroom curriculum --store stores/hcrl_sa --preset gat,teacher\n"
+     "         headroom curriculum --store stores/hcrl_sa --preset gat,student "
+     "--use-kd true --teacher-path runs/hcrl_sa/teacher_curriculum"},
+    {"normal", train::Stage::kNormal, FlagGroups::normal, "gat,teacher",
+     "Example: headroom normal --store stores/hcrl_sa --preset gat,student --max-epochs 20"},
+    {"fusion", train::Stage::kFusion, FlagGroups::fusion_stage, nullptr,
+     "Example: headroom fusion --store stores/hcrl_sa\n"
+     "         headroom fusion --store stores/hcrl_sa --fusion-method logistic "
+     "--fusion-classifier runs/hcrl_sa/teacher_curriculum"},
+    {"evaluation", train::Stage::kEvaluation, FlagGroups::evaluation_stage, nullptr,
+     "Example: headroom evaluation --store stores/hcrl_sa\n"
+     "         headroom evaluation --store stores/hcrl_sa --models "
+     "runs/hcrl_sa/student_curriculum_kd"},
+};
+
+struct StageCommandFlags {
+  std::shared_ptr<TrainingFlags> training = std::make_shared<TrainingFlags>();
+  std::shared_ptr<TrackingFlags> tracking = std::make_shared<TrackingFlags>();
+};
+
+CLI::App* add_stage_command(CLI::App& app, const StageCommand& spec,
+                            const StageCommandFlags& flags) {
+  auto* command = app.add_subcommand(spec.name, std::string(training_command_summary(spec.name)));
+  const bool with_preset = spec.default_preset != nullptr;
+  if (with_preset) flags.training->preset = spec.default_preset;
+  flags.training->add_to(*command, spec.groups(), /*with_store=*/true, with_preset);
+  flags.tracking->add_to(*command);
+  command->footer(spec.example);
+  return command;
+}
+
+// The configuration the command trains with, after every check that comes before training.
+train::TrainingConfig resolve_stage(const StageCommand& spec, const TrainingFlags& flags) {
+  auto config = flags.resolve(spec.stage);
+  if (spec.default_preset != nullptr) flags.require_flags_of_family(config.model.family);
+  return config;
+}
+
+void run_stage(const StageCommand& spec, const StageCommandFlags& flags) {
+  auto config = resolve_stage(spec, *flags.training);
+  const auto job = join_data_parallel_job(*flags.training, config);
+  switch (spec.stage) {
+    case train::Stage::kEvaluation: {
+      const auto result =
+          tracked_stage(*flags.tracking, config, job->hooks(),
+                        [](const train::TrainingConfig& c, const train::LoopHooks&) {
+                          return train::run_evaluation_stage(c);
+                        });
+      fmt::print("evaluation written to {}\n", util::printable_path(result.run_dir));
+      return;
+    }
+    case train::Stage::kFusion:
+      return print_outcome(
+          tracked_stage(*flags.tracking, config, job->hooks(), train::run_fusion_stage));
+    case train::Stage::kAutoencoder:
+      return print_outcome(
+          tracked_stage(*flags.tracking, config, job->hooks(), train::run_autoencoder_stage));
+    default:
+      return print_outcome(
+          tracked_stage(*flags.tracking, config, job->hooks(), train::run_classifier_stage));
+  }
 }
 
 }  // namespace
 
 void add_training_commands(CLI::App& app) {
-  add_training_stage(app, "autoencoder", train::Stage::kAutoencoder, FlagGroups::autoencoder(),
-                     "vgae,teacher",
-                     "Example: headroom autoencoder --store stores/hcrl_sa --preset vgae,teacher\n"
-                     "         headroom autoencoder --store stores/hcrl_sa --preset vgae,student "
-                     "--use-kd true --teacher-path runs/hcrl_sa/teacher_autoencoder");
-  add_training_stage(app, "curriculum", train::Stage::kCurriculum, FlagGroups::curriculum_stage(),
-                     "gat,teacher",
-                     "Example: headroom curriculum --store stores/hcrl_sa --preset gat,teacher\n"
-                     "         headroom curriculum --store stores/hcrl_sa --preset gat,student "
-                     "--use-kd true --teacher-path runs/hcrl_sa/teacher_curriculum");
-  add_training_stage(app, "normal", train::Stage::kNormal, FlagGroups::normal(), "gat,teacher",
-                     "Example: headroom normal --store stores/hcrl_sa --preset gat,student "
-                     "--max-epochs 20");
+  for (const StageCommand& spec : kStageCommands) {
+    StageCommandFlags flags;
+    add_stage_command(app, spec, flags)->callback([&spec, flags] { run_stage(spec, flags); });
+  }
+}
 
-  auto* fusion = app.add_subcommand("fusion", std::string(training_command_summary("fusion")));
-  auto fusion_flags = std::make_shared<TrainingFlags>();
-  auto fusion_tracking = std::make_shared<TrackingFlags>();
-  fusion_flags->add_to(*fusion, FlagGroups::fusion_stage(), /*with_store=*/true,
-                       /*with_preset=*/false);
-  fusion_tracking->add_to(*fusion);
-  fusion->footer(
-      "Example: headroom fusion --store stores/hcrl_sa\n"
-      "         headroom fusion --store stores/hcrl_sa --fusion-method logistic "
-      "--fusion-classifier runs/hcrl_sa/teacher_curriculum");
-  fusion->callback([fusion_flags, fusion_tracking] {
-    auto config = fusion_flags->resolve(train::Stage::kFusion);
-    const auto job = join_data_parallel_job(*fusion_flags, config);
-    print_outcome(tracked_stage(*fusion_tracking, config, job->hooks(), train::run_fusion_stage));
-  });
-
-  auto* command =
-      app.add_subcommand("evaluation", std::string(training_command_summary("evaluation")));
-  auto flags = std::make_shared<TrainingFlags>();
-  auto tracking = std::make_shared<TrackingFlags>();
-  flags->add_to(*command, FlagGroups::evaluation_stage(), /*with_store=*/true,
-                /*with_preset=*/false);
-  tracking->add_to(*command);
-  command->footer(
-      "Example: headroom evaluation --store stores/hcrl_sa\n"
-      "         headroom evaluation --store stores/hcrl_sa --models "
-      "runs/hcrl_sa/student_curriculum_kd");
-  command->callback([flags, tracking] {
-    auto config = flags->resolve(train::Stage::kEvaluation);
-    const auto job = join_data_parallel_job(*flags, config);
-    const auto result = tracked_stage(*tracking, config, job->hooks(),
-                                      [](const train::TrainingConfig& c, const train::LoopHooks&) {
-                                        return train::run_evaluation_stage(c);
-                                      });
-    fmt::print("evaluation written to {}\n", util::printable_path(result.run_dir));
-  });
+std::filesystem::path stage_run_directory(const std::vector<std::string>& args) {
+  CLI::App app{"headroom"};
+  app.require_subcommand(1, 1);
+  std::filesystem::path run_directory;
+  for (const StageCommand& spec : kStageCommands) {
+    StageCommandFlags flags;
+    add_stage_command(app, spec, flags)->callback([&spec, flags, &run_directory] {
+      run_directory = train::run_directory(resolve_stage(spec, *flags.training));
+    });
+  }
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses from the back
+  app.parse(reversed);
+  return run_directory;
 }
 
 }  // namespace headroom::cli

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "headroom/can/input_error.hpp"
+#include "headroom/util/input_error.hpp"
 #include "reader_test_support.hpp"
 #include "test_support.hpp"
 
@@ -63,7 +63,7 @@ TEST(CandumpReaderTest, CanFdFrameIsAClearError) {
   const auto file = dir / "fd.log";
   write_text_file(file, "(1.0) can0 123#00\n(2.0) can0 123##1DEADBEEF\n");
   CandumpFrameReader reader(file, BadRowPolicy::kError);
-  const InputError e = catch_input_error([&] { read_all(reader); });
+  const util::InputError e = catch_input_error([&] { read_all(reader); });
   EXPECT_EQ(e.file(), file);
   EXPECT_EQ(e.line(), 2u);
   EXPECT_EQ(e.reason(), "CAN FD frames are not supported");
@@ -154,7 +154,7 @@ TEST(CandumpReaderTest, SmallBlocksReadTheSameFrames) {
 TEST(CandumpReaderTest, EmptyFileIsAnInputError) {
   TempDir dir;
   write_text_file(dir / "empty.log", "");
-  const InputError e =
+  const util::InputError e =
       catch_input_error([&] { CandumpFrameReader(dir / "empty.log", BadRowPolicy::kError); });
   EXPECT_EQ(e.reason(), "file is empty (0 bytes)");
   EXPECT_EQ(e.line(), 0u);

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "headroom/can/input_error.hpp"
 #include "headroom/can/log_format.hpp"
+#include "headroom/util/input_error.hpp"
 #include "reader_test_support.hpp"
 #include "test_support.hpp"
 
@@ -93,7 +93,7 @@ TEST(CsvReaderTest, InvalidHexDigitNamesFileLineColumnAndDigit) {
   TempDir dir;
   const auto file = dir / "bad.csv";
   write_text_file(file, std::string(kHeader) + "1.0,1E5,00,0\n1.1,1E5,00G0,0\n");
-  const InputError e = catch_input_error([&] { read_file(file, can_train_test_mapping()); });
+  const util::InputError e = catch_input_error([&] { read_file(file, can_train_test_mapping()); });
   EXPECT_EQ(e.file(), file);
   EXPECT_EQ(e.line(), 3u);
   EXPECT_EQ(e.column(), "data_field");
@@ -109,7 +109,7 @@ TEST(CsvReaderTest, ErrorTextIsEscapedAndBounded) {
   TempDir dir;
   const auto nul = dir / "nul.csv";
   write_text_file(nul, std::string(kHeader) + "1.0" + '\0' + "\x1b[31m,1E5,00,0\n");
-  const InputError e = catch_input_error([&] { read_file(nul, can_train_test_mapping()); });
+  const util::InputError e = catch_input_error([&] { read_file(nul, can_train_test_mapping()); });
   const std::string what = e.what();
   EXPECT_EQ(what.size(), std::strlen(e.what()));  // no NUL inside
   EXPECT_NE(what.find("1.0\\x00\\x1B[31m"), std::string::npos) << what;
@@ -118,7 +118,8 @@ TEST(CsvReaderTest, ErrorTextIsEscapedAndBounded) {
 
   const auto huge = dir / "huge.csv";
   write_text_file(huge, std::string(kHeader) + std::string(10'000'000, '7') + "x,1E5,00,0\n");
-  const InputError big = catch_input_error([&] { read_file(huge, can_train_test_mapping()); });
+  const util::InputError big =
+      catch_input_error([&] { read_file(huge, can_train_test_mapping()); });
   const std::string big_what = big.what();
   EXPECT_LT(big_what.size(), 1000U);
   EXPECT_NE(big_what.find(huge.string() + ":2"), std::string::npos);
@@ -193,7 +194,7 @@ TEST(CsvReaderTest, HeaderMissingAMappedColumnIsAnInputError) {
   TempDir dir;
   const auto file = dir / "wrong.csv";
   write_text_file(file, "timestamp,arbitration_id,payload,attack\n");
-  const InputError e = catch_input_error([&] { read_file(file, can_train_test_mapping()); });
+  const util::InputError e = catch_input_error([&] { read_file(file, can_train_test_mapping()); });
   EXPECT_EQ(e.line(), 1u);
   EXPECT_EQ(e.column(), "data_field");
   EXPECT_NE(e.reason().find("not found in the header"), std::string::npos) << e.reason();
@@ -204,14 +205,14 @@ TEST(CsvReaderTest, EmptyMissingAndBlankFilesAreInputErrors) {
   TempDir dir;
   write_text_file(dir / "empty.csv", "");
   write_text_file(dir / "blank.csv", "\n  \n\r\n");
-  const InputError empty =
+  const util::InputError empty =
       catch_input_error([&] { read_file(dir / "empty.csv", can_train_test_mapping()); });
   EXPECT_EQ(empty.reason(), "file is empty (0 bytes)");
   EXPECT_EQ(empty.file(), dir / "empty.csv");
-  const InputError missing =
+  const util::InputError missing =
       catch_input_error([&] { read_file(dir / "nope.csv", can_train_test_mapping()); });
   EXPECT_NE(missing.reason().find("No such file"), std::string::npos) << missing.reason();
-  const InputError blank =
+  const util::InputError blank =
       catch_input_error([&] { read_file(dir / "blank.csv", can_train_test_mapping()); });
   EXPECT_NE(blank.reason().find("no header line"), std::string::npos) << blank.reason();
 }
@@ -268,7 +269,7 @@ TEST(CsvReaderTest, FileLargerThanTheDefaultBlockKeepsEveryRowAndLineNumber) {
   EXPECT_EQ(reader.skipped_rows(), 1u);
 
   CsvFrameReader strict(file, can_train_test_mapping(), BadRowPolicy::kError);
-  const InputError e = catch_input_error([&] {
+  const util::InputError e = catch_input_error([&] {
     while (strict.read(buffer) > 0) {
     }
   });
@@ -332,13 +333,14 @@ TEST(HcrlCsvReaderTest, HeaderlessErrorsUsePositionsAsColumnNames) {
   TempDir dir;
   const auto file = dir / "bad.csv";
   write_text_file(file, "1.0,0316,2,05,21,R\n1.0,0316,9,05,21,R\n");
-  const InputError e = catch_input_error([&] { read_file(file, hcrl_car_hacking_mapping(false)); });
+  const util::InputError e =
+      catch_input_error([&] { read_file(file, hcrl_car_hacking_mapping(false)); });
   EXPECT_EQ(e.line(), 2u);
   EXPECT_EQ(e.column(), "2");
   EXPECT_EQ(e.reason(), "DLC 9 out of range 0..8");
 
   write_text_file(file, "1.0,0316,8,05,21,68,09,21,21,00,6f\n");
-  const InputError short_row =
+  const util::InputError short_row =
       catch_input_error([&] { read_file(file, hcrl_car_hacking_mapping(false)); });
   EXPECT_EQ(short_row.line(), 1u);
   EXPECT_EQ(short_row.reason(), "expected 12 columns, found 11");
@@ -374,7 +376,7 @@ TEST(MappedCsvReaderTest, ByteAfterAnEmptyByteColumnIsBad) {
   CsvColumnMapping mapping;
   mapping.id = "id";
   mapping.payload_bytes = {"b0", "b1"};
-  const InputError e = catch_input_error([&] { read_file(file, mapping); });
+  const util::InputError e = catch_input_error([&] { read_file(file, mapping); });
   EXPECT_EQ(e.line(), 3u);
   EXPECT_EQ(e.column(), "b1");
   EXPECT_EQ(e.reason(), "payload byte set after the empty column 'b0'");
@@ -414,7 +416,7 @@ TEST(MappedCsvReaderTest, DlcMustMatchAHexPayload) {
   mapping.id = "id";
   mapping.dlc = "len";
   mapping.payload = "data";
-  const InputError e = catch_input_error([&] { read_file(file, mapping); });
+  const util::InputError e = catch_input_error([&] { read_file(file, mapping); });
   EXPECT_EQ(e.line(), 3u);
   EXPECT_EQ(e.column(), "data");
   EXPECT_EQ(e.reason(), "DLC 3 but the payload has 2 bytes");
@@ -430,7 +432,7 @@ TEST(MappedCsvReaderTest, DlcInBitsIsReadWithTheUnitAndNamedWithoutIt) {
   mapping.id = "id";
   mapping.dlc = "dlc";
   mapping.payload = "data";
-  const InputError refused = catch_input_error([&] { read_file(file, mapping); });
+  const util::InputError refused = catch_input_error([&] { read_file(file, mapping); });
   EXPECT_EQ(refused.line(), 2u);
   EXPECT_EQ(refused.column(), "dlc");
   EXPECT_EQ(refused.reason(),
@@ -496,7 +498,7 @@ TEST(MappedCsvReaderTest, HeaderlessRowNeedsTheHighestMappedPosition) {
   mapping.id = "0";
   mapping.payload = "1";
   mapping.label = "2";
-  const InputError e = catch_input_error([&] { read_file(file, mapping); });
+  const util::InputError e = catch_input_error([&] { read_file(file, mapping); });
   EXPECT_EQ(e.line(), 2u);
   EXPECT_EQ(e.reason(), "expected 3 columns, found 2");
 }

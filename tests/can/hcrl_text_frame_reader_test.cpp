@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "headroom/can/input_error.hpp"
 #include "headroom/can/log_format.hpp"
+#include "headroom/util/input_error.hpp"
 #include "reader_test_support.hpp"
 #include "test_support.hpp"
 
@@ -98,7 +98,7 @@ TEST(HcrlTextReaderTest, SkipPolicyCountsBadLinesAndSmallBlocksReadTheSame) {
     EXPECT_EQ(frames[0], frames[3]);
     EXPECT_EQ(reader.skipped_rows(), 1u);
   }
-  const InputError e = catch_input_error([&] {
+  const util::InputError e = catch_input_error([&] {
     HcrlTextFrameReader reader(file, BadRowPolicy::kError);
     read_all(reader);
   });

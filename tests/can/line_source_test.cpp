@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "headroom/can/input_error.hpp"
+#include "headroom/util/input_error.hpp"
 #include "test_support.hpp"
 
 namespace headroom::can {
@@ -51,13 +51,13 @@ TEST(LineSourceReaderTest, MissingEmptyAndDirectoryAreInputErrors) {
   try {
     LineSource source(dir / "empty.txt");
     FAIL() << "no error for an empty file";
-  } catch (const InputError& e) {
+  } catch (const util::InputError& e) {
     EXPECT_EQ(e.reason(), "file is empty (0 bytes)");
     EXPECT_EQ(e.line(), 0u);
     EXPECT_EQ(std::string(e.what()), (dir / "empty.txt").string() + ": file is empty (0 bytes)");
   }
-  EXPECT_THROW(LineSource(dir / "missing.txt"), InputError);
-  EXPECT_THROW(LineSource(dir.path()), InputError);
+  EXPECT_THROW(LineSource(dir / "missing.txt"), util::InputError);
+  EXPECT_THROW(LineSource(dir.path()), util::InputError);
 }
 
 }  // namespace

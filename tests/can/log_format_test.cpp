@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "headroom/can/input_error.hpp"
+#include "headroom/util/input_error.hpp"
 #include "reader_test_support.hpp"
 #include "test_support.hpp"
 
@@ -77,15 +77,16 @@ TEST(LogFormatTest, UnknownContentSuggestsAColumnMapping) {
   TempDir dir;
   const auto file = dir / "odd.csv";
   write_text_file(file, "\ntime;id;payload\n1;2;3\n");
-  const InputError e = catch_input_error([&] { detect_format(file); });
+  const util::InputError e = catch_input_error([&] { detect_format(file); });
   EXPECT_EQ(e.file(), file);
   EXPECT_EQ(e.line(), 2u);
   EXPECT_NE(e.reason().find("--format csv"), std::string::npos) << e.reason();
   EXPECT_NE(e.reason().find("time;id;payload"), std::string::npos) << e.reason();
   // A row that looks like HCRL except for the column count is not HCRL.
-  EXPECT_THROW(detect_text("h.csv", "1.0,0316,2,05,R\n"), InputError);
+  EXPECT_THROW(detect_text("h.csv", "1.0,0316,2,05,R\n"), util::InputError);
   // Nearly the can-train-and-test header, but not quite.
-  EXPECT_THROW(detect_text("i.csv", "timestamp,arbitration_id,data_field,label\n"), InputError);
+  EXPECT_THROW(detect_text("i.csv", "timestamp,arbitration_id,data_field,label\n"),
+               util::InputError);
 }
 
 TEST(LogFormatTest, DetectionNeedsAReadableNonEmptyFile) {
@@ -99,7 +100,7 @@ TEST(LogFormatTest, DetectionNeedsAReadableNonEmptyFile) {
             "file is empty (0 bytes)");
   EXPECT_EQ(catch_input_error([&] { detect_format(dir / "blank.csv"); }).reason(),
             "file holds only blank lines");
-  const InputError missing = catch_input_error([&] { detect_format(dir / "missing.csv"); });
+  const util::InputError missing = catch_input_error([&] { detect_format(dir / "missing.csv"); });
   EXPECT_EQ(missing.file(), dir / "missing.csv");
   EXPECT_NE(missing.reason().find("No such file"), std::string::npos) << missing.reason();
 }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "headroom/can/input_error.hpp"
 #include "headroom/can/log_format.hpp"
+#include "headroom/util/input_error.hpp"
 #include "reader_test_support.hpp"
 #include "test_support.hpp"
 
@@ -109,7 +109,7 @@ TEST_F(ParquetReaderTest, BadRowsNameRowColumnAndReason) {
   // with a fresh reader to see every error.
   {
     ParquetFrameReader reader(fixture("bad_rows"), BadRowPolicy::kError);
-    const InputError e = catch_input_error([&] { read_all(reader); });
+    const util::InputError e = catch_input_error([&] { read_all(reader); });
     EXPECT_EQ(e.file(), fixture("bad_rows"));
     EXPECT_EQ(e.line(), expected[0].row);
     EXPECT_EQ(e.column(), expected[0].column);
@@ -133,7 +133,7 @@ TEST_F(ParquetReaderTest, EveryBadRowKindIsReported) {
   for (int guard = 0; guard < 20; ++guard) {
     try {
       if (reader.read(one) == 0) break;
-    } catch (const InputError& e) {
+    } catch (const util::InputError& e) {
       lines.push_back(e.line());
       reasons.push_back(e.column() + ": " + e.reason());
     }
@@ -150,7 +150,7 @@ TEST_F(ParquetReaderTest, EveryBadRowKindIsReported) {
 // A float64 timestamp that is finite but no log's (issue 25 item 9) is a bad row naming it.
 TEST_F(ParquetReaderTest, ImplausibleTimestampIsABadRow) {
   ParquetFrameReader reader(fixture("implausible_timestamp"), BadRowPolicy::kError);
-  const InputError e = catch_input_error([&] { read_all(reader); });
+  const util::InputError e = catch_input_error([&] { read_all(reader); });
   EXPECT_EQ(e.line(), 2u);
   EXPECT_EQ(e.column(), "timestamp");
   EXPECT_EQ(e.reason(), implausible_timestamp_reason("1e+308"));
@@ -161,18 +161,18 @@ TEST_F(ParquetReaderTest, ImplausibleTimestampIsABadRow) {
 
 TEST_F(ParquetReaderTest, NegativeIdIsABadRow) {
   ParquetFrameReader reader(fixture("negative_id"), BadRowPolicy::kError);
-  const InputError e = catch_input_error([&] { read_all(reader); });
+  const util::InputError e = catch_input_error([&] { read_all(reader); });
   EXPECT_EQ(e.line(), 1u);
   EXPECT_EQ(e.reason(), "ID -1 is negative");
 }
 
 TEST_F(ParquetReaderTest, SchemaProblemsNameTheColumn) {
-  const InputError missing =
+  const util::InputError missing =
       catch_input_error([&] { ParquetFrameReader(fixture("no_label"), BadRowPolicy::kError); });
   EXPECT_EQ(missing.column(), "label");
   EXPECT_NE(missing.reason().find("missing from the Parquet schema"), std::string::npos)
       << missing.reason();
-  const InputError typed =
+  const util::InputError typed =
       catch_input_error([&] { ParquetFrameReader(fixture("string_id"), BadRowPolicy::kError); });
   EXPECT_EQ(typed.column(), "id");
   EXPECT_NE(typed.reason().find("expected an integer type"), std::string::npos) << typed.reason();
@@ -192,7 +192,7 @@ TEST_F(ParquetReaderTest, UnreadableFilesAreOneLineInputErrors) {
   };
   for (const char* name : {"text", "truncated", "garbled"}) {
     SCOPED_TRACE(name);
-    const InputError e = catch_input_error([&] { open_and_read(fixture(name)); });
+    const util::InputError e = catch_input_error([&] { open_and_read(fixture(name)); });
     EXPECT_EQ(e.file(), fixture(name));
     const std::string what = e.what();
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;
@@ -211,7 +211,7 @@ TEST_F(ParquetReaderTest, UnreadableFilesAreOneLineInputErrors) {
 // did not decompress to it; limited, the allocation is refused and the error says why.
 TEST_F(ParquetReaderTest, APageClaimingGigabytesIsRefusedBeforeItIsAllocated) {
   const auto file = fixture("oversized_page");
-  const InputError e = catch_input_error([&] {
+  const util::InputError e = catch_input_error([&] {
     ParquetFrameReader reader(file, BadRowPolicy::kError);
     read_all(reader);
   });

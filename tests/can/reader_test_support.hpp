@@ -14,7 +14,7 @@
 
 #include "headroom/can/can_frame.hpp"
 #include "headroom/can/frame_reader.hpp"
-#include "headroom/can/input_error.hpp"
+#include "headroom/util/input_error.hpp"
 #include "test_support.hpp"
 
 namespace headroom::testing {
@@ -42,14 +42,14 @@ inline std::vector<can::CanFrame> read_all(can::FrameReader& reader, std::size_t
 }
 
 // The InputError `action` throws; a test failure (and an empty error) when it throws none.
-inline can::InputError catch_input_error(const std::function<void()>& action) {
+inline util::InputError catch_input_error(const std::function<void()>& action) {
   try {
     action();
-  } catch (const can::InputError& e) {
+  } catch (const util::InputError& e) {
     return e;
   }
   ADD_FAILURE() << "expected an InputError";
-  return can::InputError("", 0, "", "");
+  return util::InputError("", 0, "", "");
 }
 
 // A bad row and the column and reason a reader must report for it.
@@ -70,7 +70,7 @@ inline void expect_bad_rows(const std::vector<BadRowCase>& cases, const std::str
   for (const auto& c : cases) {
     SCOPED_TRACE(c.row);
     write_text_file(file, head + c.row + "\n" + tail);
-    const can::InputError e = catch_input_error([&] { read(file); });
+    const util::InputError e = catch_input_error([&] { read(file); });
     EXPECT_EQ(e.file(), file);
     EXPECT_EQ(e.line(), line);
     EXPECT_EQ(e.column(), c.column);

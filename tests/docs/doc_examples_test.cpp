@@ -116,6 +116,15 @@ TEST(DocExamples, ReadmeShellExamplesRunInOrder) {
       0)
       << output;
   write_mapped_datasets(work);
+  // The graph tables of the import-graphs example: the importer's own test fixture (pyarrow).
+  ASSERT_EQ(testing::run_command(
+                fmt::format("'{}' '{}/tests/graph_tables/graph_table_fixtures.py' "
+                            "'{}' 2>&1",
+                            HEADROOM_PYTHON, HEADROOM_SOURCE_DIR, (dir / "tables").string()),
+                &output),
+            0)
+      << output;
+  fs::rename(dir / "tables" / "shapes", work / "my_graphs");
   // Three documents as mr's file has them (Windows-1252, CRLF), then enough short ones that
   // `headroom run` on it holds out validation documents.
   std::string labels = "index\tsplit\tlabel\n0\ttrain\t1\n1\ttrain\t0\n2\ttest\t1\n";
@@ -157,6 +166,7 @@ TEST(DocExamples, ReadmeShellExamplesRunInOrder) {
   EXPECT_TRUE(fs::exists(work / "stores" / "mine" / "manifest.json"));
   EXPECT_TRUE(fs::exists(work / "stores" / "other" / "manifest.json"));
   EXPECT_TRUE(fs::exists(work / "stores" / "mr" / "column_index.i32"));
+  EXPECT_TRUE(fs::exists(work / "runs" / "my_graphs" / "student_normal_gcn" / "best.pt"));
 }
 
 }  // namespace

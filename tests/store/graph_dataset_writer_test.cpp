@@ -99,6 +99,29 @@ TEST(GraphDatasetWriter, AMalformedGraphIsRefusedByNumberAndAnUncommittedStoreLe
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
+// Edges without features are an [edges, 0] array: its row count comes from the edges, not from
+// its (zero) bytes.
+TEST(GraphDatasetWriter, ADatasetWithoutEdgeFeaturesOpensWithItsEdges) {
+  testing::TempDir dir;
+  GraphDatasetOptions no_edge_features = options();
+  no_edge_features.edge_features = 0;
+  {
+    GraphDatasetWriter writer(dir / "paths", no_edge_features);
+    for (int g = 0; g < 4; ++g) {
+      PathGraph graph(3 + g);
+      graph.edge_features.clear();
+      writer.append(graph.view(g % 2, DatasetSplit::kTrain));
+    }
+    writer.commit();
+  }
+  const auto store = GraphStore::open(dir / "paths", StoreVerification::kFull);
+  EXPECT_EQ(store.metadata().edge_feature_count, 0U);
+  EXPECT_EQ(store.metadata().arrays.at("edge_features").shape,
+            (std::vector<std::uint64_t>{2 + 3 + 4 + 5, 0}));
+  EXPECT_EQ(store.graph(3).num_edges(), 5U);
+  EXPECT_TRUE(store.graph(3).edge_features.empty());
+}
+
 TEST(GraphDatasetWriter, ADatasetWithoutTrainingGraphsIsRefused) {
   testing::TempDir dir;
   GraphDatasetWriter writer(dir / "paths", options());

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 #include <fstream>
 
-#include "headroom/can/input_error.hpp"
 #include "headroom/graph/window_graph_builder.hpp"
 #include "headroom/loader/graph_tensors.hpp"
 #include "headroom/preprocess/preprocessor.hpp"
@@ -15,6 +14,7 @@
 #include "headroom/store/store_arrays.hpp"
 #include "headroom/store/store_builder.hpp"
 #include "headroom/store/store_error.hpp"
+#include "headroom/util/input_error.hpp"
 #include "test_support.hpp"
 
 namespace headroom {
@@ -261,7 +261,7 @@ TEST_F(PreprocessStore, MalformedRowStopsTheRunNamingFileLineAndColumnAndWritesN
   try {
     preprocess::preprocess_dataset(dir_ / "data", dir_ / "store", options_);
     FAIL() << "expected an error";
-  } catch (const can::InputError& e) {
+  } catch (const util::InputError& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find("spoofing-2.csv:3"), std::string::npos) << message;
     EXPECT_NE(message.find("arbitration_id"), std::string::npos) << message;
@@ -290,7 +290,7 @@ TEST_F(PreprocessStore, DatasetErrorsAreOneLineAndLeaveNoStore) {
                std::runtime_error);
   write_text_file(dir_ / "empty_ds/train_01/x.csv", "");
   EXPECT_THROW(preprocess::preprocess_dataset(dir_ / "empty_ds", dir_ / "store", options_),
-               can::InputError);
+               util::InputError);
   write_text_file(dir_ / "no_train/test_01/x.csv", csv(test_));
   try {
     preprocess::preprocess_dataset(dir_ / "no_train", dir_ / "store", options_);
@@ -300,11 +300,11 @@ TEST_F(PreprocessStore, DatasetErrorsAreOneLineAndLeaveNoStore) {
   }
   write_text_file(dir_ / "bad_parquet/train_01/x.parquet", "PAR1 this is not parquet");
   EXPECT_THROW(preprocess::preprocess_dataset(dir_ / "bad_parquet", dir_ / "store", options_),
-               can::InputError);
+               util::InputError);
   write_text_file(dir_ / "header_only/train_01/x.csv",
                   "timestamp,arbitration_id,data_field,attack\n");
   EXPECT_THROW(preprocess::preprocess_dataset(dir_ / "header_only", dir_ / "store", options_),
-               can::InputError);
+               util::InputError);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "store"));
 }
 

@@ -12,7 +12,7 @@ namespace headroom::can {
 
 // What to do with a row that cannot be parsed.
 enum class BadRowPolicy {
-  kError,  // throw InputError naming file, line, column and reason
+  kError,  // throw util::InputError naming file, line, column and reason
   kSkip,   // drop the row, count it in skipped_rows()
 };
 

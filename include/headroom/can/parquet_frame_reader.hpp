@@ -16,17 +16,12 @@ namespace headroom::can {
 // Parquet page buffers), not by the file. Any integer type is accepted for id and label (bool too
 // for label), float or double for timestamp, string or large_string for data_field. The error
 // "line" of a bad row is its 1-based row number in the file, its column the Parquet column name;
-// after a bad-row InputError the next read() goes on with the following row. Arrow/Parquet types
-// stay in the .cpp (they are private to headroom_core). Not thread-safe.
+// after a bad-row InputError the next read() goes on with the following row. Arrow's memory is
+// bounded as tabular::ParquetTable bounds it. Arrow/Parquet types stay in the .cpp. Not
+// thread-safe.
 class ParquetFrameReader final : public FrameReader {
  public:
   static constexpr std::size_t kDefaultBatchRows = 65536;
-  // Arrow's memory while decoding is limited to kDecodeBaseBytes plus kDecodeBytesPerBatchRow
-  // per batch row (288 MiB at the default batch), far above what a well-formed file needs (a
-  // batch plus one page per column; writers make pages of about 1 MiB). A page whose header
-  // claims more, as a corrupt length does, is a decode error instead of a 2 GiB allocation.
-  static constexpr std::size_t kDecodeBaseBytes = std::size_t{256} << 20;
-  static constexpr std::size_t kDecodeBytesPerBatchRow = 512;
 
   // Opens the file and checks its schema. Throws InputError for a missing, empty or unreadable
   // (corrupt, not Parquet) file, and for a missing or mistyped column (naming the column).

@@ -21,6 +21,8 @@ void configure_app_with_data_commands(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_preprocess_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
+// `headroom import-graphs TABLES --out STORE` (graph_tables/import_graph_tables.hpp).
+void add_import_graphs_command(CLI::App& app);
 // `headroom report RUN_DIR [--out FILE]` (report/html_report.hpp).
 void add_report_command(CLI::App& app);
 

@@ -57,7 +57,7 @@ struct FileGraphOptions {
 
 // Reads `file` and appends its graphs to `segment`. With `vocabulary` null, node keys are the raw
 // CAN IDs (training files, read before the vocabulary exists) and the IDs seen are collected;
-// otherwise keys are vocabulary indices. Throws can::InputError on bad input (naming file, line,
+// otherwise keys are vocabulary indices. Throws util::InputError on bad input (naming file, line,
 // column), including a file with no frames. `stop` is polled between batches to abandon work
 // early when another file has failed.
 FileGraphResult build_file_graphs(

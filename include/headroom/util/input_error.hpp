@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace headroom::can {
+namespace headroom::util {
 
 class InputError : public std::runtime_error {
  public:
@@ -27,4 +27,4 @@ class InputError : public std::runtime_error {
   std::string reason_;
 };
 
-}  // namespace headroom::can
+}  // namespace headroom::util

@@ -1,4 +1,4 @@
-#include "headroom/can/input_error.hpp"
+#include "headroom/util/input_error.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "headroom/util/printable_text.hpp"
 
-namespace headroom::can {
+namespace headroom::util {
 namespace {
 
 std::string describe(const std::filesystem::path& file, std::uint64_t line,
@@ -28,4 +28,4 @@ InputError::InputError(std::filesystem::path file, std::uint64_t line, std::stri
       column_(util::printable(column, util::kMaxQuotedNameBytes)),
       reason_(util::printable(reason, util::kMaxQuotedReasonBytes)) {}
 
-}  // namespace headroom::can
+}  // namespace headroom::util

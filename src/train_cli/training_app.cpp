@@ -1,0 +1,72 @@
+#include "headroom/train_cli/training_app.hpp"
+
+#include <c10/util/Exception.h>
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <stdexcept>
+
+#include "headroom/cli/commands.hpp"
+#include "headroom/cli/parse_errors.hpp"
+#include "headroom/memory/cuda_allocator_defaults.hpp"
+#include "headroom/memory/tensor_memory_meter.hpp"
+#include "headroom/train_cli/train_commands.hpp"
+
+namespace headroom::cli {
+
+void configure_training_app(CLI::App& app) {
+  configure_app_with_data_commands(app);
+  add_run_command(app);
+  add_training_commands(app);
+  add_plan_command(app);
+}
+
+int run_training_app(int argc, const char* const* argv) {
+  // Before CUDA initialises: the caching allocator reads its settings once.
+  memory::default_to_expandable_segments();
+  // Before any tensor exists, so that every CPU tensor byte is counted (memory meter).
+  memory::keep_freed_host_memory();
+  memory::install_counting_cpu_allocator();
+  CLI::App app{"headroom: memory-planned GNN training for CAN-bus intrusion detection"};
+  configure_training_app(app);
+  try {
+    memory::inject_cpu_allocation_failures_from_environment();
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return report_parse_error(app, e);
+  } catch (const c10::Error& e) {  // LibTorch errors: the message without its C++ backtrace
+    return report_error(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return report_error(e.what());
+  }
+  return 0;
+}
+
+void check_training_arguments(const std::vector<std::string>& args) {
+  CLI::App app{"headroom"};
+  configure_training_app(app);
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+    command->callback(std::function<void()>{});                   // parse only
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses from the back
+  app.parse(reversed);
+}
+
+std::vector<CommandFlag> training_command_flags(std::string_view command) {
+  CLI::App app{"headroom"};
+  configure_training_app(app);
+  CLI::App* subcommand = nullptr;
+  try {
+    subcommand = app.get_subcommand(std::string(command));
+  } catch (const CLI::OptionNotFound&) {
+    throw std::invalid_argument("headroom has no command '" + std::string(command) + "'");
+  }
+  std::vector<CommandFlag> flags;
+  for (const CLI::Option* option : subcommand->get_options()) {
+    if (option->get_lnames().empty()) continue;  // positional
+    flags.push_back({option->get_lnames().front(), option->get_expected_max() != 0,
+                     option->get_expected_max() > 1, option->get_description()});
+  }
+  return flags;
+}
+
+}  // namespace headroom::cli
