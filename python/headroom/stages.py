@@ -7,7 +7,7 @@ parser before anything starts (an unknown name or a bad value raises ``OptionErr
 command line's message); there is no second list of options here. A stage runs headroom-train's
 main in a child process (``python -m headroom._main``), so its memory and its budget are its own and
 the calling interpreter stays responsive; its output lines go to the ``headroom`` logger (INFO)
-and to ``progress`` when given. Ctrl-C (KeyboardInterrupt) stops the stage as it stops the command
+and to ``on_line(line)`` when given. Ctrl-C (KeyboardInterrupt) stops the stage as it stops the command
 line, and calling the function again resumes the run from its last completed epoch.
 """
 
@@ -28,7 +28,7 @@ from . import _headroom
 
 logger = logging.getLogger("headroom")
 
-ProgressCallback = Callable[[str], None]
+LineCallback = Callable[[str], None]
 
 
 class CommandError(RuntimeError):
@@ -77,7 +77,7 @@ def arguments(command: str, positional: tuple = (), **options) -> list[str]:
     return args
 
 
-def _run(args: list[str], progress: Optional[ProgressCallback]) -> None:
+def _run(args: list[str], on_line: Optional[LineCallback]) -> None:
     """Runs headroom-train's main on ``args`` in a child process, streaming its lines."""
     tail = collections.deque(maxlen=40)
     child = subprocess.Popen(
@@ -89,8 +89,8 @@ def _run(args: list[str], progress: Optional[ProgressCallback]) -> None:
             line = line.rstrip("\n")
             tail.append(line)
             logger.info("%s", line)
-            if progress is not None:
-                progress(line)
+            if on_line is not None:
+                on_line(line)
         returncode = child.wait()
     except BaseException:
         # KeyboardInterrupt (or the callback's own exception): stop the child as Ctrl-C stops the
@@ -109,44 +109,44 @@ def _read_json(path: pathlib.Path) -> dict:
     return json.loads(path.read_text())
 
 
-def _stage(command: str, store, progress, options) -> dict:
+def _stage(command: str, store, on_line, options) -> dict:
     args = arguments(command, store=store, **options)
     _headroom.check_arguments(args)
     run_dir = pathlib.Path(_headroom.stage_run_directory(args))
-    _run(args, progress)
+    _run(args, on_line)
     name = "evaluation.json" if command == "evaluation" else "result.json"
     result = _read_json(run_dir / name)
     result["run_dir"] = str(run_dir)
     return result
 
 
-def autoencoder(store, *, progress: Optional[ProgressCallback] = None, **options) -> dict:
+def autoencoder(store, *, on_line: Optional[LineCallback] = None, **options) -> dict:
     """``headroom autoencoder --store STORE ...``: the VGAE (stage 1). Returns result.json."""
-    return _stage("autoencoder", store, progress, options)
+    return _stage("autoencoder", store, on_line, options)
 
 
-def curriculum(store, *, progress: Optional[ProgressCallback] = None, **options) -> dict:
+def curriculum(store, *, on_line: Optional[LineCallback] = None, **options) -> dict:
     """``headroom curriculum --store STORE ...``: the GAT with the VGAE-guided curriculum."""
-    return _stage("curriculum", store, progress, options)
+    return _stage("curriculum", store, on_line, options)
 
 
-def normal(store, *, progress: Optional[ProgressCallback] = None, **options) -> dict:
+def normal(store, *, on_line: Optional[LineCallback] = None, **options) -> dict:
     """``headroom normal --store STORE ...``: a graph classifier, plain supervised."""
-    return _stage("normal", store, progress, options)
+    return _stage("normal", store, on_line, options)
 
 
-def fusion(store, *, progress: Optional[ProgressCallback] = None, **options) -> dict:
+def fusion(store, *, on_line: Optional[LineCallback] = None, **options) -> dict:
     """``headroom fusion --store STORE ...``: the classifier's and the VGAE's scores, fused."""
-    return _stage("fusion", store, progress, options)
+    return _stage("fusion", store, on_line, options)
 
 
-def evaluation(store, *, progress: Optional[ProgressCallback] = None, **options) -> dict:
+def evaluation(store, *, on_line: Optional[LineCallback] = None, **options) -> dict:
     """``headroom evaluation --store STORE ...``: every trained model per split and attack type.
     Returns evaluation.json (one entry per model, its groups and metrics)."""
-    return _stage("evaluation", store, progress, options)
+    return _stage("evaluation", store, on_line, options)
 
 
-def run(dataset=None, *, progress: Optional[ProgressCallback] = None, **options) -> dict:
+def run(dataset=None, *, on_line: Optional[LineCallback] = None, **options) -> dict:
     """``headroom run [DATASET] ...``: the whole pipeline (the synthetic default without a dataset).
     Returns ``{"runs": directory, "stages": {run directory name: result.json}, "evaluation":
     evaluation.json}`` for the stages this call ran."""
@@ -154,7 +154,7 @@ def run(dataset=None, *, progress: Optional[ProgressCallback] = None, **options)
     args = arguments("run", positional, **options)
     _headroom.check_arguments(args)
     started = time.time()
-    _run(args, progress)
+    _run(args, on_line)
     runs = _runs_of(dataset, options)
     stages = {}
     for result in sorted(runs.glob("*/result.json")):

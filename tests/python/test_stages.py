@@ -45,7 +45,7 @@ def test_a_stage_returns_its_result_and_logs_its_lines(tmp_path, synthetic_store
     with caplog.at_level(logging.INFO, logger="headroom"):
         result = headroom.normal(synthetic_store, preset="gcn,student", max_epochs=2,
                                  batch_size=64, threads=1, runs_dir=tmp_path / "runs",
-                                 progress=lines.append)
+                                 on_line=lines.append)
     assert result["run_dir"] == str(tmp_path / "runs" / "store" / "student_normal_gcn")
     assert result["training"]["epochs"] == 2
     assert any(line.startswith("epoch   2/2") for line in lines), lines
@@ -73,7 +73,7 @@ INTERRUPTED = textwrap.dedent("""
     try:
         headroom.normal(sys.argv[1], preset="gcn,student", max_epochs=40, patience=100,
                         batch_size=64, threads=1, runs_dir=sys.argv[2],
-                        progress=stop_after_epoch_3)
+                        on_line=stop_after_epoch_3)
     except KeyboardInterrupt:
         print("interrupted")
 """)
@@ -90,3 +90,17 @@ def test_an_interrupted_stage_resumes_when_called_again(tmp_path, synthetic_stor
     # Stopped after epoch 3's line, before or after its checkpoint: it resumes after epoch 2 or 3.
     assert result["training"]["resumed_after"] in (2, 3), result
     assert result["training"]["epochs"] == 40
+
+
+def test_run_chains_every_stage_on_the_synthetic_default(tmp_path):
+    outcome = headroom.run(synthetic_dir=tmp_path / "data", store=tmp_path / "store",
+                           runs_dir=tmp_path / "runs", frames=30000, max_epochs=2,
+                           batch_size=128, threads=1, vgae_hidden="32,16", latent=8,
+                           progress=False)
+    assert outcome["runs"] == str(tmp_path / "runs" / "store")
+    assert {"teacher_autoencoder", "teacher_curriculum", "student_curriculum_kd"} <= set(
+        outcome["stages"]), outcome["stages"].keys()
+    # --max-epochs bounds the graph stages (fusion has its own --fusion-epochs).
+    assert all(stage["training"]["epochs"] <= 2 for name, stage in outcome["stages"].items()
+               if not name.startswith("fusion")), outcome["stages"]
+    assert "teacher_curriculum" in outcome["evaluation"], outcome["evaluation"].keys()
