@@ -42,10 +42,17 @@ endif()
 find_package(Torch REQUIRED)
 message(STATUS "LibTorch ${HEADROOM_TORCH_VERSION} from ${HEADROOM_TORCH_PREFIX}")
 
-# TORCH_LIBRARIES carries the compile flags torch needs (ABI flag); wrap them in one target.
+# What every LibTorch user here links: LibTorch's CPU library and c10, never its CUDA libraries
+# (libtorch.so would pull libtorch_cuda.so, ~355 MiB mapped by every run). CUDA is the plugin's
+# (headroom_cuda, src/CMakeLists.txt; nn/cuda_runtime.hpp), loaded when a CUDA device is asked for:
+# a CUDA call outside the plugin does not link.
 add_library(headroom_torch INTERFACE)
-target_link_libraries(headroom_torch INTERFACE ${TORCH_LIBRARIES})
+target_link_libraries(headroom_torch INTERFACE torch_cpu_library c10)
 target_include_directories(headroom_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+# All of LibTorch, CUDA included: the CUDA plugin, and the test binary (its CUDA cases call CUDA
+# directly).
+add_library(headroom_torch_full INTERFACE)
+target_link_libraries(headroom_torch_full INTERFACE headroom_torch ${TORCH_LIBRARIES})
 # The include root (torch/include), where the wheel's fmt headers also live.
 list(GET TORCH_INCLUDE_DIRS 0 HEADROOM_TORCH_INCLUDE_DIR)
 target_compile_options(headroom_torch INTERFACE ${TORCH_CXX_FLAGS})

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Packs what scripts/gpu-check.sh needs on a GPU machine that has Python and torch but nothing of
 # headroom's (docs/gpu.md): the binaries built here (build/bin/headroom, headroom-train,
-# training_bench, build/tests/headroom_tests) and the shared libraries they link that the other
-# machine's torch does not bring — Arrow/Parquet 22, toml++, xxhash, protobuf, libcurl and theirs —
+# training_bench, build/tests/headroom_tests), the CUDA plugin (build/lib/libheadroom_cuda.so)
+# and the shared libraries they link that the other machine's torch does not bring — Arrow/Parquet 22, toml++, xxhash, protobuf, libcurl and theirs —
 # resolved with ldd, compressed with xz so that the bundle fits the device tool's 64 MiB working
 # tree. Not packed: torch's and the CUDA wheels' libraries (the other machine's torch ships them,
 # and they must match its driver) and the C and C++ runtimes (the other machine's own).
@@ -17,12 +17,17 @@ bins=(build/bin/headroom build/bin/headroom-train build/bin/training_bench
 for binary in "${bins[@]}"; do
   [[ -x "$binary" ]] || { echo "gpu-bundle: $binary is missing: build first (scripts/build.sh)" >&2; exit 1; }
 done
+# CUDA is a plugin the binaries load from ../lib (nn/cuda_runtime.hpp): without it a GPU run is
+# impossible, so a bundle without it is refused.
+plugin=build/lib/libheadroom_cuda.so
+[[ -f "$plugin" ]] || { echo "gpu-bundle: $plugin is missing: build with a CUDA compiler (nvcc)" >&2; exit 1; }
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 root="$stage/headroom-gpu"
 mkdir -p "$root/bin" "$root/lib"
 cp "${bins[@]}" "$root/bin/"
-ldd "${bins[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
+cp "$plugin" "$root/lib/"
+ldd "${bins[@]}" "$plugin" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
   while read -r name path; do
     path="$(realpath "$path")"  # torch's are found through .../torch/share/cmake/../../lib
     case "$path" in

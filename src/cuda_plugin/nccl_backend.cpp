@@ -1,15 +1,19 @@
-// ProcessGroupNCCL needs nccl.h, from the torch wheel's nvidia-nccl package (its include directory
-// is added for this file alone by src/CMakeLists.txt when it is found).
-#if defined(USE_C10D_NCCL) && __has_include(<nccl.h>)
+// ProcessGroupNCCL, created inside the CUDA plugin (it lives in LibTorch's CUDA library). Needs
+// nccl.h, from the torch wheel's nvidia-nccl package (src/CMakeLists.txt adds its include directory
+// for this file when it is found). The distributed area reaches it through
+// kNcclBackendFactorySymbol (distributed/c10d_backends.hpp).
+#if __has_include(<nccl.h>)
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #define HEADROOM_WITH_NCCL 1
 #endif
 
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
 #include <stdexcept>
 
-#include "c10d_backends.hpp"
-
-namespace headroom::distributed::detail {
+namespace {
 
 c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>& store,
                                                     int rank, int world_size, int device_index,
@@ -23,9 +27,14 @@ c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10
 #else
   (void)store, (void)rank, (void)world_size, (void)device_index, (void)timeout;
   throw std::runtime_error(
-      "this headroom was built without NCCL's headers (nccl.h from the torch wheel's nvidia-nccl "
-      "package): data-parallel training on CUDA is unavailable; use --device cpu");
+      "headroom's CUDA plugin was built without NCCL's headers (nccl.h from the torch wheel's "
+      "nvidia-nccl package): data-parallel training on CUDA is unavailable; use --device cpu");
 #endif
 }
 
-}  // namespace headroom::distributed::detail
+}  // namespace
+
+// The factory's address, under the name distributed/c10d_backends.hpp looks up.
+extern "C" __attribute__((visibility("default"))) void* headroom_nccl_backend_factory() {
+  return reinterpret_cast<void*>(&make_nccl_backend);
+}

@@ -15,8 +15,9 @@ c10::intrusive_ptr<c10d::Backend> make_gloo_backend(const c10::intrusive_ptr<c10
                                                     int rank, int world_size,
                                                     std::chrono::milliseconds timeout);
 
-// ProcessGroupNCCL on cuda:device_index. Throws std::runtime_error when headroom was built
-// without NCCL's headers.
+// ProcessGroupNCCL on cuda:device_index, created by the CUDA plugin (nn/cuda_runtime.hpp; the
+// NCCL backend lives in LibTorch's CUDA library). Throws std::runtime_error when the plugin is
+// missing or was built without NCCL's headers.
 c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>& store,
                                                     int rank, int world_size, int device_index,
                                                     std::chrono::milliseconds timeout);

@@ -1,9 +1,12 @@
 #include "headroom/distributed/process_group.hpp"
 
+#include "headroom/nn/cuda_runtime.hpp"
+
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include <c10/cuda/CUDAFunctions.h>
+#include <ATen/DeviceAccelerator.h>
+
 #include <fmt/format.h>
 #include <algorithm>
 #include <exception>
@@ -108,7 +111,8 @@ std::shared_ptr<ProcessGroup> ProcessGroup::connect(const LaunchEnvironment& env
     state->store = state->connect_store(/*serve=*/env.rank == 0, /*rendezvous=*/true);
     if (device.is_cuda()) {
       const int index = std::max<int>(0, device.index());
-      c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
+      nn::load_cuda_plugin();  // CUDA, and the NCCL backend, come with the plugin
+      at::accelerator::setDeviceIndex(static_cast<c10::DeviceIndex>(index));
       state->backend =
           detail::make_nccl_backend(state->store, env.rank, env.world_size, index, options.timeout);
     } else {

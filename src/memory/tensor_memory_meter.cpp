@@ -5,7 +5,6 @@
 #include <limits>
 
 #include <c10/core/CachingDeviceAllocator.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/cuda.h>
 #include <torch/torch.h>
 #include <unistd.h>
@@ -26,8 +25,10 @@ namespace {
 
 // The CUDA caching allocator, or null when there is no CUDA device or it has not been set up
 // yet. It is set up lazily by the first CUDA tensor; reading it must not force that (creating a
-// CUDA context costs hundreds of MB), and before it nothing has been allocated anyway.
-c10::cuda::CUDACachingAllocator::CUDAAllocator* cuda_allocator(int device) {
+// CUDA context costs hundreds of MB), and before it nothing has been allocated anyway. Reached
+// through c10's device-generic interface: CUDA's own library is the plugin's (nn/cuda_runtime.hpp),
+// and until it is loaded torch::cuda::is_available() is false.
+c10::DeviceAllocator* cuda_allocator(int device) {
   if (!torch::cuda::is_available()) {
     return nullptr;
   }
@@ -36,7 +37,7 @@ c10::cuda::CUDACachingAllocator::CUDAAllocator* cuda_allocator(int device) {
     throw std::out_of_range("headroom: no CUDA device " + std::to_string(device) + " (" +
                             std::to_string(count) + " present)");
   }
-  auto* allocator = c10::cuda::CUDACachingAllocator::get();
+  auto* allocator = c10::getDeviceAllocator(c10::kCUDA);
   return allocator != nullptr && allocator->initialized() ? allocator : nullptr;
 }
 

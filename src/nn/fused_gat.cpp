@@ -7,11 +7,9 @@
 #include <cmath>
 #include <vector>
 
+#include "cuda_plugin_table.hpp"
 #include "fused_gat_kernels.hpp"
 
-#ifdef HEADROOM_CUDA_KERNELS
-#include <c10/cuda/CUDAStream.h>
-#endif
 
 namespace headroom::nn {
 namespace {
@@ -252,27 +250,21 @@ void dispatch_cpu(GatDtype dtype, const Run& run) {
   }
 }
 
-#ifdef HEADROOM_CUDA_KERNELS
-void* current_stream(const at::Tensor& on) {
-  return c10::cuda::getCurrentCUDAStream(on.device().index()).stream();
-}
-#endif
+// check_inputs has refused CUDA tensors unless the CUDA plugin (and its kernels) is loaded.
+const CudaPluginTable& cuda_kernels() { return *detail::cuda_plugin_table(); }
 
-// check_inputs has refused CUDA tensors in a build without the CUDA kernels.
+void* current_stream(const at::Tensor& on) {
+  return cuda_kernels().current_stream(on.device().index());
+}
+
 void run_forward(const GatForwardArgs& args, const at::Tensor& on) {
-#ifdef HEADROOM_CUDA_KERNELS
-  if (on.is_cuda()) return kernels::gat_forward_cuda(args, current_stream(on));
-#endif
-  (void)on;
+  if (on.is_cuda()) return cuda_kernels().gat_forward(args, current_stream(on));
   dispatch_cpu(args.dtype,
                [&](auto t, auto acc) { forward_cpu<decltype(t), decltype(acc)>(args); });
 }
 
 void run_backward(const GatBackwardArgs& args, const at::Tensor& on) {
-#ifdef HEADROOM_CUDA_KERNELS
-  if (on.is_cuda()) return kernels::gat_backward_cuda(args, current_stream(on));
-#endif
-  (void)on;
+  if (on.is_cuda()) return cuda_kernels().gat_backward(args, current_stream(on));
   dispatch_cpu(args.forward.dtype,
                [&](auto t, auto acc) { backward_cpu<decltype(t), decltype(acc)>(args); });
 }
@@ -386,7 +378,7 @@ void check_inputs(const at::Tensor& h, const at::Tensor& alpha_src, const at::Te
                   alpha_dst.device() == h.device(),
               "fused GAT: inputs and graph must be on one device");
   TORCH_CHECK(fused_gat_supported(h.device()), "fused GAT: no kernel for device ", h.device(),
-              " in this build (built without CUDA kernels)");
+              " (on CUDA the kernels come with headroom's CUDA plugin, not loaded)");
   if (dropout_scale.defined()) {
     const std::vector<std::int64_t> per_attention{graph.num_edges() + graph.num_nodes, h.size(1)};
     TORCH_CHECK(dropout_scale.sizes() == per_attention &&
@@ -399,11 +391,7 @@ void check_inputs(const at::Tensor& h, const at::Tensor& alpha_src, const at::Te
 
 bool fused_gat_supported(const c10::Device& device) {
   if (device.is_cpu()) return true;
-#ifdef HEADROOM_CUDA_KERNELS
-  return device.is_cuda();
-#else
-  return false;
-#endif
+  return device.is_cuda() && detail::cuda_plugin_table() != nullptr;
 }
 
 FusedGatResult fused_gat_attention(const at::Tensor& h, const at::Tensor& alpha_src,

@@ -1,6 +1,5 @@
 #include <torch/torch.h>
 
-#include <ATen/cuda/CUDAContext.h>
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>

@@ -1,11 +1,11 @@
 #include "headroom/train/batches/batch_sizing.hpp"
 
+#include "headroom/nn/cuda_runtime.hpp"
+
 #include <torch/headeronly/version.h>
 #include <torch/torch.h>
 
 #include <ATen/autocast_mode.h>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
@@ -35,8 +35,8 @@ constexpr int kPeakFitFormat = 3;
 
 std::string device_identity(const c10::Device& device) {
   if (!device.is_cuda()) return "cpu";
-  const auto* properties = at::cuda::getDeviceProperties(std::max<int>(0, device.index()));
-  return fmt::format("cuda {} {} B", properties->name, properties->totalGlobalMem);
+  const int index = std::max<int>(0, device.index());
+  return fmt::format("cuda {} {} B", nn::cuda_device_name(index), nn::cuda_total_memory_bytes(index));
 }
 
 // Every rank packs with rank 0's fit and budget, so that every rank plans the same epochs (a fit
@@ -71,7 +71,7 @@ memory::PeakSample probe_within_budget(const store::GraphStore& store,
   } catch (const c10::OutOfMemoryError& error) {
     ++oom_events;
     at::autocast::clear_cache();
-    if (options.device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+    if (options.device.is_cuda()) nn::empty_cuda_cache();
     if (ids.size() <= 1)
       throw std::runtime_error(fmt::format(
           "memory probe: graph {} alone (its collation or its training step) does not fit in the "

@@ -1,9 +1,10 @@
 #include "headroom/train/batches/inference_batches.hpp"
 
+#include "headroom/nn/cuda_runtime.hpp"
+
 #include <torch/torch.h>
 
 #include <ATen/autocast_mode.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <fmt/format.h>
 
 #include "headroom/loader/batch_prefetcher.hpp"
@@ -32,7 +33,7 @@ void run_splitting_on_oom(const store::GraphStore& store, const loader::GraphBat
           host.graph_id_list().front(), host.num_nodes, host.edge_index.size(1), device.str(),
           error.what_without_backtrace()));
     at::autocast::clear_cache();
-    if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+    if (device.is_cuda()) nn::empty_cuda_cache();
   }
   const auto ids = host.graph_id_list();
   loader::CollateOptions options;

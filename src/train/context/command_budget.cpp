@@ -1,9 +1,9 @@
 #include "headroom/train/context/command_budget.hpp"
 
+#include "headroom/nn/cuda_runtime.hpp"
+
 #include <torch/torch.h>
 
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <fmt/format.h>
 #include <algorithm>
 #include <stdexcept>
@@ -44,9 +44,8 @@ std::string apply_device_budget(const TrainingConfig& config, const RunContext& 
     const auto settings = memory::cuda_allocator_settings();
     allocator = "; CUDA caching allocator: " + (settings.empty() ? "LibTorch defaults" : settings);
     const auto index = std::max<int>(0, device.index());
-    const auto total = static_cast<double>(at::cuda::getDeviceProperties(index)->totalGlobalMem);
-    c10::cuda::CUDACachingAllocator::setMemoryFraction(
-        std::min(1.0, static_cast<double>(budget) / total), index);
+    const auto total = static_cast<double>(nn::cuda_total_memory_bytes(index));
+    nn::set_cuda_memory_fraction(std::min(1.0, static_cast<double>(budget) / total), index);
   } else {
     memory::set_cpu_tensor_budget(budget);
   }
@@ -65,7 +64,7 @@ std::int64_t run_phase(const c10::Device& device, const std::function<void()>& w
   memory::reset_peak(cuda_index);
   const auto release = [&] {
     if (cuda)
-      c10::cuda::CUDACachingAllocator::emptyCache();
+      nn::empty_cuda_cache();
     else
       memory::release_cached_host_memory();
   };

@@ -1,5 +1,7 @@
 #include "headroom/train/context/run_context.hpp"
 
+#include "headroom/nn/cuda_runtime.hpp"
+
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -14,6 +16,8 @@ namespace {
 
 c10::Device checked_device(const RunOptions& run) {
   const c10::Device device(run.device);
+  // CUDA comes with the plugin (nn/cuda_runtime.hpp): loaded here, the first time it is asked for.
+  if (device.is_cuda()) nn::load_cuda_plugin();
   if (device.is_cuda() && !torch::cuda::is_available())
     throw std::runtime_error("--device " + run.device +
                              ": no CUDA device is available on this machine (use --device cpu)");

@@ -1,5 +1,7 @@
 #include "headroom/train/loop/training_loop.hpp"
 
+#include "headroom/nn/cuda_runtime.hpp"
+
 #include <torch/torch.h>
 
 #include <fmt/format.h>
@@ -29,8 +31,6 @@
 #include "headroom/util/progress_bar.hpp"
 
 #include <ATen/autocast_mode.h>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 
 namespace headroom::train {
 namespace {
@@ -316,7 +316,7 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
     bar.advance(static_cast<std::uint64_t>(units), static_cast<std::uint64_t>(units));
     if (cuda && config_.memory.clear_cache_every_n > 0 &&
         stats.steps % config_.memory.clear_cache_every_n == 0)
-      c10::cuda::CUDACachingAllocator::emptyCache();
+      nn::empty_cuda_cache();
     if (config_.memory.step_metrics_every > 0 &&
         stats.steps % config_.memory.step_metrics_every == 0)
       outside_the_step(epoch, "metrics", [&] {

@@ -1,9 +1,10 @@
 #include "headroom/train/step/oom_guard.hpp"
 
+#include "headroom/nn/cuda_runtime.hpp"
+
 #include <torch/torch.h>
 
 #include <ATen/autocast_mode.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <fmt/format.h>
 #include <optional>
 #include <stdexcept>
@@ -71,7 +72,7 @@ GuardedStep OomGuard::run(const TaskBatch& host_batch, const TaskLoss& loss,
       ++oom_events;
       zero_grad();
       at::autocast::clear_cache();
-      if (device_.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+      if (device_.is_cuda()) nn::empty_cuda_cache();
       cpu_generator.set_state(cpu_state);
       if (cuda_generator) cuda_generator->set_state(cuda_state);
       if (parts >= count) {

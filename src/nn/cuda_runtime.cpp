@@ -1,0 +1,128 @@
+#include "headroom/nn/cuda_runtime.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+#include <system_error>
+
+#include "cuda_plugin_table.hpp"
+
+namespace headroom::nn {
+namespace {
+
+constexpr const char* kPluginFile = "libheadroom_cuda.so";
+
+std::mutex g_mutex;
+void* g_handle = nullptr;                      // guarded by g_mutex; never closed
+const CudaPluginTable* g_table = nullptr;      // set once, under g_mutex
+
+// The directory of the ELF file (binary or shared library) this function was linked into.
+std::filesystem::path own_directory() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&own_directory), &info) == 0 || info.dli_fname == nullptr)
+    return {};
+  std::error_code ignored;
+  const auto file = std::filesystem::canonical(info.dli_fname, ignored);
+  return file.empty() ? std::filesystem::path(info.dli_fname).parent_path() : file.parent_path();
+}
+
+const CudaPluginTable& table() {
+  const std::lock_guard lock(g_mutex);
+  if (g_table == nullptr)
+    throw std::logic_error("headroom: a CUDA function was called before the CUDA plugin was loaded");
+  return *g_table;
+}
+
+void load_locked() {
+  if (g_table != nullptr) return;
+  const auto path = cuda_plugin_path();
+  // RTLD_GLOBAL: LibTorch's CUDA libraries, loaded with the plugin, register CUDA with LibTorch
+  // through static initialisers that other libraries then find.
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (handle == nullptr) {
+    const char* reason = ::dlerror();
+    throw std::runtime_error(fmt::format(
+        "cannot load headroom's CUDA plugin {}: {} (CUDA needs a headroom built with a CUDA "
+        "compiler and the torch wheel's CUDA libraries; set HEADROOM_CUDA_PLUGIN to its path, or "
+        "use --device cpu)",
+        path.string(), reason != nullptr ? reason : "unknown reason"));
+  }
+  const auto* found =
+      static_cast<const CudaPluginTable*>(::dlsym(handle, kCudaPluginTableSymbol));
+  if (found == nullptr)
+    throw std::runtime_error(fmt::format("{} is not headroom's CUDA plugin (no symbol {})",
+                                         path.string(), kCudaPluginTableSymbol));
+  if (found->abi != kCudaPluginAbi)
+    throw std::runtime_error(fmt::format(
+        "{} is headroom's CUDA plugin of another build (interface {}, this binary needs {}); "
+        "rebuild both from one tree",
+        path.string(), found->abi, kCudaPluginAbi));
+  g_handle = handle;
+  g_table = found;
+}
+
+}  // namespace
+
+std::filesystem::path cuda_plugin_path() {
+  if (const char* given = std::getenv("HEADROOM_CUDA_PLUGIN"); given != nullptr && *given != 0)
+    return given;
+  const auto dir = own_directory();
+  std::error_code ignored;
+  if (std::filesystem::exists(dir / kPluginFile, ignored)) return dir / kPluginFile;
+  return (dir / ".." / "lib" / kPluginFile).lexically_normal();
+}
+
+void load_cuda_plugin() {
+  const std::lock_guard lock(g_mutex);
+  load_locked();
+}
+
+bool cuda_plugin_loaded() {
+  const std::lock_guard lock(g_mutex);
+  return g_table != nullptr;
+}
+
+bool load_cuda_plugin_if_usable() {
+  std::error_code ignored;
+  if (!std::filesystem::exists("/proc/driver/nvidia/version", ignored)) return false;
+  if (!std::filesystem::exists(cuda_plugin_path(), ignored)) return false;
+  load_cuda_plugin();
+  return true;
+}
+
+std::int64_t cuda_total_memory_bytes(int device) { return table().total_memory_bytes(device); }
+
+std::string cuda_device_name(int device) { return table().device_name(device); }
+
+void set_cuda_memory_fraction(double fraction, int device) {
+  table().set_memory_fraction(fraction, device);
+}
+
+void* cuda_current_stream(int device) { return table().current_stream(device); }
+
+void empty_cuda_cache() {
+  if (cuda_plugin_loaded()) table().empty_cache();
+}
+
+void* cuda_plugin_symbol(const char* name) {
+  const std::lock_guard lock(g_mutex);
+  load_locked();
+  void* symbol = ::dlsym(g_handle, name);
+  if (symbol == nullptr)
+    throw std::runtime_error(fmt::format("headroom's CUDA plugin {} has no symbol {}",
+                                         cuda_plugin_path().string(), name));
+  return symbol;
+}
+
+namespace detail {
+// For fused_gat.cpp: the kernels, or null when the plugin is not loaded.
+const CudaPluginTable* cuda_plugin_table() {
+  const std::lock_guard lock(g_mutex);
+  return g_table;
+}
+}  // namespace detail
+
+}  // namespace headroom::nn
