@@ -2,7 +2,8 @@
 // a changed default or two examples that collide (issue 31: the third fusion example stopped on
 // the first one's run directory) fail the suite instead of a user's first hour.
 //
-// Every fenced `sh` block of README.md runs as one bash script (`set -e`), in a fresh working
+// Every fenced `sh` block of README.md (and, in a work directory of its own, of docs/memory.md)
+// runs as one bash script (`set -e`), in a fresh working
 // directory whose `../shared/data/can/hcrl_sa` is a small synthetic dataset (and
 // `../shared/data/text/mr` a 24-document text corpus), with the built
 // binaries first on PATH. What is changed, and why, is listed in `example_script`: placeholders
@@ -98,13 +99,9 @@ void write_mapped_datasets(const fs::path& work) {
   }
 }
 
-TEST(DocExamples, ReadmeShellExamplesRunInOrder) {
-  const auto readme = fs::path(HEADROOM_SOURCE_DIR) / "README.md";
-  const auto blocks = shell_blocks(readme);
-  ASSERT_GE(blocks.size(), 15U) << "README.md's sh blocks were not found";
-
-  testing::TempDir dir;
-  const auto work = dir / "work";
+// A work directory as a new user's: ../shared/data/can/hcrl_sa a small synthetic dataset,
+// ../shared/data/text/mr a 24-document corpus, my_graphs graph tables, the mapping examples' CSVs.
+void prepare_work_directory(const testing::TempDir& dir, const fs::path& work) {
   fs::create_directories(work);
   const auto bin = fs::path(HEADROOM_TRAIN_BINARY).parent_path();
   std::string output;
@@ -135,22 +132,42 @@ TEST(DocExamples, ReadmeShellExamplesRunInOrder) {
   }
   testing::write_text_file(dir / "shared/data/text/mr/labels.tsv", labels);
   testing::write_text_file(dir / "shared/data/text/mr/corpus.txt", corpus);
+}
 
+// Runs every `sh` block of `markdown` in order in `work` (a failing block fails the test, naming
+// its line); returns how many ran.
+int run_shell_examples(const fs::path& markdown, const testing::TempDir& dir,
+                       const fs::path& work) {
+  const auto blocks = shell_blocks(markdown);
+  const auto bin = fs::path(HEADROOM_TRAIN_BINARY).parent_path();
   const int mlflow_port = testing::free_tcp_port();
   int ran = 0;
   for (std::size_t k = 0; k < blocks.size(); ++k) {
     const auto script = example_script(blocks[k], static_cast<int>(k), mlflow_port);
     if (script.find("headroom") == std::string::npos) continue;  // only harness lines
-    const auto file = dir / fmt::format("block{}.sh", k);
+    const auto file = dir / fmt::format("{}-block{}.sh", markdown.stem().string(), k);
     testing::write_text_file(file, "set -eo pipefail\n" + script);
     const auto command = fmt::format("cd '{}' && PATH='{}':\"$PATH\" timeout 900 bash -x '{}' 2>&1",
                                      work.string(), bin.string(), file.string());
-    ASSERT_EQ(testing::run_command(command, &output), 0)
-        << "README.md:" << blocks[k].first_line << ": this example fails:\n"
+    std::string output;
+    EXPECT_EQ(testing::run_command(command, &output), 0)
+        << markdown.filename().string() << ":" << blocks[k].first_line << ": this example fails:\n"
         << script << "\n--- its output ---\n"
         << output;
+    if (::testing::Test::HasFailure()) return ran;
     ++ran;
   }
+  return ran;
+}
+
+TEST(DocExamples, ReadmeShellExamplesRunInOrder) {
+  const auto readme = fs::path(HEADROOM_SOURCE_DIR) / "README.md";
+  ASSERT_GE(shell_blocks(readme).size(), 15U) << "README.md's sh blocks were not found";
+  testing::TempDir dir;
+  const auto work = dir / "work";
+  ASSERT_NO_FATAL_FAILURE(prepare_work_directory(dir, work));
+  const int ran = run_shell_examples(readme, dir, work);
+  ASSERT_FALSE(HasFailure());
   EXPECT_GE(ran, 15);
 
   // What the examples promise, checked where a wrong exit status would not show it.
@@ -167,6 +184,23 @@ TEST(DocExamples, ReadmeShellExamplesRunInOrder) {
   EXPECT_TRUE(fs::exists(work / "stores" / "other" / "manifest.json"));
   EXPECT_TRUE(fs::exists(work / "stores" / "mr" / "column_index.i32"));
   EXPECT_TRUE(fs::exists(work / "runs" / "my_graphs" / "student_normal_gcn" / "best.pt"));
+  EXPECT_TRUE(fs::exists(work / "runs" / "my_dataset" / "evaluation" / "evaluation.json"));
+}
+
+// docs/memory.md's examples, in order, in a work directory of their own: the budget on one stage
+// and on the main job, a budgeted and an unbudgeted run side by side, the OOM guard alone.
+TEST(DocExamples, MemoryDocShellExamplesRunInOrder) {
+  testing::TempDir dir;
+  const auto work = dir / "work";
+  ASSERT_NO_FATAL_FAILURE(prepare_work_directory(dir, work));
+  const int ran =
+      run_shell_examples(fs::path(HEADROOM_SOURCE_DIR) / "docs" / "memory.md", dir, work);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(ran, 3);
+  const auto budgeted = testing::read_metrics(work / "runs-budgeted" / "synthetic" /
+                                              "teacher_normal" / "metrics.jsonl");
+  ASSERT_EQ(budgeted.size(), 1U);
+  EXPECT_LE(budgeted[0]["memory"]["cpu"]["peak_bytes"].get<std::int64_t>(), 100'000'000);
 }
 
 }  // namespace
