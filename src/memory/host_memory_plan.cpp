@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "headroom/util/byte_size.hpp"
@@ -28,19 +30,36 @@ double counted_sum(const HostMemoryPlan& plan) {
 
 // CPU: the tensor budget holds the step and the queued batches; the host budget holds the
 // baseline, the pinned teacher and the tensor budget.
+// What a derived CPU tensor budget leaves for memory outside the tensors that grows during a run
+// after the baseline was measured (glibc's heaps, OpenMP's threads, autograd's bookkeeping, the
+// page cache a cgroup charges): 5% of the host budget, at least 64 MiB and at most 512 MiB.
+// Measured: a run held to a cgroup of 45% of its unconstrained peak (RealHostLimit.*) reached the
+// limit to within 0.1 MB with 5% (the host budget's own margin) and nothing more, and was killed
+// by the kernel under load once the CUDA library no longer padded the baseline.
+double outside_tensors_reserve(double budget_bytes) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  return std::clamp(0.05 * budget_bytes, 64 * kMiB, 512 * kMiB);
+}
+
 void plan_cpu(const HostPlanInputs& in, HostMemoryPlan& plan) {
   const bool derived = in.cpu_tensor_budget <= 0;
-  const double tensors = derived ? in.budget_bytes - in.baseline_bytes - in.teacher_pinned_bytes
-                                 : in.cpu_tensor_budget;
+  const double reserve = derived ? outside_tensors_reserve(in.budget_bytes) : 0.0;
+  if (derived)
+    add(plan, "reserve outside tensors", reserve, true,
+        "for memory that grows outside the tensors during the run");
+  const double tensors =
+      derived ? in.budget_bytes - in.baseline_bytes - in.teacher_pinned_bytes - reserve
+              : in.cpu_tensor_budget;
   plan.cpu_tensor_budget = std::max(0.0, tensors);
   add(plan, "CPU tensors", plan.cpu_tensor_budget, true,
       derived ? "the host budget less the items above (--memory-budget not given)"
               : "--memory-budget");
   if (derived && tensors > 0)
     plan.adaptations.push_back(
-        fmt::format("CPU tensor budget {}: the host budget {} less the baseline {}{}",
+        fmt::format("CPU tensor budget {}: the host budget {} less the baseline {}{} and the "
+                    "reserve outside tensors {}",
                     bytes(tensors), bytes(in.budget_bytes), bytes(in.baseline_bytes),
-                    in.teacher_pinned_bytes > 0 ? " and the pinned teacher" : ""));
+                    in.teacher_pinned_bytes > 0 ? ", the pinned teacher" : "", bytes(reserve)));
   // The batch planner fills target_utilization of the tensor budget with the step; the queue
   // gets the rest.
   const double free_share = (1.0 - in.target_utilization) * plan.cpu_tensor_budget;

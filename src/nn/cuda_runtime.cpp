@@ -87,7 +87,10 @@ bool cuda_plugin_loaded() {
 
 bool load_cuda_plugin_if_usable() {
   std::error_code ignored;
-  if (!std::filesystem::exists("/proc/driver/nvidia/version", ignored)) return false;
+  // The driver's proc entry, or (in a container that hides /proc/driver) its control device.
+  if (!std::filesystem::exists("/proc/driver/nvidia/version", ignored) &&
+      !std::filesystem::exists("/dev/nvidiactl", ignored))
+    return false;
   if (!std::filesystem::exists(cuda_plugin_path(), ignored)) return false;
   load_cuda_plugin();
   return true;

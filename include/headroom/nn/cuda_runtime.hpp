@@ -23,8 +23,8 @@ void load_cuda_plugin();
 bool cuda_plugin_loaded();
 
 // For code that may meet a CUDA device without having asked for one (the test binary, tools):
-// loads the plugin when this machine has an NVIDIA driver (/proc/driver/nvidia/version) and the
-// plugin exists; loads nothing and returns false otherwise.
+// loads the plugin when this machine has an NVIDIA driver (/proc/driver/nvidia/version or
+// /dev/nvidiactl) and the plugin exists; loads nothing and returns false otherwise.
 bool load_cuda_plugin_if_usable();
 
 // Requires the plugin (std::logic_error otherwise).
