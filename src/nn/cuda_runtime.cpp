@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
@@ -15,9 +16,10 @@ namespace {
 
 constexpr const char* kPluginFile = "libheadroom_cuda.so";
 
-std::mutex g_mutex;
-void* g_handle = nullptr;                      // guarded by g_mutex; never closed
-const CudaPluginTable* g_table = nullptr;      // set once, under g_mutex
+std::mutex g_mutex;        // serialises loading
+void* g_handle = nullptr;  // guarded by g_mutex; never closed
+// Set once, under g_mutex; read without it (the fused kernels read it on every CUDA call).
+std::atomic<const CudaPluginTable*> g_table{nullptr};
 
 // The directory of the ELF file (binary or shared library) this function was linked into.
 std::filesystem::path own_directory() {
@@ -30,14 +32,15 @@ std::filesystem::path own_directory() {
 }
 
 const CudaPluginTable& table() {
-  const std::lock_guard lock(g_mutex);
-  if (g_table == nullptr)
-    throw std::logic_error("headroom: a CUDA function was called before the CUDA plugin was loaded");
-  return *g_table;
+  const CudaPluginTable* loaded = g_table.load(std::memory_order_acquire);
+  if (loaded == nullptr)
+    throw std::logic_error(
+        "headroom: a CUDA function was called before the CUDA plugin was loaded");
+  return *loaded;
 }
 
 void load_locked() {
-  if (g_table != nullptr) return;
+  if (g_table.load(std::memory_order_relaxed) != nullptr) return;
   const auto path = cuda_plugin_path();
   // RTLD_GLOBAL: LibTorch's CUDA libraries, loaded with the plugin, register CUDA with LibTorch
   // through static initialisers that other libraries then find.
@@ -50,8 +53,7 @@ void load_locked() {
         "use --device cpu)",
         path.string(), reason != nullptr ? reason : "unknown reason"));
   }
-  const auto* found =
-      static_cast<const CudaPluginTable*>(::dlsym(handle, kCudaPluginTableSymbol));
+  const auto* found = static_cast<const CudaPluginTable*>(::dlsym(handle, kCudaPluginTableSymbol));
   if (found == nullptr)
     throw std::runtime_error(fmt::format("{} is not headroom's CUDA plugin (no symbol {})",
                                          path.string(), kCudaPluginTableSymbol));
@@ -61,7 +63,7 @@ void load_locked() {
         "rebuild both from one tree",
         path.string(), found->abi, kCudaPluginAbi));
   g_handle = handle;
-  g_table = found;
+  g_table.store(found, std::memory_order_release);
 }
 
 }  // namespace
@@ -80,10 +82,7 @@ void load_cuda_plugin() {
   load_locked();
 }
 
-bool cuda_plugin_loaded() {
-  const std::lock_guard lock(g_mutex);
-  return g_table != nullptr;
-}
+bool cuda_plugin_loaded() { return g_table.load(std::memory_order_acquire) != nullptr; }
 
 bool load_cuda_plugin_if_usable() {
   std::error_code ignored;
@@ -122,10 +121,7 @@ void* cuda_plugin_symbol(const char* name) {
 
 namespace detail {
 // For fused_gat.cpp: the kernels, or null when the plugin is not loaded.
-const CudaPluginTable* cuda_plugin_table() {
-  const std::lock_guard lock(g_mutex);
-  return g_table;
-}
+const CudaPluginTable* cuda_plugin_table() { return g_table.load(std::memory_order_acquire); }
 }  // namespace detail
 
 }  // namespace headroom::nn
