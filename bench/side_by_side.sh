@@ -55,6 +55,8 @@ for (model, size, batch), runs in sorted(cases.items()):
                statistics.median(x["peak_tensor_bytes"] for x in v) / 2**20) for k, v in runs.items()}
     pyg = med.get("pyg ckpt=off")
     for label, (speed, mib) in sorted(med.items()):
-        ratio = f"{speed / pyg[0]:>11.2f} {mib / pyg[1]:>12.2f}" if pyg else ""
+        # A zero (a PyG case that measured nothing) gives no ratio rather than ending the table.
+        ratio = (f"{speed / pyg[0]:>11.2f} {mib / pyg[1]:>12.2f}" if pyg and min(pyg) > 0
+                 else f"{'n/a':>11} {'n/a':>12}")
         print(f"{model:<6} {size:<8} {batch:>6} {label:<22} {speed:>9.0f} {mib:>9.1f} {ratio}")
 PY

@@ -29,6 +29,7 @@
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/models/vgae.hpp"
+#include "headroom/nn/cuda_runtime.hpp"
 #include "headroom/nn/gat_conv.hpp"
 #include "headroom/store/store_metadata.hpp"
 #include "headroom/train/step/losses.hpp"
@@ -219,6 +220,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fused", "reference"}));
   CLI11_PARSE(app, argc, argv);
   settings.store = store.empty() ? headroom::bench::default_store() : fs::path(store);
+  // CUDA comes with the plugin (nn/cuda_runtime.hpp), loaded before anything asks LibTorch about
+  // CUDA (each case's torch::manual_seed does).
+  if (c10::Device(settings.device).is_cuda()) headroom::nn::load_cuda_plugin();
 
   fmt::print("store {}, {} threads, device {}, precision {}, checkpointing {}\n",
              settings.store.string(), settings.threads, settings.device, settings.precision,

@@ -171,8 +171,11 @@ PY
 
 ensure_store() {
   [[ -d "$work/store" ]] && return 0
-  run_logged data 300 "$headroom" generate --out "$work/synthetic" --frames 200000 &&
-    run_logged data 300 "$headroom" preprocess "$work/synthetic" --out "$work/store" --threads 8
+  # The chain step may have generated the traffic already (the same command, the same files).
+  if [[ ! -d "$work/synthetic" ]]; then
+    run_logged data 300 "$headroom" generate --out "$work/synthetic" --frames 1000000 || return 1
+  fi
+  run_logged data 300 "$headroom" preprocess "$work/synthetic" --out "$work/store" --threads 8
 }
 
 step_info() {
@@ -233,7 +236,7 @@ step_chain() {
   if [[ -z "$data" ]]; then
     data="$work/synthetic"
     ((dry_run)) || [[ -d "$data" ]] ||
-      run_logged chain 300 "$headroom" generate --out "$data" --frames 200000
+      run_logged chain 300 "$headroom" generate --out "$data" --frames 1000000
   fi
   local begin=$(date +%s)
   run_logged chain "$(remaining)" "$headroom" run "$data" --device cuda --precision 16-mixed \
@@ -252,7 +255,7 @@ step_side_by_side() {
   ((dry_run)) || ensure_store || { result "FAIL" "could not make the synthetic store"; return; }
   HEADROOM_PYTHON="$python" HEADROOM_TRAINING_BENCH="$bin_dir/training_bench" \
     run_logged side-by-side "$(remaining)" bench/side_by_side.sh --repeats 1 \
-    --out "$work/side_by_side.jsonl" --store "$work/store" --batch-sizes 1024,4096 --batches 6 \
+    --out "$work/side_by_side.jsonl" --store "$work/store" --batch-sizes 256,1024 --batches 6 \
     --models 'gat,teacher;gat,student' --device cuda
   local status=$?
   ((dry_run)) && { result "planned" "headroom and PyG, GAT teacher and student"; return; }

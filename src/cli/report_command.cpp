@@ -34,7 +34,10 @@ void add_report_command(CLI::App& app) {
         state->path,
         state->out.empty() ? std::nullopt : std::optional<std::filesystem::path>(state->out),
         std::nullopt, state->force);
-    fmt::print("report written to {}\n", util::printable_path(written));
+    fmt::print("report written to {}\n", util::printable_path(written.path));
+    if (written.missing_chart_js)
+      fmt::print(stderr, "warning: {}\n",
+                 report::missing_charts_warning(*written.missing_chart_js));
   });
 }
 

@@ -1,5 +1,6 @@
 #include "headroom/nn/cuda_runtime.hpp"
 
+#include <ATen/detail/CUDAHooksInterface.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
 
@@ -63,6 +64,14 @@ void load_locked() {
         "rebuild both from one tree",
         path.string(), found->abi, kCudaPluginAbi));
   g_handle = handle;
+  // LibTorch looks its CUDA hooks up once and keeps the answer: a process that asked about CUDA
+  // before this (torch::manual_seed, torch::cuda::is_available) keeps the CPU-only stub, and
+  // fails later with "Cannot initialize CUDA without ATen_cuda library". Said here, by cause.
+  if (!at::detail::getCUDAHooks().isBuilt())
+    throw std::logic_error(
+        "headroom: LibTorch was asked about CUDA before the CUDA plugin was loaded, and keeps its "
+        "CPU-only answer for the life of the process: load the plugin first "
+        "(nn::load_cuda_plugin, before torch::manual_seed)");
   g_table.store(found, std::memory_order_release);
 }
 

@@ -476,6 +476,15 @@ bool is_headroom_report(const std::filesystem::path& file) {
   return head == kReportHead || head.starts_with(kLegacyReportHead);
 }
 
+namespace {
+constexpr const char* kChartsNote =
+    "charts by Chart.js, drawn from the data in this file (no network needed)";
+constexpr const char* kNoChartsNote =
+    "<strong>no charts</strong>: Chart.js was missing where this page was written (install the "
+    "Debian package libjs-chart.js and run <code>headroom report</code> again); the tables hold "
+    "the numbers";
+}  // namespace
+
 std::string render_html_report(const nlohmann::json& data, const std::string& chart_js) {
   std::string tables = node_evaluation_tables(data["stages"]);
   const auto& evaluation = data["evaluation"];
@@ -488,31 +497,38 @@ std::string render_html_report(const nlohmann::json& data, const std::string& ch
     for (const auto& [model, report] : evaluation.items())
       tables += model_metrics_table(model, report);
   }
-  return fill_slots(kPageTemplate, {{"TITLE", html_escape(data.value("title", ""))},
-                                    {"GENERATED", utc_now()},
-                                    {"STYLE", kPageStyle},
-                                    {"STAGES", stage_summary_table(data["stages"])},
-                                    {"TABLES", tables},
-                                    {"SCRIPT", kPageScript},
-                                    {"DATA", json_for_script(data)},
-                                    {"CHART_JS", chart_js}});
+  return fill_slots(kPageTemplate,
+                    {{"TITLE", html_escape(data.value("title", ""))},
+                     {"GENERATED", utc_now()},
+                     {"STYLE", kPageStyle},
+                     {"STAGES", stage_summary_table(data["stages"])},
+                     {"TABLES", tables},
+                     {"SCRIPT", kPageScript},
+                     {"DATA", json_for_script(data)},
+                     {"CHART_JS", chart_js},
+                     {"CHARTS_NOTE", chart_js.empty() ? kNoChartsNote : kChartsNote}});
 }
 
-std::filesystem::path write_html_report(const std::filesystem::path& path,
-                                        std::optional<std::filesystem::path> out,
-                                        std::optional<std::filesystem::path> chart_js,
-                                        bool replace) {
+std::string missing_charts_warning(const std::filesystem::path& chart_js) {
+  return util::printable_path(chart_js) +
+         ": Chart.js is missing, so the report has tables and no charts (install the Debian "
+         "package libjs-chart.js, scripts/setup.sh does, and run `headroom report` again)";
+}
+
+WrittenReport write_html_report(const std::filesystem::path& path,
+                                std::optional<std::filesystem::path> out,
+                                std::optional<std::filesystem::path> chart_js, bool replace) {
   const fs::path library = chart_js.value_or(HEADROOM_CHART_JS);
-  if (!fs::exists(library))
-    throw std::runtime_error(util::printable_path(library) +
-                             ": Chart.js is missing (install the Debian package libjs-chart.js; "
-                             "scripts/setup.sh does)");
   ReportInputs inputs;
   const auto data = collect(path, inputs);
   const fs::path target = out.value_or(path / "report.html");
   check_report_target(target, inputs, replace);
-  util::write_file_atomically(target, render_html_report(data, util::read_file(library)));
-  return target;
+  // A cluster node without the Debian package still gets the page: training finished, and the
+  // tables carry every number. The caller says that the charts are missing.
+  const bool with_charts = fs::is_regular_file(library);
+  util::write_file_atomically(
+      target, render_html_report(data, with_charts ? util::read_file(library) : std::string()));
+  return {target, with_charts ? std::nullopt : std::optional<fs::path>(library)};
 }
 
 }  // namespace headroom::report

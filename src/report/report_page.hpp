@@ -1,7 +1,8 @@
 // The report page's frame, style and drawing script (html_report.cpp fills the @NAME@ slots).
 // The script reads the embedded data and draws every chart with Chart.js; it records what it drew
 // in <body data-rendered-charts="..."> and any script error in data-errors, and sets
-// data-status="ready" when done, so that a headless browser can check the page.
+// data-status="ready" when done, so that a headless browser can check the page. A page written
+// without Chart.js (html_report.hpp) draws nothing and is still "ready": its tables hold the data.
 #pragma once
 
 #include <string_view>
@@ -34,8 +35,7 @@ inline constexpr const char* kPageTemplate = R"html(<!DOCTYPE html>
 </head>
 <body data-status="loading">
 <h1>headroom report: @TITLE@</h1>
-<p class="note">generated @GENERATED@ by headroom; charts by Chart.js, drawn from the data in
-this file (no network needed)</p>
+<p class="note">generated @GENERATED@ by headroom; @CHARTS_NOTE@</p>
 @STAGES@
 <div id="stages"></div>
 <div id="roc"></div>
@@ -79,6 +79,8 @@ inline constexpr const char* kPageScript = R"js(
   window.addEventListener('error', function (e) { errors.push(String(e.message)); mark(); });
 
   function draw(data) {
+    // A page written where Chart.js was missing carries no library: its tables are the report.
+    if (typeof Chart === 'undefined') return;
     Chart.defaults.animation = false;
     Chart.defaults.maintainAspectRatio = false;
     const stages = document.getElementById('stages');

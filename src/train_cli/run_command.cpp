@@ -194,8 +194,10 @@ void add_run_command(CLI::App& app) {
     if (!util::process_role().writes()) return;  // the report is rank 0's, like the run files
     // The run's own report: replaced every run, like its store (only ever a headroom report).
     const auto report = report::write_html_report(runs, std::nullopt, std::nullopt, true);
-    fmt::print("\nreport: {}\n", util::printable_path(report));
-    trackers->log_parent_artifact(report);
+    fmt::print("\nreport: {}\n", util::printable_path(report.path));
+    if (report.missing_chart_js)
+      fmt::print(stderr, "warning: {}\n", report::missing_charts_warning(*report.missing_chart_js));
+    trackers->log_parent_artifact(report.path);
     trackers->end_parent(tracking::RunStatus::kFinished);
   });
 }

@@ -250,7 +250,9 @@ TEST(FusedGatCudaTest, DoubleGradientsEqualCpuKernel) {
   auto upstream = torch::randn({nodes, heads, channels}, options);
   auto evaluate = [&](const torch::Device& device) {
     std::vector<at::Tensor> leaves;
-    for (auto& t : inputs) leaves.push_back(t.to(device).requires_grad_(true));
+    // Fresh leaves per device: `to` of a tensor already on `device` returns the tensor itself, so
+    // without detach the CPU pass would make the inputs leaves and the CUDA copies non-leaves.
+    for (auto& t : inputs) leaves.push_back(t.to(device).detach().requires_grad_(true));
     auto graph = build_attention_graph(edges.to(device), nodes);
     auto result = fused_gat_attention(leaves[0], leaves[1], leaves[2], graph, 0.2);
     (result.out * upstream.to(device)).sum().backward();

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "headroom/report/html_report.hpp"
+#include "headroom/util/file_reader.hpp"
 #include "test_support.hpp"
 
 namespace headroom::report {
@@ -112,11 +113,31 @@ TEST(HtmlReport, ADirectoryWithoutStagesOrEvaluationIsRefusedByName) {
   const auto missing = dir / "absent";
   EXPECT_NE(message_of([&] { collect_report_data(missing); }).find(missing.string()),
             std::string::npos);
-  testing::write_text_file(dir / "stage" / "metrics.jsonl", "{\"type\":\"epoch\",\"epoch\":0}\n");
-  EXPECT_NE(message_of([&] {
-              write_html_report(dir / "stage", std::nullopt, dir / "no.js");
-            }).find((dir / "no.js").string() + ": Chart.js is missing"),
+}
+
+// A node without Debian's libjs-chart.js (the GPU machine of the first GPU check) still gets the
+// page after a finished run: the tables, a note in the page, the missing file named; with the
+// library the same page carries it inline and no note.
+TEST(HtmlReport, WithoutChartJsThePageHasItsTablesAndSaysWhy) {
+  testing::TempDir dir;
+  testing::write_text_file(dir / "stage" / "metrics.jsonl",
+                           "{\"type\":\"epoch\",\"epoch\":0,\"train_loss\":0.5}\n");
+  const auto without = write_html_report(dir / "stage", dir / "plain.html", dir / "no.js");
+  EXPECT_EQ(without.path, dir / "plain.html");
+  ASSERT_TRUE(without.missing_chart_js.has_value());
+  EXPECT_EQ(*without.missing_chart_js, dir / "no.js");
+  EXPECT_NE(missing_charts_warning(dir / "no.js").find((dir / "no.js").string() + ": Chart.js"),
             std::string::npos);
+  const auto plain = util::read_file(dir / "plain.html");
+  EXPECT_NE(plain.find("<strong>no charts</strong>"), std::string::npos);
+  EXPECT_NE(plain.find("<h2>Stages</h2>"), std::string::npos) << "the stage table is there";
+
+  testing::write_text_file(dir / "chart.js", "/* the library */");
+  const auto with = write_html_report(dir / "stage", dir / "charts.html", dir / "chart.js");
+  EXPECT_FALSE(with.missing_chart_js.has_value());
+  const auto charts = util::read_file(dir / "charts.html");
+  EXPECT_NE(charts.find("/* the library */"), std::string::npos);
+  EXPECT_EQ(charts.find("no charts"), std::string::npos);
 }
 
 // A page for one stage named `name` and a run titled `title`.

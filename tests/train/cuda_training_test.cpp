@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "gat_training_loss.hpp"
@@ -84,6 +85,14 @@ class CudaTraining : public ::testing::Test {
   static inline std::filesystem::path* store_path_ = nullptr;
 };
 
+// The largest absolute difference between two lists of parameters.
+double max_difference(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  double largest = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    largest = std::max(largest, (a[i] - b[i]).abs().max().item<double>());
+  return largest;
+}
+
 void expect_close(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, double rtol,
                   double atol) {
   ASSERT_EQ(a.size(), b.size());
@@ -116,11 +125,20 @@ TEST_F(CudaTraining, Fp16LossScalingSkipsAnOverflowedStepAndHalvesTheScale) {
   const auto without_it = train_steps(cuda, Precision::kFp16Mixed, {0, 2}, nullptr, &clean);
   EXPECT_EQ(overflowed.skipped_steps(), clean.skipped_steps() + 1);
   EXPECT_DOUBLE_EQ(overflowed.current_scale(), clean.current_scale() / 2);
-  expect_close(with_overflow, without_it, 1e-5, 1e-6);
+  // CUDA's pooling and scatter sums use atomics, so two runs of the same batches differ in their
+  // last bits (measured on an H200: up to 4e-4 after three fp16 steps), and a fixed tolerance
+  // says little. What the skip must give: the result of batches 0 and 2, far closer to it than a
+  // run that trained on batch 1 is.
+  const auto trained_all = train_steps(cuda, Precision::kFp16Mixed, {0, 1, 2});
+  const auto skip_error = max_difference(with_overflow, without_it);
+  EXPECT_LT(skip_error, max_difference(trained_all, without_it) / 10)
+      << "skipping the overflowed step leaves the result of the other batches";
+  EXPECT_LT(skip_error, 1e-3);
 
-  // Without overflow, 16-mixed tracks fp32 on the same device to fp16's precision.
+  // Without overflow, 16-mixed tracks fp32 on the same device to fp16's precision (its epsilon is
+  // 2^-10, about 1e-3; measured on an H200: 4.1e-4 at most after two steps).
   const auto fp32 = train_steps(cuda, Precision::kFloat32, {0, 2});
-  expect_close(without_it, fp32, 1e-2, 1e-4);
+  expect_close(without_it, fp32, 1e-2, 1e-3);
 }
 
 TEST_F(CudaTraining, OffloadedTeacherHoldsNoDeviceMemoryBetweenForwards) {
@@ -153,7 +171,9 @@ TEST_F(CudaTraining, OffloadedTeacherHoldsNoDeviceMemoryBetweenForwards) {
     logits = offloaded->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
   }
   for (const auto& p : offloaded->parameters()) EXPECT_TRUE(p.is_cpu());
-  EXPECT_TRUE(torch::equal(logits, reference)) << "the same weights give the same logits";
+  // The same weights give the same logits, up to the order of the pooling's atomic sums.
+  EXPECT_TRUE(torch::allclose(logits, reference, 1e-5, 1e-6))
+      << "max difference " << (logits - reference).abs().max().item<double>();
   torch::cuda::synchronize();
   // The caching allocator rounds a block up to 512 bytes; the logits are 64 x 2 floats.
   EXPECT_EQ(memory::cuda_tensor_memory(0).allocated_bytes, between + 512)

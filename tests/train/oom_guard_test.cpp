@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -31,6 +32,39 @@ class OomGuardRun : public ::testing::Test {
     return std::string(HEADROOM_BINARY) + " normal --preset gat,student --dropout 0 --store " +
            store_.string() + " --runs-dir " + (dir_->path() / runs).string() +
            " --max-epochs 2 --batch-size 64 --threads 1 --progress false " + extra + " 2>&1";
+  }
+  // The CUDA cases train the teacher on a larger store at 512 graphs a batch (natural peak about
+  // 570 MiB on an H200). A budget below the natural peak must be set by the activations, not by
+  // the fixed costs of a CUDA step: cuBLAS's workspace (33 MiB on Hopper), the weights and Adam's
+  // state, and the caching allocator's pages (expandable segments map 20 MiB at a time). Measured
+  // by the first GPU check: a budget of 93 MiB (the student, batch 64) fits no step at all.
+  static const std::filesystem::path& cuda_store() {
+    static const auto store = testing::build_synthetic_store(dir_->path() / "cuda-data", 200000);
+    return store;
+  }
+  static std::string cuda_command(const std::string& runs, const std::string& extra) {
+    return std::string(HEADROOM_BINARY) +
+           " normal --preset gat,teacher --dropout 0 --device cuda --store " +
+           cuda_store().string() + " --runs-dir " + (dir_->path() / runs).string() +
+           " --max-epochs 2 --batch-size 512 --threads 1 --progress false " + extra + " 2>&1";
+  }
+  static std::filesystem::path cuda_run_dir(const std::string& runs) {
+    return dir_->path() / runs / "store" / "teacher_normal";
+  }
+  static std::vector<nlohmann::json> cuda_metrics(const std::string& runs) {
+    return testing::read_metrics(cuda_run_dir(runs) / "metrics.jsonl", "epoch");
+  }
+  // Half way from the fixed cost of a step (the reference run's fitted plan) to its natural peak:
+  // the CUDA counterpart of the CPU cases' 40% of the natural peak.
+  static std::int64_t cuda_budget_below(const std::string& reference_runs) {
+    const auto epochs = cuda_metrics(reference_runs);
+    EXPECT_EQ(epochs.size(), 2U);
+    const auto natural = static_cast<double>(
+        epochs.at(0)["memory"]["cuda"]["peak_allocated_bytes"].get<std::int64_t>());
+    std::ifstream plan_file(cuda_run_dir(reference_runs) / "memory_plan.json");
+    const auto fixed = std::clamp(nlohmann::json::parse(plan_file).at("fixed_bytes").get<double>(),
+                                  0.0, natural / 2);
+    return static_cast<std::int64_t>(fixed + 0.5 * (natural - fixed));
   }
   static std::filesystem::path run_dir(const std::string& runs) {
     return dir_->path() / runs / "store" / "student_normal";
@@ -154,60 +188,64 @@ TEST_F(OomGuardRun, ProbeAndFirstEpochStayWithinASmallBudget) {
 TEST_F(OomGuardRun, ProbeAndFirstEpochStayWithinASmallCudaBudget) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   std::string output;
-  ASSERT_EQ(testing::run_command(command("cuda-reference", "--device cuda"), &output), 0) << output;
-  const auto reference = metrics("cuda-reference");
-  ASSERT_EQ(reference.size(), 2U);
-  const auto natural_peak =
-      reference[0]["memory"]["cuda"]["peak_allocated_bytes"].get<std::int64_t>();
-  const auto budget = natural_peak * 2 / 5;
+  ASSERT_EQ(testing::run_command(cuda_command("cuda-reference", ""), &output), 0) << output;
+  const auto budget = cuda_budget_below("cuda-reference");
   const auto cache = dir_->path() / "fresh-cuda-fit-cache";
-  ASSERT_EQ(testing::run_command("HEADROOM_CACHE_DIR=" + cache.string() + " " +
-                                     command("cuda-budget", "--device cuda --memory-budget " +
-                                                                std::to_string(budget)),
-                                 &output),
+  ASSERT_EQ(testing::run_command(
+                "HEADROOM_CACHE_DIR=" + cache.string() + " " +
+                    cuda_command("cuda-budget", "--memory-budget " + std::to_string(budget)),
+                &output),
             0)
       << output;
-  std::ifstream plan_file(run_dir("cuda-budget") / "memory_plan.json");
+  std::ifstream plan_file(cuda_run_dir("cuda-budget") / "memory_plan.json");
   ASSERT_TRUE(plan_file) << output;
   const auto plan = nlohmann::json::parse(plan_file);
   for (const auto& sample : plan.at("probe_batches"))
     EXPECT_LE(sample.at("peak_bytes").get<double>(), static_cast<double>(budget)) << sample.dump();
   EXPECT_EQ(plan.at("probe_oom_events"), 0) << plan.dump(2);
-  for (const auto& line : metrics("cuda-budget"))
+  for (const auto& line : cuda_metrics("cuda-budget"))
     EXPECT_LE(line["memory"]["cuda"]["peak_allocated_bytes"].get<std::int64_t>(), budget)
         << "epoch " << line["epoch"];
 }
 
-// A real CUDA out-of-memory (the caching allocator capped at 40% of the unconstrained step's peak,
+// A real CUDA out-of-memory (the caching allocator capped below the unconstrained step's peak,
 // batches not packed): the guard splits the batches and the run ends with the weights of the
 // unconstrained CUDA run.
 TEST_F(OomGuardRun, RealCudaOutOfMemoryIsSplitWithTheSameResult) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   std::string output;
-  ASSERT_EQ(testing::run_command(command("cuda-split-reference", "--device cuda"), &output), 0)
-      << output;
-  const auto reference = metrics("cuda-split-reference");
-  ASSERT_EQ(reference.size(), 2U);
-  const auto budget =
-      reference[0]["memory"]["cuda"]["peak_allocated_bytes"].get<std::int64_t>() * 2 / 5;
-  ASSERT_EQ(testing::run_command(command("cuda-split",
-                                         "--device cuda --pack-batches false "
-                                         "--memory-budget " +
-                                             std::to_string(budget)),
-                                 &output),
-            0)
+  ASSERT_EQ(testing::run_command(cuda_command("cuda-split-reference", ""), &output), 0) << output;
+  const auto budget = cuda_budget_below("cuda-split-reference");
+  ASSERT_EQ(
+      testing::run_command(cuda_command("cuda-split", "--pack-batches false --memory-budget " +
+                                                          std::to_string(budget)),
+                           &output),
+      0)
       << output;
   std::int64_t events = 0;
-  for (const auto& line : metrics("cuda-split")) {
+  for (const auto& line : cuda_metrics("cuda-split")) {
     events += line["oom_events"].get<std::int64_t>();
     EXPECT_LE(line["memory"]["cuda"]["peak_allocated_bytes"].get<std::int64_t>(), budget);
   }
   EXPECT_GT(events, 0) << "the cap should have refused whole batches";
-  auto a = train::load_gat_checkpoint(run_dir("cuda-split-reference") / "best.pt", torch::kCPU);
-  auto b = train::load_gat_checkpoint(run_dir("cuda-split") / "best.pt", torch::kCPU);
+  // The validation losses of the two runs, epoch by epoch, then the weights. CUDA's scatter sums
+  // use atomics, so the two runs agree to float rounding, not bit for bit.
+  const auto reference_epochs = cuda_metrics("cuda-split-reference");
+  const auto split_epochs = cuda_metrics("cuda-split");
+  ASSERT_EQ(split_epochs.size(), reference_epochs.size());
+  for (std::size_t e = 0; e < split_epochs.size(); ++e)
+    EXPECT_NEAR(split_epochs[e]["validation_loss"].get<double>(),
+                reference_epochs[e]["validation_loss"].get<double>(),
+                1e-3 * reference_epochs[e]["validation_loss"].get<double>())
+        << "epoch " << e;
+  auto a =
+      train::load_gat_checkpoint(cuda_run_dir("cuda-split-reference") / "best.pt", torch::kCPU);
+  auto b = train::load_gat_checkpoint(cuda_run_dir("cuda-split") / "best.pt", torch::kCPU);
   const auto pb = b->named_parameters();
   for (const auto& item : a->named_parameters())
-    EXPECT_TRUE(torch::allclose(item.value(), pb[item.key()], 1e-4, 1e-5)) << item.key();
+    EXPECT_TRUE(torch::allclose(item.value(), pb[item.key()], 1e-3, 1e-4))
+        << item.key() << " max difference "
+        << (item.value() - pb[item.key()]).abs().max().item<float>();
 }
 
 // Issue 15 item 5: collation allocates outside the guarded step, on the prefetcher's thread. A

@@ -19,6 +19,8 @@ std::filesystem::path cuda_plugin_path();
 
 // Loads the plugin (once). Throws std::runtime_error naming the file and the loader's reason when
 // it is missing, does not load (a missing CUDA library, a broken file) or is of another build.
+// Call it before anything asks LibTorch about CUDA (torch::manual_seed does): LibTorch keeps the
+// first answer, so a late load throws std::logic_error saying so.
 void load_cuda_plugin();
 bool cuda_plugin_loaded();
 

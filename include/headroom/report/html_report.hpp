@@ -23,18 +23,31 @@ namespace headroom::report {
 // `path` holds no stage (no metrics.jsonl) and no evaluation.
 nlohmann::json collect_report_data(const std::filesystem::path& path);
 
-// The page for `data` (collect_report_data), with `chart_js` (Chart.js's source) inline.
+// The page for `data` (collect_report_data), with `chart_js` (Chart.js's source) inline; an empty
+// `chart_js` gives the page without charts, saying so.
 std::string render_html_report(const nlohmann::json& data, const std::string& chart_js);
 
+// What write_html_report wrote: the page, and the Chart.js file it looked for when that was
+// missing (the page then has its tables and a note, and no charts).
+struct WrittenReport {
+  std::filesystem::path path;
+  std::optional<std::filesystem::path> missing_chart_js;
+};
+
+// The line a command prints (to stderr) for a page written without charts.
+std::string missing_charts_warning(const std::filesystem::path& chart_js);
+
 // Collects, renders and writes (atomically) the report of `path` to `out`, by default
-// `path`/report.html; returns where it went. The target is never one of the files the report reads
-// (or looks for), and an existing file is replaced only when it is a report headroom wrote
-// (is_headroom_report) and `replace` is set (--force); anything else throws std::runtime_error
-// naming the file, before anything is written. Chart.js is read from the Debian package's file
-// (`chart_js`, default: the one found at build time); throws std::runtime_error when it is missing.
-std::filesystem::path write_html_report(
-    const std::filesystem::path& path, std::optional<std::filesystem::path> out = std::nullopt,
-    std::optional<std::filesystem::path> chart_js = std::nullopt, bool replace = false);
+// `path`/report.html. The target is never one of the files the report reads (or looks for), and
+// an existing file is replaced only when it is a report headroom wrote (is_headroom_report) and
+// `replace` is set (--force); anything else throws std::runtime_error naming the file, before
+// anything is written. Chart.js is read from the Debian package's file (`chart_js`, default: the
+// one found at build time); where it is missing the page is written without charts (a training
+// run must not fail at its last step for want of a JavaScript file) and the result names it.
+WrittenReport write_html_report(const std::filesystem::path& path,
+                                std::optional<std::filesystem::path> out = std::nullopt,
+                                std::optional<std::filesystem::path> chart_js = std::nullopt,
+                                bool replace = false);
 
 // Whether `file` begins as every page headroom writes does (its <head> with the generator tag,
 // or the head of reports written before that tag existed).
