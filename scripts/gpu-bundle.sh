@@ -7,10 +7,30 @@
 # tree. Not packed: torch's and the CUDA wheels' libraries (the other machine's torch ships them,
 # and they must match its driver) and the C and C++ runtimes (the other machine's own).
 #
-# Usage: scripts/gpu-bundle.sh [OUT]   (default gpu-bundle/headroom-gpu.tar.xz; gpu-bundle/ is
-#        ignored by git, so the device tool carries it: carry ["gpu-bundle"])
+# A CAN dataset travels in the bundle too (data/NAME), for gpu-check's chain step: by default the
+# shared hcrl_sa (../shared/data/can/hcrl_sa, 19 MiB of Parquet) where it exists, since the GPU
+# machine has no copy of the shared data.
+#
+# Usage: scripts/gpu-bundle.sh [--dataset DIR | --no-dataset] [OUT]
+#        (OUT default gpu-bundle/headroom-gpu.tar.xz; gpu-bundle/ is ignored by git, so the device
+#        tool carries it: carry ["gpu-bundle"])
 set -euo pipefail
 cd "$(dirname "$0")/.."
+dataset=../shared/data/can/hcrl_sa
+[[ -d "$dataset" ]] || dataset=""
+while (($#)); do
+  case "$1" in
+    --dataset)
+      (($# >= 2)) || { echo "gpu-bundle: --dataset needs a directory" >&2; exit 2; }
+      [[ -d "$2" ]] || { echo "gpu-bundle: no dataset directory at '$2'" >&2; exit 2; }
+      dataset="$2"
+      shift 2
+      ;;
+    --no-dataset) dataset=""; shift ;;
+    -*) echo "gpu-bundle: unknown option '$1'" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
 out="${1:-gpu-bundle/headroom-gpu.tar.xz}"
 bins=(build/bin/headroom build/bin/headroom-train build/bin/training_bench
       build/tests/headroom_tests)
@@ -27,6 +47,10 @@ root="$stage/headroom-gpu"
 mkdir -p "$root/bin" "$root/lib"
 cp "${bins[@]}" "$root/bin/"
 cp "$plugin" "$root/lib/"
+if [[ -n "$dataset" ]]; then
+  mkdir -p "$root/data"
+  cp -rL "$dataset" "$root/data/$(basename "$(realpath "$dataset")")"
+fi
 ldd "${bins[@]}" "$plugin" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
   while read -r name path; do
     path="$(realpath "$path")"  # torch's are found through .../torch/share/cmake/../../lib
@@ -48,4 +72,6 @@ git rev-parse HEAD >"$root/commit" 2>/dev/null || echo unknown >"$root/commit"
 mkdir -p "$(dirname "$out")"
 tar -C "$stage" -cf - headroom-gpu | xz -T0 -6 >"$out.tmp"
 mv "$out.tmp" "$out"
-echo "gpu-bundle: $out ($(du -h "$out" | cut -f1); $(ls "$root/lib" | wc -l) libraries)"
+carried=none
+[[ -z "$dataset" ]] || carried="$(basename "$(realpath "$dataset")")"
+echo "gpu-bundle: $out ($(du -h "$out" | cut -f1); $(ls "$root/lib" | wc -l) libraries; dataset: $carried)"

@@ -30,7 +30,8 @@ Usage: scripts/gpu-check.sh [--bundle FILE] [--out FILE] [--time-budget SECONDS]
   --time-budget SECONDS all steps together (default: 540, inside one 10-minute device call)
   --only STEPS          comma-separated subset of: info,cuda-tests,budgets,nccl,chain,side-by-side
   --work DIR            scratch directory (default: a new one under $TMPDIR)
-  --dataset DIR         a CAN dataset for the chain step (default: a synthetic one, generated)
+  --dataset DIR         a CAN dataset for the chain step (default: the bundle's data/NAME, which
+                        gpu-bundle.sh fills with hcrl_sa; else a synthetic one, generated)
   --dry-run             write the report with every step's commands, running none
   --gpus N              with --dry-run: plan for N GPUs (default 1)
 EOF
@@ -41,7 +42,7 @@ fail_usage() {
   exit 2
 }
 
-bundle="" out="gpu-check.md" time_budget=540 only="" work="" dataset="" dry_run=0 gpus=""
+bundle="" out="gpu-check.md" time_budget=540 only="" work="" dataset="" dry_run=0 gpus="" dataset_origin=""
 while (($#)); do
   case "$1" in
     --bundle | --out | --time-budget | --only | --work | --dataset | --gpus)
@@ -110,6 +111,18 @@ PY
     [[ -e "$path" || -L "$path" ]] && continue
     mkdir -p "$(dirname "$path")" && ln -s "$(realpath "$bin_dir")/$(basename "$path")" "$path"
   done <"$work/headroom-gpu/binary-paths"
+  # The dataset the bundle carries, for the chain (a --dataset given wins).
+  if [[ -z "$dataset" ]]; then
+    for carried in "$work/headroom-gpu/data/"*/; do
+      [[ -d "$carried" ]] && { dataset="${carried%/}"; dataset_origin="carried in the bundle"; }
+      break
+    done
+  fi
+fi
+if [[ -z "$dataset" ]]; then
+  dataset_line="synthetic, generated"
+else
+  dataset_line="$(basename "$dataset") (${dataset_origin:-given with --dataset})"
 fi
 headroom="$bin_dir/headroom"
 
@@ -285,6 +298,8 @@ done
   echo
   echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)," \
     "$( ((dry_run)) && echo "dry run (nothing ran), planned for $gpu_count GPU(s)" || echo "$gpu_count GPU(s)")"
+  echo
+  echo "Dataset for the chain: $dataset_line."
   ((dry_run || gpu_count > 0)) || echo -e "\nNo CUDA device: every GPU check skipped."
   echo
   echo "| step | status | seconds | summary |"

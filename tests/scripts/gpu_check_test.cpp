@@ -36,11 +36,45 @@ TEST(GpuCheck, WithoutACudaDeviceEveryCheckIsSkippedAndTheRunSucceeds) {
       << output;
   const auto text = slurp(report);
   EXPECT_NE(text.find("No CUDA device: every GPU check skipped."), std::string::npos) << text;
+  EXPECT_NE(text.find("Dataset for the chain: synthetic, generated."), std::string::npos) << text;
   for (const char* step : {"info", "cuda-tests", "budgets", "nccl", "chain", "side-by-side"})
     EXPECT_NE(text.find(std::string("| ") + step + " | skipped | - | no CUDA device |"),
               std::string::npos)
         << step << "\n"
         << text;
+}
+
+// gpu-bundle.sh packs a CAN dataset (hcrl_sa where the shared data is) as data/NAME: the chain
+// times it unless --dataset names another; the report says which and where it came from.
+TEST(GpuCheck, TheChainUsesTheDatasetTheBundleCarries) {
+  testing::TempDir dir;
+  const auto root = dir / "pack" / "headroom-gpu";
+  for (const char* sub : {"bin", "lib", "data/tiny_can/train_01_attack_free"})
+    std::filesystem::create_directories(root / sub);
+  testing::write_text_file(root / "binary-paths", "");
+  const auto bundle = dir / "bundle.tar";
+  ASSERT_EQ(testing::run_command("tar -C " + (dir / "pack").string() + " -cf " + bundle.string() +
+                                 " headroom-gpu"),
+            0);
+  const auto report = dir / "report.md";
+  std::string output;
+  const auto arguments = "--bundle " + bundle.string() + " --out " + report.string() + " --work ";
+  ASSERT_EQ(
+      gpu_check(arguments + (dir / "work").string(), &output, "HEADROOM_NVIDIA_SMI=/bin/false"), 0)
+      << output;
+  EXPECT_NE(slurp(report).find("Dataset for the chain: tiny_can (carried in the bundle)."),
+            std::string::npos)
+      << slurp(report);
+  // A dataset given by name wins over the carried one.
+  const auto given = dir / "mine";
+  std::filesystem::create_directories(given);
+  ASSERT_EQ(gpu_check(arguments + (dir / "work2").string() + " --dataset " + given.string(),
+                      &output, "HEADROOM_NVIDIA_SMI=/bin/false"),
+            0)
+      << output;
+  EXPECT_NE(slurp(report).find("Dataset for the chain: mine (given with --dataset)."),
+            std::string::npos)
+      << slurp(report);
 }
 
 TEST(GpuCheck, ADryRunPlansEveryCheckForTheGpusItIsTold) {
