@@ -1,24 +1,33 @@
-// The README's shell examples, run in order as a new user would run them, so that a renamed flag,
-// a changed default or two examples that collide (issue 31: the third fusion example stopped on
-// the first one's run directory) fail the suite instead of a user's first hour.
+// The documents' shell examples, run in order as a new user would run them, so that a renamed
+// flag, a changed default or two examples that collide (issue 31: the third fusion example
+// stopped on the first one's run directory) fail the suite instead of a user's first hour.
 //
-// Every fenced `sh` block of README.md (and, in a work directory of its own, of docs/memory.md)
-// runs as one bash script (`set -e`), in a fresh working
-// directory whose `../shared/data/can/hcrl_sa` is a small synthetic dataset (and
-// `../shared/data/text/mr` a 24-document text corpus), with the built
-// binaries first on PATH. What is changed, and why, is listed in `example_script`: placeholders
-// get values, an optional `[--force]` is given, the synthetic default gets fewer frames (the main
-// job's size is the suite's other tests' business), and the MLflow address gets a port where
-// nothing listens (the tracker warns and the run goes on). Only two kinds of line are left out:
-// `scripts/...` (the harness that runs this very test) and `tensorboard --logdir` (a server that
-// runs until stopped).
+// Which blocks run: every fenced `sh` block of README.md, then docs/tracking.md's in the same work
+// directory (its report examples read the README's runs), and in work directories of their own
+// those of docs/memory.md, docs/text-graphs.md and docs/distributed.md. A block fenced `bash`
+// is one a CPU machine cannot run as a new user would (a SLURM script, a GPU-only line, the hours
+// of detection.md's experiment records); EveryDocumentedCommandNamesFlagsThatExist still checks
+// every `headroom` command of every fenced block, run or not, against the command's --help.
+//
+// Each run block is one bash script (`set -e`) in a working directory whose
+// `../shared/data/can/hcrl_sa` is a small synthetic dataset and `../shared/data/text/{mr,r8,20ng}`
+// small corpora, with the built binaries (and the project's Python, for torchrun) first on PATH.
+// What is changed, and why, is listed in `example_script`: placeholders get values, an optional
+// `[--force]` is given, synthetic data gets fewer frames (the main job's size is the suite's other
+// tests' business), `build/bin/headroom` is the binary on PATH, and the MLflow address gets a
+// port where nothing listens (the tracker warns and the run goes on). Only two kinds of line are
+// left out: `scripts/...` (the harness that runs this very test) and `tensorboard --logdir` (a
+// server that runs until stopped).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -54,6 +63,33 @@ std::vector<ShellBlock> shell_blocks(const fs::path& markdown) {
   return blocks;
 }
 
+// The lines of every fenced block (any language) of `markdown`, a line continued with `\` joined
+// to the next, each with the 1-based number of its first line.
+std::vector<std::pair<int, std::string>> fenced_command_lines(const fs::path& markdown) {
+  std::ifstream in(markdown);
+  std::vector<std::pair<int, std::string>> lines;
+  std::string line, pending;
+  bool inside = false;
+  int number = 0, first = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.rfind("```", 0) == 0) {
+      inside = !inside;
+      pending.clear();
+      continue;
+    }
+    if (!inside) continue;
+    if (pending.empty()) first = number;
+    if (!line.empty() && line.back() == '\\') {
+      pending += line.substr(0, line.size() - 1) + " ";
+      continue;
+    }
+    lines.emplace_back(first, pending + line);
+    pending.clear();
+  }
+  return lines;
+}
+
 // The block as the test runs it (see the file comment); `block` numbers placeholders apart, so
 // that STORE in two examples names two stores, as a reader would choose two.
 std::string example_script(const ShellBlock& block, int index, int mlflow_port) {
@@ -71,6 +107,7 @@ std::string example_script(const ShellBlock& block, int index, int mlflow_port) 
       {R"(\bSTORE\b)", fmt::format("stores/example{}", index)},
       {R"(\[--force\])", "--force"},  // optional; the examples before wrote what it replaces
       {R"(--frames 400000)", "--frames 20000"},
+      {R"(\bbuild/bin/headroom\b)", "headroom"},
       {R"(127\.0\.0\.1:5000)", fmt::format("127.0.0.1:{}", mlflow_port)},
   };
   for (const auto& [pattern, value] : substitutions)
@@ -97,6 +134,24 @@ void write_mapped_datasets(const fs::path& work) {
     testing::write_text_file(work / "my_dataset" / split / "log-1.csv", bytes_rows);
     testing::write_text_file(work / "other_dataset" / split / "log-1.csv", hex_rows);
   }
+}
+
+// A small topic corpus in TextGCN's layout: 12 documents per label, every fourth one a test
+// document, each using its topic's words and a few shared ones.
+void write_topic_corpus(const fs::path& dir, const std::string& corpus_file,
+                        const std::vector<std::string>& topics) {
+  std::string labels = "index\tsplit\tlabel\n";
+  std::string corpus;
+  int index = 0;
+  for (std::size_t t = 0; t < topics.size(); ++t) {
+    for (int d = 0; d < 12; ++d, ++index) {
+      labels += fmt::format("{}\t{}\t{}\n", index, d % 4 == 3 ? "test" : "train", topics[t]);
+      corpus += fmt::format("word{0}a word{0}b report {1} word{0}c the market word{0}{2}\n", t,
+                            d % 2 == 0 ? "said" : "noted", d % 3);
+    }
+  }
+  testing::write_text_file(dir / "labels.tsv", labels);
+  testing::write_text_file(dir / corpus_file, corpus);
 }
 
 // A work directory as a new user's: ../shared/data/can/hcrl_sa a small synthetic dataset,
@@ -132,6 +187,12 @@ void prepare_work_directory(const testing::TempDir& dir, const fs::path& work) {
   }
   testing::write_text_file(dir / "shared/data/text/mr/labels.tsv", labels);
   testing::write_text_file(dir / "shared/data/text/mr/corpus.txt", corpus);
+  // r8 as the shared copy has it (only corpus.clean.txt, eight topic labels), and 20ng (raw
+  // corpus.txt, dotted newsgroup labels): small enough to train in seconds.
+  write_topic_corpus(dir / "shared/data/text/r8", "corpus.clean.txt",
+                     {"earn", "acq", "crude", "trade", "money-fx", "interest", "ship", "grain"});
+  write_topic_corpus(dir / "shared/data/text/20ng", "corpus.txt",
+                     {"alt.atheism", "comp.graphics", "rec.autos", "sci.space"});
 }
 
 // Runs every `sh` block of `markdown` in order in `work` (a failing block fails the test, naming
@@ -147,8 +208,11 @@ int run_shell_examples(const fs::path& markdown, const testing::TempDir& dir,
     if (script.find("headroom") == std::string::npos) continue;  // only harness lines
     const auto file = dir / fmt::format("{}-block{}.sh", markdown.stem().string(), k);
     testing::write_text_file(file, "set -eo pipefail\n" + script);
-    const auto command = fmt::format("cd '{}' && PATH='{}':\"$PATH\" timeout 900 bash -x '{}' 2>&1",
-                                     work.string(), bin.string(), file.string());
+    // The project's Python environment holds torchrun (docs/distributed.md says so).
+    const auto python_bin = fs::path(HEADROOM_PYTHON).parent_path();
+    const auto command =
+        fmt::format("cd '{}' && PATH='{}':'{}':\"$PATH\" timeout 900 bash -x '{}' 2>&1",
+                    work.string(), bin.string(), python_bin.string(), file.string());
     std::string output;
     EXPECT_EQ(testing::run_command(command, &output), 0)
         << markdown.filename().string() << ":" << blocks[k].first_line << ": this example fails:\n"
@@ -169,6 +233,11 @@ TEST(DocExamples, ReadmeShellExamplesRunInOrder) {
   const int ran = run_shell_examples(readme, dir, work);
   ASSERT_FALSE(HasFailure());
   EXPECT_GE(ran, 15);
+  // docs/tracking.md's report examples read the runs the README's made.
+  const auto tracking = fs::path(HEADROOM_SOURCE_DIR) / "docs" / "tracking.md";
+  EXPECT_EQ(run_shell_examples(tracking, dir, work), 1);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_TRUE(fs::exists(work / "runs" / "synthetic" / "teacher_curriculum" / "report.html"));
 
   // What the examples promise, checked where a wrong exit status would not show it.
   const auto runs = work / "runs" / "hcrl_sa";
@@ -201,6 +270,98 @@ TEST(DocExamples, MemoryDocShellExamplesRunInOrder) {
                                               "teacher_normal" / "metrics.jsonl");
   ASSERT_EQ(budgeted.size(), 1U);
   EXPECT_LE(budgeted[0]["memory"]["cpu"]["peak_bytes"].get<std::int64_t>(), 100'000'000);
+}
+
+// docs/text-graphs.md's examples, in order: a corpus into a store, TextGCN and the node GAT on r8,
+// the plans and a budgeted run on 20ng.
+TEST(DocExamples, TextGraphsDocShellExamplesRunInOrder) {
+  testing::TempDir dir;
+  const auto work = dir / "work";
+  ASSERT_NO_FATAL_FAILURE(prepare_work_directory(dir, work));
+  const int ran =
+      run_shell_examples(fs::path(HEADROOM_SOURCE_DIR) / "docs" / "text-graphs.md", dir, work);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(ran, 4);
+  EXPECT_TRUE(fs::exists(work / "stores" / "20ng" / "column_index.i32"));
+  EXPECT_TRUE(fs::exists(work / "runs" / "r8"));
+  EXPECT_TRUE(fs::exists(work / "runs" / "20ng"));
+}
+
+// docs/distributed.md's CPU examples, in order: two CPU ranks under torchrun, then a store built
+// in three shards and assembled.
+TEST(DocExamples, DistributedDocShellExamplesRunInOrder) {
+  testing::TempDir dir;
+  const auto work = dir / "work";
+  ASSERT_NO_FATAL_FAILURE(prepare_work_directory(dir, work));
+  const int ran =
+      run_shell_examples(fs::path(HEADROOM_SOURCE_DIR) / "docs" / "distributed.md", dir, work);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(ran, 2);
+  EXPECT_TRUE(fs::exists(work / "runs" / "synthetic" / "teacher_normal" / "best.pt"));
+  EXPECT_TRUE(fs::exists(work / "stores" / "sharded" / "manifest.json"));
+}
+
+// Every `headroom SUBCOMMAND ... --flag` line in a fenced block of README.md and docs/*.md, run by
+// the suite or not (bash blocks, benchmark commands, the toml files' comments), names a
+// subcommand that exists and flags that its --help (or the top-level --help: --config) lists. A
+// renamed or removed flag in a document that no test runs fails here, naming the line.
+TEST(DocExamples, EveryDocumentedCommandNamesFlagsThatExist) {
+  const auto binary = fs::path(HEADROOM_TRAIN_BINARY).parent_path() / "headroom";
+  std::map<std::string, std::optional<std::string>> help;  // subcommand -> its --help, if any
+  const auto help_of = [&](const std::string& command) -> const std::optional<std::string>& {
+    auto found = help.find(command);
+    if (found != help.end()) return found->second;
+    std::string output;
+    const int status =
+        testing::run_command(fmt::format("'{}' {} --help 2>&1", binary.string(), command), &output);
+    return help[command] = status == 0 ? std::optional<std::string>(output) : std::nullopt;
+  };
+  const auto& top_level = help_of("");
+  ASSERT_TRUE(top_level.has_value());
+  // The subcommands, as the top-level --help lists them (`headroom NAME --help` of a name that is
+  // not one prints the top-level help and succeeds).
+  std::set<std::string> subcommands;
+  const auto listed_from = top_level->find("Subcommands:");
+  ASSERT_NE(listed_from, std::string::npos) << *top_level;
+  std::istringstream listing(top_level->substr(listed_from));
+  for (std::string entry; std::getline(listing, entry);) {
+    std::smatch name;
+    if (std::regex_search(entry, name, std::regex(R"(^  ([a-z][a-z-]*)\s)")))
+      subcommands.insert(name[1]);
+  }
+  ASSERT_GE(subcommands.size(), 10U) << *top_level;
+  const std::regex invocation(R"((?:^|[\s/"'(])headroom\s+([a-z][a-z-]*)(.*))");
+  const std::regex flag(R"((?:^|[^\w-])(--[a-z][a-z0-9-]*))");
+  std::vector<fs::path> documents = {fs::path(HEADROOM_SOURCE_DIR) / "README.md"};
+  for (const auto& entry : fs::directory_iterator(fs::path(HEADROOM_SOURCE_DIR) / "docs"))
+    if (entry.path().extension() == ".md") documents.push_back(entry.path());
+  int commands = 0;
+  for (const auto& document : documents) {
+    for (const auto& [line_number, command_line] : fenced_command_lines(document)) {
+      std::smatch match;
+      if (!std::regex_search(command_line, match, invocation)) continue;
+      const std::string subcommand = match[1];
+      // The command's own words: up to a comment, a pipe, a `;`, a `&&` or a `)`.
+      const std::string words =
+          std::regex_replace(std::string(match[2]), std::regex(R"((\s#|\||;|&&|\)).*)"), "");
+      const auto where = fmt::format("{}:{}: {}", document.filename().string(), line_number,
+                                     command_line.substr(0, 160));
+      const auto& text = help_of(subcommand);
+      if (!subcommands.contains(subcommand) || !text) {
+        ADD_FAILURE() << where << "\n  `headroom " << subcommand << "` is not a subcommand";
+        continue;
+      }
+      ++commands;
+      for (std::sregex_iterator it(words.begin(), words.end(), flag), end; it != end; ++it) {
+        const std::string name = (*it)[1];
+        const std::regex listed(name + "(?![a-z0-9-])");
+        if (!std::regex_search(*text, listed) && !std::regex_search(*top_level, listed))
+          ADD_FAILURE() << where << "\n  " << name << " is not a flag of `headroom " << subcommand
+                        << "`";
+      }
+    }
+  }
+  EXPECT_GE(commands, 100) << "the documents' commands were not found";
 }
 
 }  // namespace
