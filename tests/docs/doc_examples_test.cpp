@@ -22,8 +22,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <regex>
@@ -88,6 +91,22 @@ std::vector<std::pair<int, std::string>> fenced_command_lines(const fs::path& ma
     pending.clear();
   }
   return lines;
+}
+
+// The text of every fenced block of `markdown`, whatever its language, in order.
+std::vector<std::string> all_fenced_blocks(const fs::path& markdown) {
+  std::ifstream in(markdown);
+  std::vector<std::string> blocks;
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("```", 0) == 0) {
+      inside = !inside;
+      if (inside) blocks.emplace_back();
+      continue;
+    }
+    if (inside) blocks.back() += line + "\n";
+  }
+  return blocks;
 }
 
 // The block as the test runs it (see the file comment); `block` numbers placeholders apart, so
@@ -362,6 +381,120 @@ TEST(DocExamples, EveryDocumentedCommandNamesFlagsThatExist) {
     }
   }
   EXPECT_GE(commands, 100) << "the documents' commands were not found";
+}
+
+// --- Numbers the documents quote from a command's output -------------------------------------
+
+// The fenced block of `markdown` whose first line is `$ COMMAND...` starting with `prefix`: the
+// command (without `$ `) and the output lines after it.
+std::pair<std::string, std::vector<std::string>> recorded_output(const fs::path& markdown,
+                                                                 const std::string& prefix) {
+  for (const auto& block : all_fenced_blocks(markdown)) {
+    std::istringstream lines(block);
+    std::string first;
+    std::getline(lines, first);
+    if (first.rfind("$ " + prefix, 0) != 0) continue;
+    std::vector<std::string> output;
+    for (std::string line; std::getline(lines, line);) output.push_back(line);
+    return {first.substr(2), output};
+  }
+  return {};
+}
+
+// `line` with every number replaced by `#` and runs of spaces by one, and the numbers in order.
+std::pair<std::string, std::vector<double>> words_and_numbers(const std::string& line) {
+  static const std::regex number(R"(-?\d+(?:\.\d+)?)");
+  std::vector<double> numbers;
+  for (std::sregex_iterator it(line.begin(), line.end(), number), end; it != end; ++it)
+    numbers.push_back(std::stod(it->str()));
+  auto words = std::regex_replace(std::regex_replace(line, number, "#"), std::regex(" +"), " ");
+  return {words, numbers};
+}
+
+// Every line of `documented` against the same line of `actual`: the same words, each number
+// within 15% (plus 1, for the small ones), up to a line beginning with `…` (the document leaves
+// the rest out).
+void expect_output_like_document(const std::vector<std::string>& documented,
+                                 const std::string& actual, const std::string& where) {
+  std::vector<std::string> lines;
+  std::istringstream in(actual);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_GE(lines.size(), documented.size()) << where << ": the run printed less:\n" << actual;
+  for (std::size_t i = 0; i < documented.size(); ++i) {
+    if (documented[i].rfind("…", 0) == 0) return;
+    const auto [doc_words, doc_numbers] = words_and_numbers(documented[i]);
+    const auto [run_words, run_numbers] = words_and_numbers(lines[i]);
+    EXPECT_EQ(run_words, doc_words)
+        << where << ", output line " << i + 1 << ":\n  documented: " << documented[i]
+        << "\n  printed:    " << lines[i];
+    if (run_words != doc_words) continue;
+    for (std::size_t k = 0; k < doc_numbers.size(); ++k) {
+      const double tolerance =
+          0.15 * std::max(std::abs(doc_numbers[k]), std::abs(run_numbers[k])) + 1;
+      EXPECT_NEAR(run_numbers[k], doc_numbers[k], tolerance)
+          << where << ", output line " << i + 1 << ", number " << k + 1
+          << ":\n  documented: " << documented[i] << "\n  printed:    " << lines[i];
+    }
+  }
+}
+
+// docs/memory.md's `headroom plan` sample, run again on the store it names (the default `headroom
+// run` builds: the synthetic default at its 400,000 frames) in a fresh fit cache.
+TEST(DocExamples, MemoryDocPlanSampleMatchesAFreshPlan) {
+  const auto memory_doc = fs::path(HEADROOM_SOURCE_DIR) / "docs" / "memory.md";
+  const auto [command, documented] = recorded_output(memory_doc, "headroom plan");
+  ASSERT_FALSE(command.empty()) << "docs/memory.md has no `$ headroom plan` sample";
+  ASSERT_NE(command.find("stores/synthetic"), std::string::npos) << command;
+  testing::TempDir dir;
+  const auto bin = fs::path(HEADROOM_TRAIN_BINARY).parent_path();
+  std::string output;
+  ASSERT_EQ(testing::run_command(
+                fmt::format("cd '{0}' && PATH='{1}':\"$PATH\" && headroom generate --out "
+                            "data/synthetic --frames 400000 && headroom preprocess data/synthetic "
+                            "--out stores/synthetic --threads 2 --no-progress 2>&1",
+                            dir.path().string(), bin.string()),
+                &output),
+            0)
+      << output;
+  ASSERT_EQ(testing::run_command(
+                fmt::format("cd '{}' && PATH='{}':\"$PATH\" HEADROOM_CACHE_DIR=fit-cache {} 2>&1",
+                            dir.path().string(), bin.string(), command),
+                &output),
+            0)
+      << output;
+  expect_output_like_document(documented, output, "docs/memory.md's plan sample");
+}
+
+// The README's footprint figures (issue 29): what `headroom --version` and `headroom-train
+// --version` hold at their peak, measured again (the peak RSS of a child process, read by
+// getrusage in a Python process of its own), within a quarter. Times are not checked here: they
+// belong to benchmarks (docs/benchmarks.md), not to a unit test.
+TEST(DocExamples, ReadmeFootprintFiguresHoldWithinAQuarter) {
+  std::ifstream in(fs::path(HEADROOM_SOURCE_DIR) / "README.md");
+  const std::string readme{std::istreambuf_iterator<char>(in), {}};
+  std::smatch data_side, training_side;
+  ASSERT_TRUE(std::regex_search(
+      readme, data_side, std::regex(R"(`headroom --version` takes ~\d+ ms and ~(\d+) MiB)")));
+  ASSERT_TRUE(std::regex_search(readme, training_side,
+                                std::regex(R"(`headroom-train --version`: (\d+) MiB)")));
+  const auto bin = fs::path(HEADROOM_TRAIN_BINARY).parent_path();
+  const auto peak_mib = [&](const std::string& binary) {
+    std::string output;
+    EXPECT_EQ(testing::run_command(
+                  fmt::format("'{}' -c \"import resource, subprocess; "
+                              "subprocess.run(['{}/{}', '--version'], capture_output=True, "
+                              "check=True); "
+                              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\"",
+                              HEADROOM_PYTHON, bin.string(), binary),
+                  &output),
+              0)
+        << output;
+    return std::stod(output) / 1024;
+  };
+  const double documented_data = std::stod(data_side[1]);
+  const double documented_training = std::stod(training_side[1]);
+  EXPECT_NEAR(peak_mib("headroom"), documented_data, documented_data / 4);
+  EXPECT_NEAR(peak_mib("headroom-train"), documented_training, documented_training / 4);
 }
 
 }  // namespace
