@@ -497,5 +497,120 @@ TEST(DocExamples, ReadmeFootprintFiguresHoldWithinAQuarter) {
   EXPECT_NEAR(peak_mib("headroom-train"), documented_training, documented_training / 4);
 }
 
+// A documented default against the one --help prints: booleans as true/1, false/0; numbers by
+// value (1e-4 and 0.0001); lists with or without brackets, by comma or space.
+bool same_default(std::string documented, std::string printed) {
+  const auto normalise = [](std::string value) {
+    value = std::regex_replace(value, std::regex(R"([\[\]])"), "");
+    value = std::regex_replace(value, std::regex(R"(\s+)"), ",");
+    if (value == "true" || value == "on") return std::string("1");
+    if (value == "false" || value == "off") return std::string("0");
+    return value;
+  };
+  documented = normalise(documented);
+  printed = normalise(printed);
+  if (documented == printed) return true;
+  try {
+    std::size_t used_a = 0, used_b = 0;
+    const double a = std::stod(documented, &used_a), b = std::stod(printed, &used_b);
+    return used_a == documented.size() && used_b == printed.size() && a == b;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// docs/configuration.md's and docs/distributed.md's flag tables (`| flag | default | meaning |`)
+// against the commands their section names: each flag exists in at least one of them, and where
+// --help prints a default (`=VALUE`), the documented one is the same (issue 31, item 1: the doc
+// gave `can-id` and `kd-gat` after the defaults had changed). A default that depends on something
+// (`preset`, "`vgae,teacher` (autoencoder), `gat,teacher` ...", an environment variable, a path
+// template) is a sentence, not a value, and is not compared.
+TEST(DocExamples, DocumentedDefaultsAreTheCommandsDefaults) {
+  const auto binary = fs::path(HEADROOM_TRAIN_BINARY).parent_path() / "headroom";
+  std::map<std::string, std::string> help;
+  const auto help_of = [&](const std::string& command) -> const std::string& {
+    auto found = help.find(command);
+    if (found != help.end()) return found->second;
+    std::string output;
+    testing::run_command(fmt::format("'{}' {} --help 2>&1", binary.string(), command), &output);
+    return help[command] = output;
+  };
+  const std::set<std::string> commands = {"generate", "preprocess", "import-graphs", "inspect",
+                                          "report",   "run",        "autoencoder",   "curriculum",
+                                          "normal",   "fusion",     "evaluation",    "plan"};
+  const std::vector<std::string> training_stages = {"autoencoder", "curriculum", "normal",
+                                                    "fusion",      "evaluation", "run"};
+  int compared = 0;
+  for (const char* name : {"configuration.md", "distributed.md"}) {
+    const auto document = fs::path(HEADROOM_SOURCE_DIR) / "docs" / name;
+    std::ifstream in(document);
+    std::vector<std::string> section;  // the commands the current heading names
+    bool in_table = false, in_fence = false;
+    int number = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++number;
+      if (line.rfind("```", 0) == 0) in_fence = !in_fence;
+      if (in_fence) continue;  // a `#` there is a comment, not a heading
+      if (line.rfind("#", 0) == 0) {
+        section.clear();
+        std::smatch word;
+        for (auto it = line.cbegin();
+             std::regex_search(it, line.cend(), word, std::regex("`([a-z-]+)`"));
+             it = word.suffix().first)
+          if (commands.contains(word[1])) section.push_back(word[1]);
+        // Sections about flags every training stage takes (tracking, data-parallel training).
+        if (section.empty() && line.rfind("## ", 0) == 0) section = training_stages;
+        in_table = false;
+        continue;
+      }
+      if (line.rfind("| flag | default |", 0) == 0) {
+        in_table = true;
+        continue;
+      }
+      if (line.rfind("|", 0) != 0) in_table = false;
+      if (!in_table || line.rfind("|---", 0) == 0) continue;
+      std::vector<std::string> cells;
+      std::istringstream row(line.substr(1));
+      for (std::string cell; std::getline(row, cell, '|');)
+        cells.push_back(std::regex_replace(cell, std::regex(R"(^\s+|\s+$)"), ""));
+      std::smatch flag;
+      if (cells.size() < 3 || !std::regex_search(cells[0], flag, std::regex("`(--[a-z0-9-]+)")))
+        continue;
+      const std::string where = fmt::format("{}:{}: {}", name, number, line.substr(0, 120));
+      // The default as a value: one backticked or bare word, before any explanation (`0 = ...`).
+      std::string documented = cells[1];
+      const auto ticks = std::count(documented.begin(), documented.end(), '`');
+      if (ticks > 2 || documented.find('$') != std::string::npos ||
+          documented.find('{') != std::string::npos)
+        documented.clear();
+      documented = std::regex_replace(documented, std::regex("`"), "");
+      documented = documented.substr(0, documented.find(" ="));
+      const bool a_value = !documented.empty() && documented.find(' ') == std::string::npos &&
+                           documented != "preset" && documented != "(required)" &&
+                           documented != "—";
+      bool offered = false;
+      for (const auto& command : section) {
+        const auto& text = help_of(command);
+        std::smatch option;
+        const std::regex option_line("\n  (?:-[a-z],)?" + std::string(flag[1]) +
+                                     "(?=[ =,\n])([^\n]*)");
+        if (!std::regex_search(text, option, option_line)) continue;
+        offered = true;
+        std::smatch printed;
+        const std::string rest = option[1];
+        if (!a_value || !std::regex_search(rest, printed,
+                                           std::regex(R"(=([^ ]+(?: [^ ]+)*(?= \.\.\.)|[^ ]+))")))
+          continue;
+        ++compared;
+        EXPECT_TRUE(same_default(documented, printed[1]))
+            << where << "\n  `headroom " << command << " --help` gives " << flag[1]
+            << " the default " << printed[1] << ", the document " << documented;
+      }
+      EXPECT_TRUE(offered) << where << "\n  no command of this section has " << flag[1];
+    }
+  }
+  EXPECT_GE(compared, 60) << "the tables' defaults were not found";
+}
+
 }  // namespace
 }  // namespace headroom
