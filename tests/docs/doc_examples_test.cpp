@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -730,6 +731,100 @@ TEST(DocExamples, EveryTableRowHasItsHeadersColumns) {
     }
   }
   EXPECT_GE(tables, 50) << "the documents' tables were not found";
+}
+
+// A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces as hyphens.
+std::string heading_anchor(const std::string& heading) {
+  std::string anchor;
+  for (const char c : heading) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')
+      anchor += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (c == ' ')
+      anchor += '-';
+  }
+  return anchor;
+}
+
+// Every relative link in README.md and docs/*.md names a file that exists and, with `#anchor`, a
+// heading of that file (issue 31, item 4: the benchmarks cited a table that was not there).
+TEST(DocExamples, EveryLinkBetweenDocumentsResolves) {
+  std::vector<fs::path> documents = {fs::path(HEADROOM_SOURCE_DIR) / "README.md"};
+  for (const auto& entry : fs::directory_iterator(fs::path(HEADROOM_SOURCE_DIR) / "docs"))
+    if (entry.path().extension() == ".md") documents.push_back(entry.path());
+  const auto prose_of = [](const fs::path& document) {
+    std::ifstream in(document);
+    std::string prose, anchors;
+    bool fence = false;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("```", 0) == 0) fence = !fence;
+      if (fence || line.rfind("```", 0) == 0) continue;
+      prose += line + "\n";
+      if (line.rfind("#", 0) == 0)
+        anchors += " " + heading_anchor(line.substr(line.find_first_not_of("# "))) + " ";
+    }
+    return std::make_pair(prose, anchors);
+  };
+  int links = 0;
+  for (const auto& document : documents) {
+    const auto [prose, own_anchors] = prose_of(document);
+    const std::regex link(R"(\]\(([^)\s]+)\))");
+    for (std::sregex_iterator it(prose.begin(), prose.end(), link), end; it != end; ++it) {
+      const std::string target = (*it)[1];
+      if (std::regex_search(target, std::regex("^[a-z]+:"))) continue;  // https:, mailto:
+      ++links;
+      const auto hash = target.find('#');
+      const std::string file = target.substr(0, hash);
+      const auto path = file.empty() ? document : document.parent_path() / file;
+      const auto where = document.filename().string() + ": (" + target + ")";
+      if (!fs::exists(path)) {
+        ADD_FAILURE() << where << ": no file " << path.string();
+        continue;
+      }
+      if (hash == std::string::npos || path.extension() != ".md") continue;
+      const auto anchors = file.empty() ? own_anchors : prose_of(path).second;
+      EXPECT_NE(anchors.find(" " + target.substr(hash + 1) + " "), std::string::npos)
+          << where << ": " << path.filename().string() << " has no such heading";
+    }
+  }
+  EXPECT_GE(links, 30) << "the documents' links were not found";
+}
+
+// The README's install paragraph names every Debian package scripts/setup.sh installs and every
+// PyPI pin it installs (issue 31, item 11: the README said `-dev` packages; the script also
+// installed Chromium and clang).
+TEST(DocExamples, ReadmeNamesWhatSetupInstalls) {
+  const auto read = [](const fs::path& file) {
+    std::ifstream in(file);
+    return std::string{std::istreambuf_iterator<char>(in), {}};
+  };
+  const auto readme = read(fs::path(HEADROOM_SOURCE_DIR) / "README.md");
+  const auto setup = read(fs::path(HEADROOM_SOURCE_DIR) / "scripts" / "setup.sh");
+  std::smatch list;
+  ASSERT_TRUE(std::regex_search(setup, list, std::regex(R"(debian_packages=\(([^)]*)\))")));
+  const std::string packages = list[1];
+  const std::regex package_name(R"([a-z0-9][a-z0-9.+-]+)");
+  const std::regex version_variable(R"re(([A-Z]+)_VERSION="([0-9.]+)")re");
+  const std::regex pinned_string(R"re("([a-z_-]+)==([0-9.]+)")re");
+  int named = 0;
+  for (std::sregex_iterator it(packages.begin(), packages.end(), package_name), end; it != end;
+       ++it, ++named)
+    EXPECT_NE(readme.find("`" + it->str() + "`"), std::string::npos)
+        << "scripts/setup.sh installs " << it->str() << "; the README does not say so";
+  EXPECT_GE(named, 15);
+  // The pins: NAME_VERSION="x" variables and "name==x" strings.
+  std::map<std::string, std::string> pins;
+  for (std::sregex_iterator it(setup.begin(), setup.end(), version_variable), end; it != end;
+       ++it) {
+    std::string name = (*it)[1];
+    std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+    pins[name] = (*it)[2];
+  }
+  for (std::sregex_iterator it(setup.begin(), setup.end(), pinned_string), end; it != end; ++it)
+    pins[(*it)[1]] = (*it)[2];
+  EXPECT_GE(pins.size(), 8U);
+  for (const auto& [name, version] : pins)
+    EXPECT_NE(readme.find("`" + name + "==" + version + "`"), std::string::npos)
+        << "scripts/setup.sh pins " << name << "==" << version << "; the README does not say so";
 }
 
 }  // namespace
