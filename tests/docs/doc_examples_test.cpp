@@ -827,5 +827,26 @@ TEST(DocExamples, ReadmeNamesWhatSetupInstalls) {
         << "scripts/setup.sh pins " << name << "==" << version << "; the README does not say so";
 }
 
+// The convention the documents keep: a block fenced `sh` is an example the suite runs. Every
+// document with one is among those the tests above run (a new `sh` block elsewhere would look
+// tested and not be); records and cluster scripts are fenced `bash`.
+TEST(DocExamples, EveryShBlockIsInADocumentTheSuiteRuns) {
+  const std::set<std::string> run = {"README.md", "tracking.md", "memory.md", "text-graphs.md",
+                                     "distributed.md"};
+  std::vector<fs::path> documents = {fs::path(HEADROOM_SOURCE_DIR) / "README.md"};
+  for (const auto& entry : fs::directory_iterator(fs::path(HEADROOM_SOURCE_DIR) / "docs"))
+    if (entry.path().extension() == ".md") documents.push_back(entry.path());
+  for (const auto& document : documents) {
+    if (run.contains(document.filename().string())) {
+      EXPECT_FALSE(shell_blocks(document).empty()) << document << " has no sh block left to run";
+      continue;
+    }
+    for (const auto& block : shell_blocks(document))
+      ADD_FAILURE() << document.filename().string() << ":" << block.first_line
+                    << ": an `sh` block that no test runs (fence it `bash` if it is a record or "
+                       "needs a GPU or a cluster, or run its document in DocExamples)";
+  }
+}
+
 }  // namespace
 }  // namespace headroom
