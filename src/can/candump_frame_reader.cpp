@@ -1,11 +1,15 @@
 #include "headroom/can/candump_frame_reader.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "headroom/can/hex.hpp"
+#include "headroom/can/log_format.hpp"
 #include "headroom/can/text_fields.hpp"
 #include "headroom/util/input_error.hpp"
 #include "line_frame_loop.hpp"
@@ -165,4 +169,48 @@ std::size_t CandumpFrameReader::read(std::span<CanFrame> out) {
       [this](std::string_view line, CanFrame& frame) { return parse_line(line, frame); });
 }
 
+namespace {
+
+// candump's screen layout without a timestamp: "can0  123   [2]  DE AD".
+bool is_candump_screen_line(std::string_view text) {
+  std::vector<std::string_view> tokens;
+  std::size_t i = 0;
+  while (tokens.size() < 3 && i < text.size()) {
+    while (i < text.size() && is_space(text[i])) ++i;
+    const std::size_t start = i;
+    while (i < text.size() && !is_space(text[i])) ++i;
+    if (i > start) tokens.push_back(text.substr(start, i - start));
+  }
+  if (tokens.size() < 3) return false;
+  const auto id = tokens[1];
+  const auto length = tokens[2];
+  const bool hex_id =
+      !id.empty() && id.size() <= 8 &&
+      std::all_of(id.begin(), id.end(), [](char c) { return hex_digit_value(c) >= 0; });
+  return hex_id && length.size() >= 3 && length.front() == '[' && length.back() == ']';
+}
+
+// `candump -l`'s "(1436509052.249713) can0 123#DEADBEEF", or the screen layout.
+bool is_candump_line(std::string_view line) {
+  return line.front() == '(' || is_candump_screen_line(line);
+}
+
+std::unique_ptr<FrameReader> open_candump(const std::filesystem::path& file,
+                                          const ReaderOptions& options) {
+  return std::make_unique<CandumpFrameReader>(file, options.on_bad_row, options.block_bytes);
+}
+
+constexpr std::string_view kCandumpExtensions[] = {".log", ".txt"};
+
+}  // namespace
+
+const LogFormatDefinition& candump_log_format() {
+  static const LogFormatDefinition definition{
+      .name = "candump",
+      .description = "candump -l logs, (TIME) IFACE ID#DATA, unlabelled: every frame normal",
+      .extensions = kCandumpExtensions,
+      .matches_first_line = &is_candump_line,
+      .open = &open_candump};
+  return definition;
+}
 }  // namespace headroom::can

@@ -4,10 +4,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "format_sniffing.hpp"
 #include "headroom/can/hex.hpp"
 #include "headroom/can/text_fields.hpp"
 #include "headroom/util/input_error.hpp"
@@ -375,6 +377,84 @@ std::size_t CsvFrameReader::read(std::span<CanFrame> out) {
   return read_line_frames(
       lines_, out, policy_, skipped_, error_column_, error_reason_,
       [this](std::string_view line, CanFrame& frame) { return parse_row(line, frame); });
+}
+
+// --- The three CSV formats of the registry: two presets and the mapped CSV ------------------
+
+namespace {
+
+bool is_can_train_test_line(std::string_view line) {
+  const auto fields = split_commas(line);
+  return fields.size() == 4 && iequals(fields[0], "timestamp") &&
+         iequals(fields[1], "arbitration_id") && iequals(fields[2], "data_field") &&
+         iequals(fields[3], "attack");
+}
+
+// HCRL's header, or a header-less HCRL row: time, hex ID, DLC 0..8, DLC byte columns, the flag.
+bool is_hcrl_line(std::string_view line) {
+  const auto fields = split_commas(line);
+  if (fields.size() >= 2 && iequals(fields[0], "timestamp") && iequals(fields[1], "can id"))
+    return true;
+  if (fields.size() < 4 || !is_number(fields[0])) return false;
+  std::uint32_t id = 0;
+  if (!parse_hex_u32(fields[1], id)) return false;
+  const std::string_view dlc = fields[2];
+  if (dlc.size() != 1 || dlc[0] < '0' || dlc[0] > '8') return false;
+  return fields.size() == static_cast<std::size_t>(dlc[0] - '0') + 4;
+}
+
+std::unique_ptr<FrameReader> open_can_train_test(const std::filesystem::path& file,
+                                                 const ReaderOptions& options) {
+  return std::make_unique<CsvFrameReader>(file, can_train_test_mapping(), options.on_bad_row,
+                                          options.block_bytes);
+}
+
+std::unique_ptr<FrameReader> open_hcrl_csv(const std::filesystem::path& file,
+                                           const ReaderOptions& options) {
+  // The published files have no header, hand-made ones often do: the first line decides.
+  const bool has_header = !is_number(split_commas(first_content_line(file).text).front());
+  return std::make_unique<CsvFrameReader>(file, hcrl_car_hacking_mapping(has_header),
+                                          options.on_bad_row, options.block_bytes);
+}
+
+std::unique_ptr<FrameReader> open_mapped_csv(const std::filesystem::path& file,
+                                             const ReaderOptions& options) {
+  return std::make_unique<CsvFrameReader>(file, options.mapping, options.on_bad_row,
+                                          options.block_bytes);
+}
+
+constexpr std::string_view kCsvExtensions[] = {".csv"};
+constexpr std::string_view kHcrlExtensions[] = {".csv", ".txt"};
+
+}  // namespace
+
+const LogFormatDefinition& can_train_test_log_format() {
+  static const LogFormatDefinition definition{
+      .name = "can-train-and-test",
+      .description = "can-train-and-test / KD-GAT CSV: timestamp,arbitration_id,data_field,attack",
+      .extensions = kCsvExtensions,
+      .matches_first_line = &is_can_train_test_line,
+      .open = &open_can_train_test};
+  return definition;
+}
+
+const LogFormatDefinition& hcrl_csv_log_format() {
+  static const LogFormatDefinition definition{
+      .name = "hcrl-car-hacking",
+      .description = "HCRL Car-Hacking CSV: Timestamp,CAN ID,DLC,DATA[0..DLC-1],Flag (T/R)",
+      .extensions = kHcrlExtensions,
+      .matches_first_line = &is_hcrl_line,
+      .open = &open_hcrl_csv};
+  return definition;
+}
+
+const LogFormatDefinition& mapped_csv_log_format() {
+  static const LogFormatDefinition definition{
+      .name = "csv",
+      .description = "any other CSV, described by the --csv-* column mapping",
+      .extensions = kCsvExtensions,
+      .open = &open_mapped_csv};
+  return definition;
 }
 
 }  // namespace headroom::can

@@ -2,10 +2,12 @@
 
 #include <charconv>
 #include <cmath>
+#include <memory>
 
 #include <fmt/format.h>
 
 #include "headroom/can/hex.hpp"
+#include "headroom/can/log_format.hpp"
 #include "headroom/can/text_fields.hpp"
 #include "line_frame_loop.hpp"
 
@@ -122,4 +124,27 @@ std::size_t HcrlTextFrameReader::read(std::span<CanFrame> out) {
       [this](std::string_view line, CanFrame& frame) { return parse_line(line, frame); });
 }
 
+namespace {
+
+// "Timestamp: 1479121434.850202        ID: 0350 ...": HCRL's attack-free text file.
+bool is_hcrl_text_line(std::string_view line) { return istarts_with(line, "timestamp:"); }
+
+std::unique_ptr<FrameReader> open_hcrl_text(const std::filesystem::path& file,
+                                            const ReaderOptions& options) {
+  return std::make_unique<HcrlTextFrameReader>(file, options.on_bad_row, options.block_bytes);
+}
+
+constexpr std::string_view kHcrlTextExtensions[] = {".txt"};
+
+}  // namespace
+
+const LogFormatDefinition& hcrl_text_log_format() {
+  static const LogFormatDefinition definition{
+      .name = "hcrl-car-hacking-text",
+      .description = "HCRL Car-Hacking's attack-free text file, unlabelled: every frame normal",
+      .extensions = kHcrlTextExtensions,
+      .matches_first_line = &is_hcrl_text_line,
+      .open = &open_hcrl_text};
+  return definition;
+}
 }  // namespace headroom::can

@@ -1,12 +1,14 @@
 #include "headroom/can/parquet_frame_reader.hpp"
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "headroom/can/hex.hpp"
+#include "headroom/can/log_format.hpp"
 #include "headroom/tabular/arrow_columns.hpp"
 #include "headroom/tabular/parquet_table.hpp"
 #include "headroom/util/input_error.hpp"
@@ -161,4 +163,24 @@ const std::filesystem::path& ParquetFrameReader::path() const { return impl_->ta
 
 std::uint64_t ParquetFrameReader::num_rows() const { return impl_->table.num_rows(); }
 
+namespace {
+
+std::unique_ptr<FrameReader> open_parquet(const std::filesystem::path& file,
+                                          const ReaderOptions& options) {
+  return std::make_unique<ParquetFrameReader>(file, options.on_bad_row, options.parquet_batch_rows);
+}
+
+constexpr std::string_view kParquetExtensions[] = {".parquet"};
+
+}  // namespace
+
+const LogFormatDefinition& parquet_log_format() {
+  static const LogFormatDefinition definition{
+      .name = "parquet",
+      .description = "Parquet with columns timestamp, id, data_field, label[, source_file]",
+      .extensions = kParquetExtensions,
+      .detected_by_extension = true,
+      .open = &open_parquet};
+  return definition;
+}
 }  // namespace headroom::can

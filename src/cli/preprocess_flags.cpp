@@ -1,6 +1,8 @@
 #include "headroom/cli/preprocess_flags.hpp"
 #include "headroom/cli/not_negative.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <stdexcept>
@@ -85,12 +87,12 @@ void PreprocessFlags::add_to(CLI::App& command) {
                    "training in the same run directory): wait for it instead of failing");
 
   const std::string mapping = "CSV column mapping (with --format csv)";
-  command
-      .add_option("--format", format,
-                  "Log format: auto, can-train-and-test, hcrl-car-hacking, hcrl-car-hacking-text, "
-                  "parquet, candump, csv")
-      ->check(CLI::IsMember({"auto", "can-train-and-test", "hcrl-car-hacking",
-                             "hcrl-car-hacking-text", "parquet", "candump", "csv"}))
+  // The choices and their descriptions come from the format registry (can/log_format.hpp).
+  std::string format_help = "Log format: auto (detected per file)";
+  for (const auto* definition : can::log_formats())
+    format_help += fmt::format("; {} ({})", definition->name, definition->description);
+  command.add_option("--format", format, format_help)
+      ->check(CLI::IsMember(can::log_format_choices()))
       ->capture_default_str();
   auto& m = o.reader.mapping;
   m.id.clear();
@@ -144,7 +146,10 @@ void PreprocessFlags::add_to(CLI::App& command) {
 preprocess::PreprocessOptions PreprocessFlags::resolve() const {
   preprocess::PreprocessOptions resolved = options;
   const auto parsed = can::parse_log_format(format);
-  if (!parsed) throw std::invalid_argument("unknown --format '" + util::printable(format) + "'");
+  if (!parsed)
+    throw std::invalid_argument(fmt::format("unknown --format '{}' (formats: {})",
+                                            util::printable(format),
+                                            fmt::join(can::log_format_choices(), ", ")));
   resolved.reader.format = *parsed;
   resolved.reader.on_bad_row =
       on_bad_row == "skip" ? can::BadRowPolicy::kSkip : can::BadRowPolicy::kError;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "headroom/tracking/metric_scalars.hpp"
@@ -558,6 +559,42 @@ void MlflowTracker::stage_ended(std::string_view error) {
   if (!error.empty()) worker_->set_tag(stage_, "error", std::string(error));
   worker_->end_run(stage_, error.empty() ? RunStatus::kFinished : RunStatus::kFailed);
   stage_ = -1;
+}
+
+namespace {
+
+constexpr SinkFlag kMlflowFlags[] = {
+    {.name = "--mlflow-uri",
+     .environment = "MLFLOW_TRACKING_URI",
+     .help = "MLflow tracking server (http://host:port): each stage becomes a run there"},
+    {.name = "--mlflow-experiment",
+     .environment = "MLFLOW_EXPERIMENT_NAME",
+     .default_value = "headroom",
+     .help = "MLflow experiment of the runs"},
+};
+
+OpenedSink open_mlflow(const SinkFlagValues& values, std::ostream& warnings) {
+  const std::string uri(sink_flag_value(values, "--mlflow-uri"));
+  if (uri.empty()) return {};
+  if (!uri.starts_with("http://") && !uri.starts_with("https://"))
+    throw std::invalid_argument(
+        "--mlflow-uri must be an http:// or https:// tracking server, not '" +
+        util::printable(without_user_info(uri)) + "'");
+  MlflowOptions options;
+  options.uri = uri;
+  if (const auto experiment = sink_flag_value(values, "--mlflow-experiment"); !experiment.empty())
+    options.experiment = experiment;
+  auto tracker = std::make_unique<MlflowTracker>(std::move(options), warnings);
+  ParentRun* parent = tracker.get();
+  return {std::move(tracker), parent};
+}
+
+}  // namespace
+
+const TrackingSinkDefinition& mlflow_tracking_sink() {
+  static const TrackingSinkDefinition definition{
+      .name = "mlflow", .flags = kMlflowFlags, .open = &open_mlflow};
+  return definition;
 }
 
 }  // namespace headroom::tracking

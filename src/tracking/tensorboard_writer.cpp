@@ -42,4 +42,25 @@ std::vector<train::MetricsSink*> TensorBoardObserver::stage_started(
 
 void TensorBoardObserver::stage_ended(std::string_view /*error*/) {}
 
+namespace {
+
+constexpr SinkFlag kTensorBoardFlags[] = {
+    {.name = "--tensorboard",
+     .help = "Write TensorBoard event files of every stage's scalars under DIR/<stage>/"},
+};
+
+OpenedSink open_tensorboard(const SinkFlagValues& values, std::ostream& /*warnings*/) {
+  const auto directory = sink_flag_value(values, "--tensorboard");
+  if (directory.empty()) return {};
+  return {std::make_unique<TensorBoardObserver>(std::filesystem::path(directory)), nullptr};
+}
+
+}  // namespace
+
+const TrackingSinkDefinition& tensorboard_tracking_sink() {
+  static const TrackingSinkDefinition definition{
+      .name = "tensorboard", .flags = kTensorBoardFlags, .open = &open_tensorboard};
+  return definition;
+}
+
 }  // namespace headroom::tracking

@@ -2,27 +2,45 @@
 
 namespace headroom::tracking {
 
-Trackers::Trackers(const TrackingOptions& options, std::ostream& warnings) {
-  if (options.mlflow) {
-    mlflow_ = std::make_unique<MlflowTracker>(*options.mlflow, warnings);
-    observers_.push_back(mlflow_.get());
+// The registry: one line per sink, in the order their observers see a stage.
+std::span<const TrackingSinkDefinition* const> tracking_sinks() {
+  static const TrackingSinkDefinition* const sinks[] = {
+      &mlflow_tracking_sink(),
+      &tensorboard_tracking_sink(),
+  };
+  return sinks;
+}
+
+std::string_view sink_flag_value(const SinkFlagValues& values, std::string_view flag) {
+  const auto found = values.find(flag);
+  return found == values.end() ? std::string_view() : std::string_view(found->second);
+}
+
+Trackers::Trackers(const SinkFlagValues& values, std::ostream& warnings) {
+  for (const auto* sink : tracking_sinks()) {
+    auto opened = sink->open(values, warnings);
+    if (!opened.observer) continue;
+    observers_.push_back(opened.observer.get());
+    if (opened.parent != nullptr) parents_.push_back(opened.parent);
+    sinks_.push_back(std::move(opened.observer));
   }
-  if (!options.tensorboard_dir.empty()) {
-    tensorboard_ = std::make_unique<TensorBoardObserver>(options.tensorboard_dir);
-    observers_.push_back(tensorboard_.get());
-  }
+}
+
+Trackers::~Trackers() {
+  // The last opened first, as members would be.
+  while (!sinks_.empty()) sinks_.pop_back();
 }
 
 void Trackers::start_parent(const std::string& name, const train::TrainingConfig& config) {
-  if (mlflow_) mlflow_->start_parent(name, config);
+  for (auto* parent : parents_) parent->start_parent(name, config);
 }
 
 void Trackers::log_parent_artifact(const std::filesystem::path& file) {
-  if (mlflow_) mlflow_->log_parent_artifact(file);
+  for (auto* parent : parents_) parent->log_parent_artifact(file);
 }
 
 void Trackers::end_parent(RunStatus status) {
-  if (mlflow_) mlflow_->end_parent(status);
+  for (auto* parent : parents_) parent->end_parent(status);
 }
 
 }  // namespace headroom::tracking

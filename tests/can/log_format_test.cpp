@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,42 @@ TEST(LogFormatTest, NamesRoundTrip) {
   EXPECT_EQ(parse_log_format("CSV"), LogFormat::kMappedCsv);
   EXPECT_EQ(parse_log_format("excel"), std::nullopt);
   EXPECT_EQ(parse_log_format(""), std::nullopt);
+}
+
+// The registry (issue 26, item 3): every format is found by its name, has a reader, a one-line
+// description for --help and the extensions a dataset scan picks up; the choices are "auto" and
+// the registered names in detection order; names are unique.
+TEST(LogFormatRegistry, EveryFormatIsNamedDescribedAndOpenable) {
+  const auto formats = log_formats();
+  ASSERT_GE(formats.size(), 6U);
+  std::vector<std::string> expected_choices = {"auto"};
+  for (const auto* definition : formats) {
+    SCOPED_TRACE(std::string(definition->name));
+    expected_choices.emplace_back(definition->name);
+    const auto parsed = parse_log_format(definition->name);
+    ASSERT_TRUE(parsed.has_value());
+    EXPECT_EQ(find_log_format(*parsed), definition);
+    EXPECT_EQ(log_format_name(*parsed), definition->name);
+    EXPECT_FALSE(definition->description.empty());
+    EXPECT_NE(definition->open, nullptr);
+    EXPECT_FALSE(definition->extensions.empty());
+    for (const auto extension : definition->extensions)
+      EXPECT_TRUE(is_can_log_file("dir/file" + std::string(extension))) << extension;
+    // A format is detected by its extension or its first line, or only named (the mapped CSV).
+    EXPECT_FALSE(definition->detected_by_extension && definition->matches_first_line != nullptr);
+  }
+  EXPECT_EQ(log_format_choices(), expected_choices);
+  std::set<std::string> unique(expected_choices.begin(), expected_choices.end());
+  EXPECT_EQ(unique.size(), expected_choices.size()) << "two formats share a name";
+  EXPECT_EQ(find_log_format(LogFormat::kAuto), nullptr);
+}
+
+// Detection and opening go through the registry's entries: each built-in constant names one.
+TEST(LogFormatRegistry, TheBuiltInConstantsNameRegisteredFormats) {
+  for (const LogFormat format :
+       {LogFormat::kCanTrainTest, LogFormat::kHcrlCarHacking, LogFormat::kHcrlCarHackingText,
+        LogFormat::kParquet, LogFormat::kCandump, LogFormat::kMappedCsv})
+    EXPECT_NE(find_log_format(format), nullptr) << format;
 }
 
 TEST(LogFormatTest, CanLogExtensionsAreCaseInsensitive) {

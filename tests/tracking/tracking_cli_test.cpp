@@ -21,6 +21,7 @@
 
 #include "headroom/tracking/http_client.hpp"
 #include "headroom/tracking/metric_scalars.hpp"
+#include "headroom/tracking/tracking_sink.hpp"
 #include "test_support.hpp"
 #include "train/separable_corpus.hpp"
 
@@ -439,6 +440,22 @@ TEST(MlflowTracking, SigtermEndsTheOpenRunKilledAndTheProcessDiesOfIt) {
       get(client, api("metrics/get-history?run_id=" + info["run_id"].get<std::string>() +
                       "&metric_key=train_loss"));
   EXPECT_GE(history.value("metrics", json::array()).size(), 1U) << history.dump();
+}
+
+// Every training command and `run` offer every registered sink's flags (generated from the
+// registry, so a new sink's flags need no edit in the commands).
+TEST(TrackingSinkRegistry, EveryTrainingCommandOffersEverySinksFlags) {
+  for (const char* command :
+       {"autoencoder", "curriculum", "normal", "fusion", "evaluation", "run"}) {
+    std::string help;
+    ASSERT_EQ(testing::run_command(std::string(HEADROOM_BINARY) + " " + command + " --help", &help),
+              0)
+        << help;
+    for (const auto* sink : tracking::tracking_sinks())
+      for (const auto& flag : sink->flags)
+        EXPECT_NE(help.find(std::string(flag.name)), std::string::npos)
+            << "`headroom " << command << " --help` lacks " << flag.name;
+  }
 }
 
 }  // namespace

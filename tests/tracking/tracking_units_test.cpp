@@ -1,9 +1,11 @@
 // The pieces under the trackers: scalars from metric lines, params from a configuration, the
-// TFRecord checksum, credentials in a tracking URI.
+// TFRecord checksum, credentials in a tracking URI, the registry of sinks.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +14,7 @@
 #include "headroom/tracking/http_client.hpp"
 #include "headroom/tracking/metric_scalars.hpp"
 #include "headroom/tracking/mlflow_tracker.hpp"
+#include "headroom/tracking/trackers.hpp"
 #include "headroom/train/config/training_config.hpp"
 #include "test_support.hpp"
 
@@ -97,6 +100,45 @@ TEST(TrackingUri, TheTrackerNeverPrintsCredentials) {
       << text;
   EXPECT_EQ(text.find("S3cr3t"), std::string::npos) << text;
   EXPECT_EQ(text.find("alice"), std::string::npos) << text;
+}
+
+// The sink registry (issue 26, item 3): names and flags unique across sinks, every flag with its
+// help; Trackers opens exactly the sinks the values ask for, in registry order.
+TEST(TrackingSinkRegistry, SinksAreOpenedByTheirOwnFlagsOnly) {
+  std::set<std::string> names, flags;
+  for (const auto* sink : tracking_sinks()) {
+    EXPECT_TRUE(names.insert(std::string(sink->name)).second) << sink->name;
+    EXPECT_NE(sink->open, nullptr) << sink->name;
+    ASSERT_FALSE(sink->flags.empty()) << sink->name;
+    for (const auto& flag : sink->flags) {
+      EXPECT_TRUE(flags.insert(std::string(flag.name)).second) << flag.name << " in two sinks";
+      EXPECT_TRUE(flag.name.starts_with("--")) << flag.name;
+      EXPECT_FALSE(flag.help.empty()) << flag.name;
+    }
+  }
+  EXPECT_GE(names.size(), 2U);
+
+  std::ostringstream warnings;
+  EXPECT_TRUE(Trackers(SinkFlagValues{}, warnings).observers().empty());
+  testing::TempDir dir;
+  const Trackers tensorboard_only({{"--tensorboard", (dir / "tb").string()}}, warnings);
+  EXPECT_EQ(tensorboard_only.observers().size(), 1U);
+  // A flag of a sink that is not asked for (the experiment without a server) opens nothing.
+  EXPECT_TRUE(Trackers({{"--mlflow-experiment", "x"}}, warnings).observers().empty());
+  EXPECT_TRUE(warnings.str().empty()) << warnings.str();
+}
+
+TEST(TrackingSinkRegistry, ABadValueIsRefusedNamingItsFlag) {
+  std::ostringstream warnings;
+  try {
+    Trackers trackers({{"--mlflow-uri", "ftp://alice:S3cr3t@host"}}, warnings);
+    FAIL() << "an ftp:// tracking server was accepted";
+  } catch (const std::invalid_argument& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("--mlflow-uri must be an http:// or https://"), std::string::npos)
+        << message;
+    EXPECT_EQ(message.find("S3cr3t"), std::string::npos) << message;
+  }
 }
 
 }  // namespace

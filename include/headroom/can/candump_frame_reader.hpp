@@ -51,4 +51,9 @@ class CandumpFrameReader final : public FrameReader {
   std::string error_reason_;
 };
 
+struct LogFormatDefinition;  // log_format.hpp
+
+// The `candump` entry of the format registry (log_format.hpp).
+const LogFormatDefinition& candump_log_format();
+
 }  // namespace headroom::can

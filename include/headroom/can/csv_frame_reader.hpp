@@ -84,4 +84,10 @@ class CsvFrameReader final : public FrameReader {
   std::string error_reason_;
 };
 
+// The registry's CSV entries (log_format.hpp): the `can-train-and-test` and `hcrl-car-hacking`
+// presets, and `csv`, read by ReaderOptions::mapping.
+const LogFormatDefinition& can_train_test_log_format();
+const LogFormatDefinition& hcrl_csv_log_format();
+const LogFormatDefinition& mapped_csv_log_format();
+
 }  // namespace headroom::can

@@ -47,4 +47,9 @@ class HcrlTextFrameReader final : public FrameReader {
   std::string error_reason_;
 };
 
+struct LogFormatDefinition;  // log_format.hpp
+
+// The `hcrl-car-hacking-text` entry of the format registry (log_format.hpp).
+const LogFormatDefinition& hcrl_text_log_format();
+
 }  // namespace headroom::can

@@ -1,5 +1,7 @@
 // The CAN log formats headroom reads, the column mapping for any other CSV, and the factory that
-// opens a reader for a file.
+// opens a reader for a file. The formats are a registry (log_formats()): each is defined beside
+// its reader (name, description, extensions, detection, opening) and listed once, in detection
+// order, in log_format.cpp; --format's choices, help and errors are generated from it.
 //
 // Every function here is thread-safe (none keeps state between calls); a reader it returns is
 // owned by the caller and used by one thread at a time (see FrameReader).
@@ -9,6 +11,8 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,20 +21,34 @@
 
 namespace headroom::can {
 
-enum class LogFormat {
-  kAuto,            // decided per file by detect_format()
-  kCanTrainTest,    // can-train-and-test / KD-GAT CSV: timestamp,arbitration_id,data_field,attack
-  kHcrlCarHacking,  // HCRL Car-Hacking CSV: Timestamp,CAN ID,DLC,DATA[0..DLC-1],Flag (T/R)
-  kParquet,         // Parquet: timestamp,id,data_field,label[,source_file]
-  kCandump,         // candump -l log: (1436509052.249713) can0 123#DEADBEEF (unlabelled)
-  kMappedCsv,       // any CSV described by a CsvColumnMapping
-  // HCRL Car-Hacking attack-free text file (unlabelled: every frame normal):
-  // Timestamp: 1479121434.850202        ID: 0350    000    DLC: 8    05 28 84 66 6d 00 00 a2
-  kHcrlCarHackingText,
-};
+// A log format by name, as --format takes it and a store's manifest records it: "auto" (decided
+// per file by detect_format()) or a registered format's name. Two values are equal when their
+// names are. The constants name the built-in formats; a format added to the registry needs none.
+struct LogFormat {
+  std::string_view name;  // static storage: "auto" or a registry entry's name
 
-// Parses "auto", "can-train-and-test", "hcrl-car-hacking", "hcrl-car-hacking-text", "parquet",
-// "candump", "csv".
+  static const LogFormat kAuto;
+  static const LogFormat kCanTrainTest;        // timestamp,arbitration_id,data_field,attack
+  static const LogFormat kHcrlCarHacking;      // Timestamp,CAN ID,DLC,DATA[0..DLC-1],Flag
+  static const LogFormat kHcrlCarHackingText;  // "Timestamp: ...  ID: 0350  000  DLC: 8  05 28"
+  static const LogFormat kParquet;             // timestamp,id,data_field,label[,source_file]
+  static const LogFormat kCandump;             // (1436509052.249713) can0 123#DEADBEEF
+  static const LogFormat kMappedCsv;           // any CSV described by a CsvColumnMapping
+
+  friend bool operator==(const LogFormat& a, const LogFormat& b) { return a.name == b.name; }
+  friend std::ostream& operator<<(std::ostream& out, const LogFormat& format) {
+    return out << format.name;
+  }
+};
+inline const LogFormat LogFormat::kAuto{"auto"};
+inline const LogFormat LogFormat::kCanTrainTest{"can-train-and-test"};
+inline const LogFormat LogFormat::kHcrlCarHacking{"hcrl-car-hacking"};
+inline const LogFormat LogFormat::kHcrlCarHackingText{"hcrl-car-hacking-text"};
+inline const LogFormat LogFormat::kParquet{"parquet"};
+inline const LogFormat LogFormat::kCandump{"candump"};
+inline const LogFormat LogFormat::kMappedCsv{"csv"};
+
+// "auto" or a registered format's name (case-insensitive, trimmed); nullopt for any other text.
 std::optional<LogFormat> parse_log_format(std::string_view name);
 std::string_view log_format_name(LogFormat format);
 
@@ -96,6 +114,30 @@ struct ReaderOptions {
   // Parquet is decoded in record batches of at most this many rows.
   std::size_t parquet_batch_rows = 65536;
 };
+
+// A registered format: what --format names, how a file is recognised and how it is read. Defined
+// beside its reader (`candump_log_format()` in candump_frame_reader.cpp is an example) and listed
+// once in log_format.cpp's table, whose order is the order detection tries.
+struct LogFormatDefinition {
+  std::string_view name{};         // --format's value and the manifest's
+  std::string_view description{};  // one line, for --help
+  // The extensions (lower case, with the dot) a dataset scan picks up for this format.
+  std::span<const std::string_view> extensions{};
+  // The extension alone decides (a binary format, whose first line means nothing).
+  bool detected_by_extension = false;
+  // A text format recognised by its first non-blank line (trimmed); null: named only.
+  bool (*matches_first_line)(std::string_view line) = nullptr;
+  // Opens a reader for `file`; the header, schema or column mapping is checked here.
+  std::unique_ptr<FrameReader> (*open)(const std::filesystem::path& file,
+                                       const ReaderOptions& options) = nullptr;
+};
+
+// The registered formats, in detection order.
+std::span<const LogFormatDefinition* const> log_formats();
+// The definition of `format`, or null for "auto" and names not registered.
+const LogFormatDefinition* find_log_format(LogFormat format);
+// "auto" and every registered name: --format's choices.
+std::vector<std::string> log_format_choices();
 
 // Decides the format from the extension and the first line. Throws InputError when the file
 // cannot be read or matches no known format (the message suggests --format / a mapping).

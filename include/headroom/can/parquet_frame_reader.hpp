@@ -43,4 +43,9 @@ class ParquetFrameReader final : public FrameReader {
   std::unique_ptr<Impl> impl_;
 };
 
+struct LogFormatDefinition;  // log_format.hpp
+
+// The `parquet` entry of the format registry (log_format.hpp).
+const LogFormatDefinition& parquet_log_format();
+
 }  // namespace headroom::can

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "headroom/tracking/http_client.hpp"
+#include "headroom/tracking/tracking_sink.hpp"
 #include "headroom/train/loop/stage_observer.hpp"
 
 namespace headroom::tracking {
@@ -41,14 +42,11 @@ struct MlflowOptions {
   std::size_t max_queued_metrics = 200000;  // metric points waiting to be sent, at most
 };
 
-enum class RunStatus { kFinished, kFailed, kKilled };
-const char* run_status_name(RunStatus status);  // "FINISHED", "FAILED", "KILLED"
-
 // The tags a stage's run carries besides mlflow.runName: dataset, store fingerprint (the
 // manifest's checksum), stage, model, device, headroom version and commit.
 std::vector<std::pair<std::string, std::string>> stage_tags(const train::TrainingConfig& config);
 
-class MlflowTracker final : public train::StageObserver {
+class MlflowTracker final : public train::StageObserver, public ParentRun {
  public:
   // `warnings` receives the one warning and the closing note; it must outlive the tracker.
   explicit MlflowTracker(MlflowOptions options, std::ostream& warnings);
@@ -58,11 +56,11 @@ class MlflowTracker final : public train::StageObserver {
 
   // Opens the run that the stages started after it nest under, with `config` (the command's
   // base configuration) as its params and tags.
-  void start_parent(const std::string& name, const train::TrainingConfig& config);
+  void start_parent(const std::string& name, const train::TrainingConfig& config) override;
   // Uploads `file` (read now) as an artifact of the parent run; a missing file is skipped.
-  void log_parent_artifact(const std::filesystem::path& file);
+  void log_parent_artifact(const std::filesystem::path& file) override;
   // Ends the parent run. Without this call, destruction ends it FAILED.
-  void end_parent(RunStatus status);
+  void end_parent(RunStatus status) override;
 
   std::vector<train::MetricsSink*> stage_started(const std::string& name,
                                                  const train::TrainingConfig& config,
@@ -78,5 +76,9 @@ class MlflowTracker final : public train::StageObserver {
   int stage_ = -1;                                 // the open stage run's handle, or -1
   std::filesystem::path stage_dir_;
 };
+
+// The `mlflow` entry of the sink registry (tracking_sink.hpp): --mlflow-uri (or
+// MLFLOW_TRACKING_URI), an http(s) server, and --mlflow-experiment (or MLFLOW_EXPERIMENT_NAME).
+const TrackingSinkDefinition& mlflow_tracking_sink();
 
 }  // namespace headroom::tracking

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "headroom/tracking/tracking_sink.hpp"
 #include "headroom/train/loop/stage_observer.hpp"
 
 namespace headroom::tracking {
@@ -28,5 +29,8 @@ class TensorBoardObserver final : public train::StageObserver {
   std::filesystem::path directory_;
   std::vector<std::unique_ptr<StageSink>> sinks_;  // alive until destruction
 };
+
+// The `tensorboard` entry of the sink registry (tracking_sink.hpp): --tensorboard DIR.
+const TrackingSinkDefinition& tensorboard_tracking_sink();
 
 }  // namespace headroom::tracking

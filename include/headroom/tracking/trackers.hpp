@@ -1,41 +1,42 @@
-// The experiment trackers one command asked for (MLflow, TensorBoard), as one set of stage
-// observers (train/loop/stage_observer.hpp), and the parent run that `headroom run` nests its
-// stages under. Thread-safety: the training thread owns it.
+// The experiment trackers one command asked for (the registered sinks its flags name), as one set
+// of stage observers (train/loop/stage_observer.hpp), and the parent run that `headroom run` nests
+// its stages under. Thread-safety: the training thread owns it.
 #pragma once
 
 #include <filesystem>
 #include <iosfwd>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "headroom/tracking/mlflow_tracker.hpp"
 #include "headroom/tracking/tensorboard_writer.hpp"
+#include "headroom/tracking/tracking_sink.hpp"
 
 namespace headroom::tracking {
 
-struct TrackingOptions {
-  std::optional<MlflowOptions> mlflow;    // none: no MLflow
-  std::filesystem::path tensorboard_dir;  // empty: no TensorBoard files
-};
-
 class Trackers {
  public:
-  // `warnings` (for the MLflow warning) must outlive the trackers.
-  Trackers(const TrackingOptions& options, std::ostream& warnings);
+  // Opens every registered sink (tracking_sink.hpp) that `values` ask for; none for empty values.
+  // `warnings` (for the MLflow warning) must outlive the trackers. Throws std::invalid_argument
+  // for a bad flag value, naming the flag.
+  Trackers(const SinkFlagValues& values, std::ostream& warnings);
+  ~Trackers();
+  Trackers(const Trackers&) = delete;
+  Trackers& operator=(const Trackers&) = delete;
 
   const train::StageObservers& observers() const { return observers_; }
 
-  // MLflow only (TensorBoard has no runs to nest): see MlflowTracker.
+  // The sinks with runs (MLflow) nest the stages started after start_parent under one run;
+  // sinks without runs ignore these.
   void start_parent(const std::string& name, const train::TrainingConfig& config);
   void log_parent_artifact(const std::filesystem::path& file);
   void end_parent(RunStatus status);
 
  private:
-  std::unique_ptr<MlflowTracker> mlflow_;
-  std::unique_ptr<TensorBoardObserver> tensorboard_;
+  std::vector<std::unique_ptr<train::StageObserver>> sinks_;  // opened, in registry order
+  std::vector<ParentRun*> parents_;                           // those of sinks_ with runs
   train::StageObservers observers_;
 };
 

@@ -1,5 +1,6 @@
-// The experiment-tracking flags of the training subcommands and `headroom run`: --mlflow-uri
-// (or MLFLOW_TRACKING_URI), --mlflow-experiment (or MLFLOW_EXPERIMENT_NAME), --tensorboard DIR.
+// The experiment-tracking flags of the training subcommands and `headroom run`: every registered
+// sink's (tracking/tracking_sink.hpp), today --mlflow-uri (or MLFLOW_TRACKING_URI),
+// --mlflow-experiment (or MLFLOW_EXPERIMENT_NAME) and --tensorboard DIR.
 #pragma once
 
 #include <iosfwd>
@@ -15,10 +16,10 @@ class App;
 namespace headroom::cli {
 
 struct TrackingFlags {
-  std::string mlflow_uri;
-  std::string mlflow_experiment = "headroom";
-  std::string tensorboard_dir;
+  // Every registered sink's flags (tracking/tracking_sink.hpp), by name, as given.
+  tracking::SinkFlagValues values;
 
+  // Offers every sink's flags in the "Tracking" group.
   void add_to(CLI::App& command);
   // The trackers these flags ask for (an empty set when none is given, or when this process is
   // not the writing rank of a data-parallel job: call after joining it); warnings go to
