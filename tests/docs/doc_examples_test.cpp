@@ -245,6 +245,23 @@ int run_shell_examples(const fs::path& markdown, const testing::TempDir& dir,
   return ran;
 }
 
+// README.md and every document in docs/.
+std::vector<fs::path> all_documents() {
+  std::vector<fs::path> documents = {fs::path(HEADROOM_SOURCE_DIR) / "README.md"};
+  for (const auto& entry : fs::directory_iterator(fs::path(HEADROOM_SOURCE_DIR) / "docs"))
+    if (entry.path().extension() == ".md") documents.push_back(entry.path());
+  return documents;
+}
+
+// docs/`name`'s sh blocks, in order, in `work` (made and prepared as a new user's) under `dir`;
+// how many ran.
+int run_document_in_new_work_directory(const std::string& name, const testing::TempDir& dir,
+                                       const fs::path& work) {
+  prepare_work_directory(dir, work);
+  if (::testing::Test::HasFatalFailure()) return 0;
+  return run_shell_examples(fs::path(HEADROOM_SOURCE_DIR) / "docs" / name, dir, work);
+}
+
 TEST(DocExamples, ReadmeShellExamplesRunInOrder) {
   const auto readme = fs::path(HEADROOM_SOURCE_DIR) / "README.md";
   ASSERT_GE(shell_blocks(readme).size(), 15U) << "README.md's sh blocks were not found";
@@ -282,9 +299,7 @@ TEST(DocExamples, ReadmeShellExamplesRunInOrder) {
 TEST(DocExamples, MemoryDocShellExamplesRunInOrder) {
   testing::TempDir dir;
   const auto work = dir / "work";
-  ASSERT_NO_FATAL_FAILURE(prepare_work_directory(dir, work));
-  const int ran =
-      run_shell_examples(fs::path(HEADROOM_SOURCE_DIR) / "docs" / "memory.md", dir, work);
+  const int ran = run_document_in_new_work_directory("memory.md", dir, work);
   ASSERT_FALSE(HasFailure());
   EXPECT_EQ(ran, 3);
   const auto budgeted = testing::read_metrics(work / "runs-budgeted" / "synthetic" /
@@ -298,9 +313,7 @@ TEST(DocExamples, MemoryDocShellExamplesRunInOrder) {
 TEST(DocExamples, TextGraphsDocShellExamplesRunInOrder) {
   testing::TempDir dir;
   const auto work = dir / "work";
-  ASSERT_NO_FATAL_FAILURE(prepare_work_directory(dir, work));
-  const int ran =
-      run_shell_examples(fs::path(HEADROOM_SOURCE_DIR) / "docs" / "text-graphs.md", dir, work);
+  const int ran = run_document_in_new_work_directory("text-graphs.md", dir, work);
   ASSERT_FALSE(HasFailure());
   EXPECT_EQ(ran, 4);
   EXPECT_TRUE(fs::exists(work / "stores" / "20ng" / "column_index.i32"));
@@ -313,9 +326,7 @@ TEST(DocExamples, TextGraphsDocShellExamplesRunInOrder) {
 TEST(DocExamples, DistributedDocShellExamplesRunInOrder) {
   testing::TempDir dir;
   const auto work = dir / "work";
-  ASSERT_NO_FATAL_FAILURE(prepare_work_directory(dir, work));
-  const int ran =
-      run_shell_examples(fs::path(HEADROOM_SOURCE_DIR) / "docs" / "distributed.md", dir, work);
+  const int ran = run_document_in_new_work_directory("distributed.md", dir, work);
   ASSERT_FALSE(HasFailure());
   EXPECT_EQ(ran, 2);
   EXPECT_TRUE(fs::exists(work / "runs" / "synthetic" / "teacher_normal" / "best.pt"));
@@ -353,9 +364,7 @@ TEST(DocExamples, EveryDocumentedCommandNamesFlagsThatExist) {
   ASSERT_GE(subcommands.size(), 10U) << *top_level;
   const std::regex invocation(R"((?:^|[\s/"'(])headroom\s+([a-z][a-z-]*)(.*))");
   const std::regex flag(R"((?:^|[^\w-])(--[a-z][a-z0-9-]*))");
-  std::vector<fs::path> documents = {fs::path(HEADROOM_SOURCE_DIR) / "README.md"};
-  for (const auto& entry : fs::directory_iterator(fs::path(HEADROOM_SOURCE_DIR) / "docs"))
-    if (entry.path().extension() == ".md") documents.push_back(entry.path());
+  const auto documents = all_documents();
   int commands = 0;
   for (const auto& document : documents) {
     for (const auto& [line_number, command_line] : fenced_command_lines(document)) {
@@ -697,9 +706,7 @@ std::size_t table_cells(const std::string& row) {
 // item 8: a table in docs/benchmarks.md had 7 header columns and 4 in its rows, which renders as
 // a mangled table, its numbers under the wrong headings).
 TEST(DocExamples, EveryTableRowHasItsHeadersColumns) {
-  std::vector<fs::path> documents = {fs::path(HEADROOM_SOURCE_DIR) / "README.md"};
-  for (const auto& entry : fs::directory_iterator(fs::path(HEADROOM_SOURCE_DIR) / "docs"))
-    if (entry.path().extension() == ".md") documents.push_back(entry.path());
+  const auto documents = all_documents();
   const std::regex separator(R"(^\|[\s:|-]+\|?\s*$)");
   int tables = 0;
   for (const auto& document : documents) {
@@ -748,9 +755,7 @@ std::string heading_anchor(const std::string& heading) {
 // Every relative link in README.md and docs/*.md names a file that exists and, with `#anchor`, a
 // heading of that file (issue 31, item 4: the benchmarks cited a table that was not there).
 TEST(DocExamples, EveryLinkBetweenDocumentsResolves) {
-  std::vector<fs::path> documents = {fs::path(HEADROOM_SOURCE_DIR) / "README.md"};
-  for (const auto& entry : fs::directory_iterator(fs::path(HEADROOM_SOURCE_DIR) / "docs"))
-    if (entry.path().extension() == ".md") documents.push_back(entry.path());
+  const auto documents = all_documents();
   const auto prose_of = [](const fs::path& document) {
     std::ifstream in(document);
     std::string prose, anchors;
@@ -833,9 +838,7 @@ TEST(DocExamples, ReadmeNamesWhatSetupInstalls) {
 TEST(DocExamples, EveryShBlockIsInADocumentTheSuiteRuns) {
   const std::set<std::string> run = {"README.md", "tracking.md", "memory.md", "text-graphs.md",
                                      "distributed.md"};
-  std::vector<fs::path> documents = {fs::path(HEADROOM_SOURCE_DIR) / "README.md"};
-  for (const auto& entry : fs::directory_iterator(fs::path(HEADROOM_SOURCE_DIR) / "docs"))
-    if (entry.path().extension() == ".md") documents.push_back(entry.path());
+  const auto documents = all_documents();
   for (const auto& document : documents) {
     if (run.contains(document.filename().string())) {
       EXPECT_FALSE(shell_blocks(document).empty()) << document << " has no sh block left to run";
