@@ -42,13 +42,24 @@ int run_training_app(int argc, const char* const* argv) {
   return 0;
 }
 
+namespace {
+// Thrown by the top app's parse-complete hook: the arguments parsed, and nothing is to run.
+struct ParsedOnly {};
+}  // namespace
+
 void check_training_arguments(const std::vector<std::string>& args) {
   CLI::App app{"headroom"};
   configure_training_app(app);
-  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
-    command->callback(std::function<void()>{});                   // parse only
+  // CLI11 calls the top app's parse-complete hook after parsing and checking requirements and
+  // before any command's callback. Stopping there leaves the callbacks in place: they own the
+  // state the options write into (replacing them freed it, and parsing wrote into freed memory).
+  app.parse_complete_callback([] { throw ParsedOnly{}; });
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses from the back
-  app.parse(reversed);
+  try {
+    app.parse(reversed);
+  } catch (const ParsedOnly&) {
+    return;
+  }
 }
 
 std::vector<CommandFlag> training_command_flags(std::string_view command) {
