@@ -1,5 +1,8 @@
 #include "headroom/tracking/trackers.hpp"
 
+#include "headroom/tracking/mlflow_tracker.hpp"
+#include "headroom/tracking/tensorboard_writer.hpp"
+
 namespace headroom::tracking {
 
 // The registry: one line per sink, in the order their observers see a stage.

@@ -10,8 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include "headroom/tracking/mlflow_tracker.hpp"
-#include "headroom/tracking/tensorboard_writer.hpp"
 #include "headroom/tracking/tracking_sink.hpp"
 
 namespace headroom::tracking {

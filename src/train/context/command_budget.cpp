@@ -26,19 +26,19 @@ void log_lines(RunDirectory& run, const std::string& text) {
   }
 }
 
-// cuBLAS takes its workspace (32 MiB on Hopper; CUBLAS_WORKSPACE_CONFIG sets it) from the caching
-// allocator at a thread's first matrix product on a stream, and keeps it. Taken here, under the
-// cap and before the memory probe, it is a fixed cost that every probe sample carries, instead of
-// a 32 MiB request in the middle of a step once the capped memory is in use (the first GPU check:
-// "out of memory even with one graph per micro-batch" at 87 MiB). Products with and without a
-// bias cover cuBLAS and cuBLASLt. Returns the bytes that stayed allocated.
+// cuBLAS takes its workspace (33 MiB on an H200, cuBLASLt's included; CUBLAS_WORKSPACE_CONFIG
+// sets it) from the caching allocator at a thread's first matrix product on a stream, and keeps
+// it. Taken here, under the cap and before the memory probe, it is a fixed cost that every probe
+// sample carries, instead of a 32 MiB request in the middle of a step once the capped memory is in
+// use (the first GPU check: "out of memory even with one graph per micro-batch" at 87 MiB). A
+// product without a bias (cuBLAS) and a linear layer with one (addmm, cuBLASLt) cover both.
+// Returns the bytes that stayed allocated.
 std::int64_t take_cublas_workspace(const c10::Device& device) {
   const int index = std::max<int>(0, device.index());
   const auto before = memory::cuda_tensor_memory(index).allocated_bytes;
   {
     const auto a = torch::ones({8, 8}, torch::TensorOptions().device(device));
     (void)torch::mm(a, a);
-    (void)torch::addmm(a, a, a);
     (void)torch::nn::functional::linear(a, a, a[0]);
   }
   torch::cuda::synchronize(index);
@@ -70,7 +70,7 @@ std::string apply_device_budget(const TrainingConfig& config, const RunContext& 
       workspace = take_cublas_workspace(device);
     } catch (const c10::OutOfMemoryError&) {
       throw std::runtime_error(fmt::format(
-          "memory budget {} on {}: cuBLAS's workspace does not fit in it (32 MiB on Hopper; "
+          "memory budget {} on {}: cuBLAS's workspace does not fit in it (33 MiB on an H200; "
           "CUBLAS_WORKSPACE_CONFIG sets it): raise --memory-budget",
           util::format_byte_size(static_cast<double>(budget)), device.str()));
     }
