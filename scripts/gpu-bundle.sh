@@ -47,9 +47,11 @@ root="$stage/headroom-gpu"
 mkdir -p "$root/bin" "$root/lib"
 cp "${bins[@]}" "$root/bin/"
 cp "$plugin" "$root/lib/"
+carried=none
 if [[ -n "$dataset" ]]; then
+  carried="$(basename "$(realpath "$dataset")")"
   mkdir -p "$root/data"
-  cp -rL "$dataset" "$root/data/$(basename "$(realpath "$dataset")")"
+  cp -rL "$dataset" "$root/data/$carried"
 fi
 ldd "${bins[@]}" "$plugin" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
   while read -r name path; do
@@ -72,6 +74,4 @@ git rev-parse HEAD >"$root/commit" 2>/dev/null || echo unknown >"$root/commit"
 mkdir -p "$(dirname "$out")"
 tar -C "$stage" -cf - headroom-gpu | xz -T0 -6 >"$out.tmp"
 mv "$out.tmp" "$out"
-carried=none
-[[ -z "$dataset" ]] || carried="$(basename "$(realpath "$dataset")")"
 echo "gpu-bundle: $out ($(du -h "$out" | cut -f1); $(ls "$root/lib" | wc -l) libraries; dataset: $carried)"

@@ -19,6 +19,9 @@ readonly ALL_STEPS="info cuda-tests budgets nccl chain side-by-side"
 readonly CUDA_TESTS='FusedGatCudaTest.*:CudaTraining.*:TrainingStepOnCuda.*:ClipGradientNormOnCuda.*:OomGuardRun.*Cuda*:Collate.ToCudaCopiesEverything:CudaTensorMemory.TracksCudaTensors'
 readonly PRESETS="vgae,teacher:autoencoder gat,teacher:normal vgae,student:autoencoder gat,student:normal"
 readonly BUDGETS="1GB 4GB"
+# The synthetic traffic of the budget runs, the side-by-side and (without a dataset) the chain:
+# 4,800 training graphs, enough for PyG to time several steps of 1,024.
+readonly SYNTHETIC_FRAMES=1000000
 
 usage() {
   cat <<'EOF'
@@ -186,7 +189,7 @@ ensure_store() {
   [[ -d "$work/store" ]] && return 0
   # The chain step may have generated the traffic already (the same command, the same files).
   if [[ ! -d "$work/synthetic" ]]; then
-    run_logged data 300 "$headroom" generate --out "$work/synthetic" --frames 1000000 || return 1
+    run_logged data 300 "$headroom" generate --out "$work/synthetic" --frames "$SYNTHETIC_FRAMES" || return 1
   fi
   run_logged data 300 "$headroom" preprocess "$work/synthetic" --out "$work/store" --threads 8
 }
@@ -249,7 +252,7 @@ step_chain() {
   if [[ -z "$data" ]]; then
     data="$work/synthetic"
     ((dry_run)) || [[ -d "$data" ]] ||
-      run_logged chain 300 "$headroom" generate --out "$data" --frames 1000000
+      run_logged chain 300 "$headroom" generate --out "$data" --frames "$SYNTHETIC_FRAMES"
   fi
   local begin=$(date +%s)
   run_logged chain "$(remaining)" "$headroom" run "$data" --device cuda --precision 16-mixed \
