@@ -34,7 +34,9 @@
 #include "headroom/train/batches/batch_sizing.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/families/model_family.hpp"
-#include "headroom/train/stages/stage_preparation.hpp"
+#include "headroom/train/pipeline/stage_registry.hpp"
+#include "headroom/train/stages/autoencoder_stage.hpp"
+#include "headroom/train/stages/classifier_stage.hpp"
 #include "headroom/train/step/step_probe.hpp"
 #include "headroom/util/byte_size.hpp"
 
@@ -142,8 +144,8 @@ int main(int argc, char** argv) {
     for (const std::string precision : {"32", "bf16-mixed"})
       for (const bool checkpointing : {true, false}) {
         train::TrainingConfig config = base;
-        config.stage =
-            variant.family == "vgae" ? train::Stage::kAutoencoder : train::Stage::kNormal;
+        config.stage = variant.family == "vgae" ? train::Stage(train::kAutoencoderStage)
+                                                : train::Stage(train::kNormalStage);
         config.model.family = variant.family;
         config.model.size = variant.size;
         config.distillation.enabled = variant.distilled;

@@ -20,19 +20,15 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <variant>
 
 #include "bench_store.hpp"
 #include "headroom/loader/batch_prefetcher.hpp"
 #include "headroom/loader/epoch_order.hpp"
-#include "headroom/memory/peak_probe.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
-#include "headroom/models/gat_with_jk.hpp"
-#include "headroom/models/vgae.hpp"
 #include "headroom/nn/cuda_runtime.hpp"
 #include "headroom/nn/gat_conv.hpp"
 #include "headroom/store/store_metadata.hpp"
-#include "headroom/train/step/losses.hpp"
+#include "headroom/train/families/model_family.hpp"
 #include "headroom/train/step/precision.hpp"
 #include "headroom/train/step/training_step.hpp"
 
@@ -42,7 +38,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 struct Case {
-  headroom::models::ModelKind kind;
+  std::string family;  // a model family (train/families/model_family.hpp): gat, gcn, vgae
   headroom::models::ModelSize size;
   std::int64_t batch_size;
   bool fused = true;  // GATConv's fused kernel, or the reference formulation (A/B)
@@ -65,42 +61,24 @@ nlohmann::json run_case(const Settings& settings, const Case& c) {
   const c10::Device device(settings.device);
   const auto precision = train::parse_precision(settings.precision);
   const auto store = store::GraphStore::open(settings.store);
-  const auto num_ids = static_cast<std::int64_t>(store::identity_classes(store.metadata()));
   const auto labels = store.size_index().label;
+  const auto& family = train::model_family(c.family);
+  // An autoencoder trains on the normal graphs, as its stage does.
+  const bool classifier = family.role() == train::FamilyRole::kClassifier;
   std::vector<std::uint32_t> ids;
   for (const auto id : store.train_ids())
-    if (c.kind == models::ModelKind::kGat || labels[id] == 0) ids.push_back(id);
+    if (classifier || labels[id] == 0) ids.push_back(id);
   auto batches = loader::chunk(loader::shuffled(ids, 1, 0), static_cast<std::size_t>(c.batch_size));
   if (static_cast<std::int64_t>(batches.size()) > settings.batches + 1)
     batches.resize(static_cast<std::size_t>(settings.batches + 1));
 
-  std::shared_ptr<torch::nn::Module> module;
-  std::function<at::Tensor(const loader::GraphBatch&)> loss;
-  models::GATWithJK gat{nullptr};
-  models::VGAE vgae{nullptr};
-  // The store's identity classes and node features (memory::probe_model_preset), as training
-  // builds its models.
-  const auto preset = memory::probe_model_preset(store, c.kind, c.size);
-  if (c.kind == models::ModelKind::kGat) {
-    auto config = std::get<models::GatConfig>(preset);
-    config.gradient_checkpointing = settings.checkpointing;
-    gat = models::GATWithJK(config);
-    module = gat.ptr();
-    loss = [&](const loader::GraphBatch& b) {
-      return torch::cross_entropy_loss(
-          gat->forward(b.x, b.edge_index, b.batch, b.num_graphs).to(torch::kFloat), b.y);
-    };
-  } else {
-    auto config = std::get<models::VgaeConfig>(preset);
-    config.gradient_checkpointing = settings.checkpointing;
-    vgae = models::VGAE(config);
-    module = vgae.ptr();
-    loss = [&](const loader::GraphBatch& b) {
-      return train::vgae_loss(vgae->forward(b.x, b.edge_index), b, num_ids,
-                              train::vgae_loss_weights(vgae->config()))
-          .total;
-    };
-  }
+  // The family's preset for the store's identity classes and node features, and its undistilled
+  // loss, as training builds them.
+  auto model = train::preset_model(store, c.family, c.size);
+  model.config["gradient_checkpointing"] = settings.checkpointing;
+  const auto subject = family.plain_subject(model.config);
+  const auto& module = subject.modules.front();
+  const auto& loss = subject.loss;
   for (const auto& child : module->modules()) {
     if (auto* conv = dynamic_cast<nn::GATConvImpl*>(child.get())) conv->use_fused_kernel(c.fused);
   }
@@ -113,8 +91,7 @@ nlohmann::json run_case(const Settings& settings, const Case& c) {
   train::StepSettings step_settings;
   step_settings.device = device;
   step_settings.precision = precision;
-  step_settings.loss_reduction = c.kind == models::ModelKind::kGat ? train::LossReduction::kPerGraph
-                                                                   : train::LossReduction::kPerNode;
+  step_settings.loss_reduction = subject.loss_reduction;
   train::TrainingStep step(store, module->parameters(), optimizer, loss, step_settings);
 
   loader::CollateOptions collate;
@@ -145,7 +122,7 @@ nlohmann::json run_case(const Settings& settings, const Case& c) {
   const auto memory = headroom::memory::memory_snapshot(cuda_index);
   const double epoch_graphs = static_cast<double>(ids.size());
   const double wait = prefetcher.wait_seconds() - wait_after_warmup;
-  return {{"model", models::to_string(c.kind)},
+  return {{"model", c.family},
           {"attention", c.fused ? "fused" : "reference"},
           {"size", models::to_string(c.size)},
           {"batch_size", c.batch_size},
@@ -233,7 +210,7 @@ int main(int argc, char** argv) {
   std::vector<nlohmann::json> results;
   for (const auto& preset : models) {
     const auto comma = preset.find(',');
-    const Case base{headroom::models::parse_model_kind(preset.substr(0, comma)),
+    const Case base{std::string(headroom::train::model_family(preset.substr(0, comma)).name()),
                     headroom::models::parse_model_size(preset.substr(comma + 1)), 0};
     for (const auto batch : batch_sizes) {
       for (const auto& attention : attentions) {

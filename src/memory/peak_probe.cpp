@@ -23,21 +23,6 @@ std::int64_t read_peak(const c10::Device& device) {
 
 }  // namespace
 
-ProbeModelConfig probe_model_preset(const store::GraphStore& store, models::ModelKind kind,
-                                    models::ModelSize size) {
-  const auto& metadata = store.metadata();
-  const auto num_ids = static_cast<std::int64_t>(store::identity_classes(metadata));
-  const auto in_features = static_cast<std::int64_t>(metadata.node_feature_count);
-  if (kind == models::ModelKind::kGat) {
-    auto gat = models::gat_preset(size, num_ids);
-    gat.in_features = in_features;
-    return gat;
-  }
-  auto vgae = models::vgae_preset(size, num_ids);
-  vgae.in_features = in_features;
-  return vgae;
-}
-
 std::vector<std::vector<std::uint32_t>> probe_batches(const store::GraphStore& store,
                                                       std::int64_t max_graphs) {
   if (store.train_ids().empty())

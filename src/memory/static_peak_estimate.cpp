@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <variant>
 
 #include "headroom/models/vgae_layout.hpp"
 
@@ -182,10 +181,12 @@ PeakFit estimate_vgae(const models::VgaeConfig& c, double act) {
 
 }  // namespace
 
-PeakFit static_peak_estimate(const ProbeModelConfig& model, bool reduced_precision) {
-  const double act = reduced_precision ? 2.0 : kFloat;
-  if (const auto* gat = std::get_if<models::GatConfig>(&model)) return estimate_gat(*gat, act);
-  return estimate_vgae(std::get<models::VgaeConfig>(model), act);
+PeakFit static_peak_estimate(const models::GatConfig& gat, bool reduced_precision) {
+  return estimate_gat(gat, reduced_precision ? 2.0 : kFloat);
+}
+
+PeakFit static_peak_estimate(const models::VgaeConfig& vgae, bool reduced_precision) {
+  return estimate_vgae(vgae, reduced_precision ? 2.0 : kFloat);
 }
 
 }  // namespace headroom::memory

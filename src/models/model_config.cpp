@@ -46,20 +46,12 @@ VgaeConfig vgae_preset(ModelSize size, std::int64_t num_ids) {
   return config;
 }
 
-ModelKind parse_model_kind(const std::string& text) {
-  if (text == "gat") return ModelKind::kGat;
-  if (text == "vgae") return ModelKind::kVgae;
-  throw std::invalid_argument("unknown model kind '" + text + "' (expected 'gat' or 'vgae')");
-}
-
 ModelSize parse_model_size(const std::string& text) {
   if (text == "teacher") return ModelSize::kTeacher;
   if (text == "student") return ModelSize::kStudent;
   throw std::invalid_argument("unknown model size '" + text +
                               "' (expected 'teacher' or 'student')");
 }
-
-std::string to_string(ModelKind kind) { return kind == ModelKind::kGat ? "gat" : "vgae"; }
 
 std::string to_string(ModelSize size) {
   return size == ModelSize::kTeacher ? "teacher" : "student";

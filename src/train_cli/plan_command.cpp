@@ -17,6 +17,9 @@
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/families/model_family.hpp"
 #include "headroom/train/loop/training_loop.hpp"
+#include "headroom/train/stages/autoencoder_stage.hpp"
+#include "headroom/train/stages/classifier_stage.hpp"
+#include "headroom/train/stages/node_classifier_stage.hpp"
 #include "headroom/train/stages/node_stage_plan.hpp"
 #include "headroom/train/step/precision.hpp"
 #include "headroom/train_cli/node_task_flags.hpp"
@@ -164,7 +167,7 @@ struct NodeGraphPlan {
 };
 
 NodeGraphPlan plan_node_graph(const TrainingFlags& flags, const CLI::App& command) {
-  auto config = flags.resolve(train::Stage::kNode);
+  auto config = flags.resolve(train::kNodeStage);
   train::apply_node_task_defaults(config, node_defaults_given(command));
   train::validate(config);
   const auto store = store::NodeGraphStore::open(config.run.store);
@@ -219,7 +222,7 @@ struct GraphStorePlan {
 };
 
 GraphStorePlan plan_graph_store(const TrainingFlags& flags, const std::string& mode) {
-  auto config = flags.resolve(train::Stage::kNormal);
+  auto config = flags.resolve(train::kNormalStage);
   flags.require_flags_of_family(config.model.family);
   auto context = train::resolve_run_context(config);
   const auto& device = context.device;
@@ -309,7 +312,7 @@ struct PlanFlags {
   bool json = false;
 
   void add_to(CLI::App& command) {
-    training.add_to(command, FlagGroups::plan());
+    training.add_to(command, train::kAutoencoderStage.reads);
     command
         .add_option("--mode", mode,
                     "measured: probe training steps and fit them (cached); static: estimate from "

@@ -12,6 +12,8 @@
 #include "headroom/text/text_corpus.hpp"
 #include "headroom/train/loop/stage_observer.hpp"
 #include "headroom/train/pipeline/pipeline.hpp"
+#include "headroom/train/pipeline/stage_registry.hpp"
+#include "headroom/train/stages/autoencoder_stage.hpp"
 #include "headroom/train/stages/node_classifier_stage.hpp"
 #include "headroom/train_cli/data_parallel.hpp"
 #include "headroom/train_cli/tracking_flags.hpp"
@@ -38,7 +40,7 @@ void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path 
     const auto name = std::filesystem::absolute(corpus).lexically_normal().filename().string();
     store = std::filesystem::path("stores") / (name.empty() ? "corpus" : name);
   }
-  auto config = training.resolve(train::Stage::kNode);
+  auto config = training.resolve(train::kNodeStage);
   config.model.family = node_model;
   train::apply_node_task_defaults(config, {.preset = true,
                                            .max_epochs = given("--max-epochs"),
@@ -126,7 +128,8 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"gcn", "gat"}))
       ->capture_default_str()
       ->group(std::string(kTextFlagsGroup));
-  state->training.add_to(*command, FlagGroups::all(), /*with_store=*/false, /*with_preset=*/false,
+  state->training.add_to(*command, train::option_groups_of_every_stage(), /*with_store=*/false,
+                         /*with_preset=*/false,
                          /*shares_preprocess_flags=*/true);
   state->tracking.add_to(*command);
   command->footer(
@@ -161,7 +164,7 @@ void add_run_command(CLI::App& app) {
     }
     auto options = state->flags.resolve();
     options.overwrite = true;  // the main job rebuilds its own store (and only a store) every run
-    auto config = state->training.resolve(train::Stage::kAutoencoder);
+    auto config = state->training.resolve(train::kAutoencoderStage);
     config.run.store = store;
     // Checked before anything is written: no output may be, hold or lie inside an input.
     util::require_disjoint(store, "the store (--store)", dataset, "the dataset");

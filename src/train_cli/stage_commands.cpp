@@ -2,12 +2,10 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
+#include <vector>
 
 #include "headroom/cli/commands.hpp"
-#include "headroom/train/evaluation/evaluation_stage.hpp"
-#include "headroom/train/fusion/fusion_stage.hpp"
-#include "headroom/train/stages/autoencoder_stage.hpp"
-#include "headroom/train/stages/classifier_stage.hpp"
+#include "headroom/train/pipeline/stage_registry.hpp"
 #include "headroom/train_cli/data_parallel.hpp"
 #include "headroom/train_cli/tracking_flags.hpp"
 #include "headroom/train_cli/train_commands.hpp"
@@ -29,9 +27,9 @@ void print_outcome(const train::StageResult& result) {
 
 // Runs `stage(config, hooks)` with the job's hooks, watched by the trackers that `tracking` asks
 // for (opened after the job is joined: only the writing rank tracks).
-template <typename Stage>
+template <typename RunStage>
 auto tracked_stage(const TrackingFlags& tracking, const train::TrainingConfig& config,
-                   const train::LoopHooks& job_hooks, Stage&& stage) {
+                   const train::LoopHooks& job_hooks, RunStage&& stage) {
   const auto trackers = tracking.open(std::cerr);
   const auto run_dir = train::run_directory(config);
   return train::observed_stage(trackers->observers(), run_dir.filename().string(), config, run_dir,
@@ -39,91 +37,59 @@ auto tracked_stage(const TrackingFlags& tracking, const train::TrainingConfig& c
                                [&](const train::LoopHooks& hooks) { return stage(config, hooks); });
 }
 
-// A stage command: its name, stage, flag groups and example. One table, read by the commands and
-// by stage_run_directory, so both parse and resolve the same flags.
-struct StageCommand {
-  const char* name;
-  train::Stage stage;
-  FlagGroups (*groups)();
-  const char* default_preset;  // nullptr: the command has no --preset (fusion, evaluation)
-  const char* example;
-};
-
-const StageCommand kStageCommands[] = {
-    {"autoencoder", train::Stage::kAutoencoder, FlagGroups::autoencoder, "vgae,teacher",
-     "Example: headroom autoencoder --store stores/hcrl_sa --preset vgae,teacher\n"
-     "         headroom autoencoder --store stores/hcrl_sa --preset vgae,student "
-     "--use-kd true --teacher-path runs/hcrl_sa/teacher_autoencoder"},
-    {"curriculum", train::Stage::kCurriculum, FlagGroups::curriculum_stage, "gat,teacher",
-     "Example: headroom curriculum --store stores/hcrl_sa --preset gat,teacher\n"
-     "         headroom curriculum --store stores/hcrl_sa --preset gat,student "
-     "--use-kd true --teacher-path runs/hcrl_sa/teacher_curriculum"},
-    {"normal", train::Stage::kNormal, FlagGroups::normal, "gat,teacher",
-     "Example: headroom normal --store stores/hcrl_sa --preset gat,student --max-epochs 20"},
-    {"fusion", train::Stage::kFusion, FlagGroups::fusion_stage, nullptr,
-     "Example: headroom fusion --store stores/hcrl_sa\n"
-     "         headroom fusion --store stores/hcrl_sa --fusion-method logistic "
-     "--fusion-classifier runs/hcrl_sa/teacher_curriculum"},
-    {"evaluation", train::Stage::kEvaluation, FlagGroups::evaluation_stage, nullptr,
-     "Example: headroom evaluation --store stores/hcrl_sa\n"
-     "         headroom evaluation --store stores/hcrl_sa --models "
-     "runs/hcrl_sa/student_curriculum_kd"},
-};
+// The registered stages that are commands of their own (not `node`, which `run CORPUS` runs).
+std::vector<const train::StageDefinition*> stage_commands() {
+  std::vector<const train::StageDefinition*> commands;
+  for (const auto* definition : train::stage_definitions())
+    if (!definition->example.empty()) commands.push_back(definition);
+  return commands;
+}
 
 struct StageCommandFlags {
   std::shared_ptr<TrainingFlags> training = std::make_shared<TrainingFlags>();
   std::shared_ptr<TrackingFlags> tracking = std::make_shared<TrackingFlags>();
 };
 
-CLI::App* add_stage_command(CLI::App& app, const StageCommand& spec,
+// Whether the stage trains a model of the user's choice (it has --preset).
+bool has_preset(const train::StageDefinition& stage) {
+  return !stage.traits->default_preset.empty();
+}
+
+CLI::App* add_stage_command(CLI::App& app, const train::StageDefinition& stage,
                             const StageCommandFlags& flags) {
-  auto* command = app.add_subcommand(spec.name, std::string(training_command_summary(spec.name)));
-  const bool with_preset = spec.default_preset != nullptr;
-  if (with_preset) flags.training->preset = spec.default_preset;
-  flags.training->add_to(*command, spec.groups(), /*with_store=*/true, with_preset);
+  const auto name = std::string(stage.traits->name);
+  auto* command = app.add_subcommand(name, std::string(training_command_summary(name)));
+  if (has_preset(stage)) flags.training->preset = stage.traits->default_preset;
+  flags.training->add_to(*command, stage.traits->reads, /*with_store=*/true, has_preset(stage));
   flags.tracking->add_to(*command);
-  command->footer(spec.example);
+  command->footer(std::string(stage.example));
   return command;
 }
 
 // The configuration the command trains with, after every check that comes before training.
-train::TrainingConfig resolve_stage(const StageCommand& spec, const TrainingFlags& flags) {
-  auto config = flags.resolve(spec.stage);
-  if (spec.default_preset != nullptr) flags.require_flags_of_family(config.model.family);
+train::TrainingConfig resolve_stage(const train::StageDefinition& stage,
+                                    const TrainingFlags& flags) {
+  auto config = flags.resolve(*stage.traits);
+  if (has_preset(stage)) flags.require_flags_of_family(config.model.family);
   return config;
 }
 
-void run_stage(const StageCommand& spec, const StageCommandFlags& flags) {
-  auto config = resolve_stage(spec, *flags.training);
+void run_stage(const train::StageDefinition& stage, const StageCommandFlags& flags) {
+  auto config = resolve_stage(stage, *flags.training);
   const auto job = join_data_parallel_job(*flags.training, config);
-  switch (spec.stage) {
-    case train::Stage::kEvaluation: {
-      const auto result =
-          tracked_stage(*flags.tracking, config, job->hooks(),
-                        [](const train::TrainingConfig& c, const train::LoopHooks&) {
-                          return train::run_evaluation_stage(c);
-                        });
-      fmt::print("evaluation written to {}\n", util::printable_path(result.run_dir));
-      return;
-    }
-    case train::Stage::kFusion:
-      return print_outcome(
-          tracked_stage(*flags.tracking, config, job->hooks(), train::run_fusion_stage));
-    case train::Stage::kAutoencoder:
-      return print_outcome(
-          tracked_stage(*flags.tracking, config, job->hooks(), train::run_autoencoder_stage));
-    default:
-      return print_outcome(
-          tracked_stage(*flags.tracking, config, job->hooks(), train::run_classifier_stage));
-  }
+  const auto result = tracked_stage(*flags.tracking, config, job->hooks(), stage.run);
+  if (stage.trains)
+    print_outcome(result);
+  else
+    fmt::print("{} written to {}\n", stage.traits->name, util::printable_path(result.run_dir));
 }
 
 }  // namespace
 
 void add_training_commands(CLI::App& app) {
-  for (const StageCommand& spec : kStageCommands) {
+  for (const auto* stage : stage_commands()) {
     StageCommandFlags flags;
-    add_stage_command(app, spec, flags)->callback([&spec, flags] { run_stage(spec, flags); });
+    add_stage_command(app, *stage, flags)->callback([stage, flags] { run_stage(*stage, flags); });
   }
 }
 
@@ -131,10 +97,10 @@ std::filesystem::path stage_run_directory(const std::vector<std::string>& args) 
   CLI::App app{"headroom"};
   app.require_subcommand(1, 1);
   std::filesystem::path run_directory;
-  for (const StageCommand& spec : kStageCommands) {
+  for (const auto* stage : stage_commands()) {
     StageCommandFlags flags;
-    add_stage_command(app, spec, flags)->callback([&spec, flags, &run_directory] {
-      run_directory = train::run_directory(resolve_stage(spec, *flags.training));
+    add_stage_command(app, *stage, flags)->callback([stage, flags, &run_directory] {
+      run_directory = train::run_directory(resolve_stage(*stage, *flags.training));
     });
   }
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses from the back

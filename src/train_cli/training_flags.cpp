@@ -27,44 +27,6 @@ constexpr const char* kFusionGroup = "Fusion";
 constexpr std::int64_t kDefaultVehicleCalibrationWindows = 200;
 }  // namespace
 
-FlagGroups FlagGroups::autoencoder() {
-  FlagGroups g;
-  g.model = g.training = g.optimiser = g.distillation = true;
-  return g;
-}
-
-FlagGroups FlagGroups::normal() {
-  FlagGroups g = autoencoder();
-  g.calibration = true;  // a classifier chooses its decision threshold on validation
-  return g;
-}
-
-FlagGroups FlagGroups::curriculum_stage() {
-  FlagGroups g = normal();
-  g.curriculum = true;
-  return g;
-}
-
-FlagGroups FlagGroups::fusion_stage() {
-  FlagGroups g;
-  g.optimiser = g.fusion = g.calibration = true;  // its own epochs and network: --fusion-*
-  return g;
-}
-
-FlagGroups FlagGroups::evaluation_stage() {
-  FlagGroups g;
-  g.calibration = g.evaluation = true;
-  return g;
-}
-
-FlagGroups FlagGroups::plan() { return autoencoder(); }
-
-FlagGroups FlagGroups::all() {
-  FlagGroups g = curriculum_stage();
-  g.fusion = g.evaluation = true;
-  return g;
-}
-
 void TrainingFlags::add_to(CLI::App& command, FlagGroups groups, bool with_store, bool with_preset,
                            bool shares_preprocess_flags) {
   const std::string system = kRunGroup;
@@ -74,8 +36,9 @@ void TrainingFlags::add_to(CLI::App& command, FlagGroups groups, bool with_store
   if (with_preset)
     command
         .add_option("--preset", preset,
-                    "MODEL,SIZE: gat, gcn or vgae; teacher or student (a node-graph store: gcn or "
-                    "gat alone)")
+                    fmt::format("MODEL,SIZE: {}; teacher or student (a node-graph store: gcn or "
+                                "gat alone)",
+                                fmt::join(train::model_family_names(), ", ")))
         ->capture_default_str();
   command
       .add_option("--dataset", config.run.dataset, "Run-directory name (default: the store's name)")
@@ -426,8 +389,9 @@ train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {
   train::TrainingConfig c = config;
   c.stage = stage;
   const auto comma = preset.find(',');
-  if (comma == std::string::npos && stage == train::Stage::kNode) {
-    c.model.family = preset;  // the node models have no sizes (validate() checks the name)
+  const bool sized_models = stage.traits().default_preset.find(',') != std::string_view::npos;
+  if (comma == std::string::npos && !sized_models) {
+    c.model.family = preset;  // the stage's models have no sizes (its validation checks the name)
   } else if (comma == std::string::npos) {
     throw std::invalid_argument("--preset must be MODEL,SIZE (e.g. gat,teacher), not '" + preset +
                                 "'");

@@ -51,7 +51,7 @@ class PeakProbe : public ::testing::Test {
     return static_cast<std::int64_t>(store().train_ids().size()) * 3 / 8;
   }
 
-  static void expect_growing_and_predictable(const ProbeModelConfig& model) {
+  static void expect_growing_and_predictable(const train::ModelSpec& model) {
     const auto sizes = probe_sizes();
     ASSERT_GE(sizes.front(), 4) << "the synthetic store is too small";
     const auto samples = probe_training_peaks(store(), model, sizes);
@@ -86,7 +86,7 @@ TEST_F(PeakProbe, SamplesDescribeTheFirstTrainingIdsInShuffledOrder) {
   const auto sizes = store().size_index();
   const std::int64_t batch_sizes[] = {3, 7};
   const auto samples = probe_training_peaks(
-      store(), probe_model_preset(store(), models::ModelKind::kGat, models::ModelSize::kStudent),
+      store(), train::preset_model(store(), "gat", models::ModelSize::kStudent),
       batch_sizes);
   ASSERT_EQ(samples.size(), 2u);
   for (std::size_t i = 0; i < 2; ++i) {
@@ -104,14 +104,14 @@ TEST_F(PeakProbe, SamplesDescribeTheFirstTrainingIdsInShuffledOrder) {
 
 TEST_F(PeakProbe, PeakIncludesTheModelAndOptimizerState) {
   const auto model =
-      probe_model_preset(store(), models::ModelKind::kVgae, models::ModelSize::kStudent);
+      train::preset_model(store(), "vgae", models::ModelSize::kStudent);
   const std::int64_t one[] = {1};
   const auto sample = probe_training_peaks(store(), model, one).front();
   // Parameters, their gradients and Adam's two moments: at least four float copies.
   std::int64_t parameter_bytes = 0;
   {
     torch::NoGradGuard no_grad;
-    models::VGAE reference(std::get<models::VgaeConfig>(model));
+    models::VGAE reference(model.config.get<models::VgaeConfig>());
     for (const auto& p : reference->parameters()) parameter_bytes += p.numel() * 4;
   }
   EXPECT_GE(sample.peak_bytes, 4.0 * static_cast<double>(parameter_bytes));
@@ -119,21 +119,20 @@ TEST_F(PeakProbe, PeakIncludesTheModelAndOptimizerState) {
 
 TEST_F(PeakProbe, GatStudentPeaksGrowAndTheFitPredictsAnUnseenBatch) {
   expect_growing_and_predictable(
-      probe_model_preset(store(), models::ModelKind::kGat, models::ModelSize::kStudent));
+      train::preset_model(store(), "gat", models::ModelSize::kStudent));
 }
 
 TEST_F(PeakProbe, VgaeStudentPeaksGrowAndTheFitPredictsAnUnseenBatch) {
   expect_growing_and_predictable(
-      probe_model_preset(store(), models::ModelKind::kVgae, models::ModelSize::kStudent));
+      train::preset_model(store(), "vgae", models::ModelSize::kStudent));
 }
 
 TEST_F(PeakProbe, GradientCheckpointingLowersTheGatPeak) {
-  auto config = std::get<models::GatConfig>(
-      probe_model_preset(store(), models::ModelKind::kGat, models::ModelSize::kStudent));
+  auto config = train::preset_model(store(), "gat", models::ModelSize::kStudent);
   const std::int64_t largest[] = {probe_sizes().back()};
-  config.gradient_checkpointing = true;
+  config.config["gradient_checkpointing"] = true;
   const auto on = probe_training_peaks(store(), config, largest).front();
-  config.gradient_checkpointing = false;
+  config.config["gradient_checkpointing"] = false;
   const auto off = probe_training_peaks(store(), config, largest).front();
   std::printf("    checkpointing on %.0f B, off %.0f B\n", on.peak_bytes, off.peak_bytes);
   EXPECT_EQ(on.nodes, off.nodes);
@@ -183,7 +182,7 @@ TEST_F(PeakProbe, ProbeBatchesSpanSizeClassesWithinTheCap) {
 
 TEST_F(PeakProbe, TheFitOfTheProbeBatchesPredictsAShuffledBatch) {
   const auto model =
-      probe_model_preset(store(), models::ModelKind::kGat, models::ModelSize::kStudent);
+      train::preset_model(store(), "gat", models::ModelSize::kStudent);
   std::vector<PeakSample> samples;
   const auto cap = static_cast<std::int64_t>(store().train_ids().size()) / 4;
   for (const auto& batch : probe_batches(store(), cap))
@@ -203,7 +202,7 @@ TEST_F(PeakProbe, TheFitOfTheProbeBatchesPredictsAShuffledBatch) {
 
 TEST_F(PeakProbe, RejectsBatchSizesOutsideTheTrainingSplit) {
   const auto model =
-      probe_model_preset(store(), models::ModelKind::kGat, models::ModelSize::kStudent);
+      train::preset_model(store(), "gat", models::ModelSize::kStudent);
   const std::int64_t zero[] = {0};
   EXPECT_THROW(probe_training_peaks(store(), model, zero), std::invalid_argument);
   const std::int64_t too_many[] = {static_cast<std::int64_t>(store().train_ids().size()) + 1};

@@ -20,15 +20,15 @@ using train::probe_training_peak;
 using train::probe_training_peaks;
 namespace {
 
-std::int64_t parameter_count(const ProbeModelConfig& model) {
+std::int64_t parameter_count(const train::ModelSpec& model) {
   std::int64_t n = 0;
-  if (const auto* gat = std::get_if<models::GatConfig>(&model)) {
-    for (const auto& p : models::GATWithJK(*gat)->parameters()) n += p.numel();
-  } else {
-    for (const auto& p : models::VGAE(std::get<models::VgaeConfig>(model))->parameters())
-      n += p.numel();
-  }
+  for (const auto& p : train::model_family(model.family).build(model.config)->parameters())
+    n += p.numel();
   return n;
+}
+
+PeakFit static_peak_estimate(const train::ModelSpec& model, bool reduced_precision) {
+  return train::model_family(model.family).static_estimate(model.config, reduced_precision).value();
 }
 
 class StaticPeakEstimate : public ::testing::Test {
@@ -46,12 +46,12 @@ class StaticPeakEstimate : public ::testing::Test {
 };
 
 TEST_F(StaticPeakEstimate, FixedPartIsParametersGradientsAndAdamState) {
-  for (const auto kind : {models::ModelKind::kGat, models::ModelKind::kVgae})
+  for (const std::string kind : {"gat", "vgae"})
     for (const auto size : {models::ModelSize::kTeacher, models::ModelSize::kStudent}) {
-      const auto model = probe_model_preset(*store_, kind, size);
+      const auto model = train::preset_model(*store_, kind, size);
       const auto fit = static_peak_estimate(model, false);
       EXPECT_DOUBLE_EQ(fit.fixed_bytes, 16.0 * static_cast<double>(parameter_count(model)))
-          << models::to_string(size) << " " << models::to_string(kind);
+          << models::to_string(size) << " " << kind;
       EXPECT_EQ(fit.samples, 0u);
     }
 }
@@ -59,15 +59,15 @@ TEST_F(StaticPeakEstimate, FixedPartIsParametersGradientsAndAdamState) {
 TEST_F(StaticPeakEstimate, BoundsAMeasuredStepFromAboveWithinTwice) {
   const auto order = loader::shuffled(store_->train_ids(), 3, 0);
   const auto batch = std::span(order).first(std::min<std::size_t>(order.size(), 64));
-  for (const auto kind : {models::ModelKind::kGat, models::ModelKind::kVgae})
+  for (const std::string kind : {"gat", "vgae"})
     for (const bool checkpointing : {true, false}) {
-      auto model = probe_model_preset(*store_, kind, models::ModelSize::kStudent);
-      std::visit([&](auto& config) { config.gradient_checkpointing = checkpointing; }, model);
+      auto model = train::preset_model(*store_, kind, models::ModelSize::kStudent);
+      model.config["gradient_checkpointing"] = checkpointing;
       const auto measured = probe_training_peak(*store_, model, batch);
       const double estimate = static_peak_estimate(model, false)
                                   .predict(measured.nodes, measured.edges, measured.graphs);
       std::printf("    %s checkpointing %s: measured %.0f B, static %.0f B (%+.1f%%)\n",
-                  models::to_string(kind).c_str(), checkpointing ? "on" : "off",
+                  kind.c_str(), checkpointing ? "on" : "off",
                   measured.peak_bytes, estimate,
                   100.0 * (estimate - measured.peak_bytes) / measured.peak_bytes);
       EXPECT_GE(estimate, measured.peak_bytes);
@@ -76,8 +76,7 @@ TEST_F(StaticPeakEstimate, BoundsAMeasuredStepFromAboveWithinTwice) {
 }
 
 TEST_F(StaticPeakEstimate, ReducedPrecisionShrinksNodeActivationsNotParametersOrAttention) {
-  const auto model =
-      probe_model_preset(*store_, models::ModelKind::kGat, models::ModelSize::kTeacher);
+  const auto model = train::preset_model(*store_, "gat", models::ModelSize::kTeacher);
   const auto full = static_peak_estimate(model, false);
   const auto reduced = static_peak_estimate(model, true);
   EXPECT_DOUBLE_EQ(reduced.fixed_bytes, full.fixed_bytes);

@@ -16,6 +16,7 @@
 #include "headroom/tracking/mlflow_tracker.hpp"
 #include "headroom/tracking/trackers.hpp"
 #include "headroom/train/config/training_config.hpp"
+#include "headroom/train/stages/classifier_stage.hpp"
 #include "test_support.hpp"
 
 namespace headroom::tracking {
@@ -88,6 +89,7 @@ TEST(TrackingUri, TheTrackerNeverPrintsCredentials) {
     options.shutdown_grace = std::chrono::milliseconds(300);
     MlflowTracker tracker(options, warnings);
     train::TrainingConfig config;
+    config.stage = train::kNormalStage;
     config.run.store = "stores/s";  // named in the run's tags; need not exist
     tracker.start_parent("parent", config);
     tracker.end_parent(RunStatus::kFinished);

@@ -24,6 +24,7 @@ class CheckpointingChoiceTest : public ::testing::Test {
     // Fits measured here, in a fresh cache.
     ::setenv("HEADROOM_CACHE_DIR", (dir_.path() / "cache").c_str(), 1);
     store_path_ = testing::build_synthetic_store(dir_.path(), 20000);
+    config_.stage = kNormalStage;
     config_.run.store = store_path_;
     config_.run.runs_dir = dir_.path() / "runs";
     config_.run.threads = 1;
@@ -114,7 +115,7 @@ TEST_F(CheckpointingChoiceTest, StagesTrainWithTheChoiceAndRecordIt) {
   EXPECT_TRUE(recorded_checkpointing(on.run_dir));
 
   auto autoencoder = config_;
-  autoencoder.stage = Stage::kAutoencoder;
+  autoencoder.stage = kAutoencoderStage;
   autoencoder.model.family = "vgae";
   const auto vgae = run_autoencoder_stage(autoencoder);
   EXPECT_NE(log_of(vgae.run_dir).find("gradient checkpointing off (auto)"), std::string::npos)

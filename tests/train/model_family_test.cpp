@@ -15,6 +15,8 @@
 #include "headroom/nn/gcn_conv.hpp"
 #include "headroom/train/config/training_config.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
+#include "headroom/train/stages/autoencoder_stage.hpp"
+#include "headroom/train/stages/classifier_stage.hpp"
 #include "test_support.hpp"
 
 namespace headroom::train {
@@ -240,10 +242,10 @@ TEST(GcnFamilyTest, TrainsThroughTheNormalStageAndIsEvaluated) {
 TEST(GcnFamilyTest, AutoencoderStageRefusesAClassifierFamily) {
   TrainingConfig config;
   config.run.store = "x";
-  config.stage = Stage::kAutoencoder;
+  config.stage = kAutoencoderStage;
   config.model.family = "gcn";
   EXPECT_THROW(validate(config), std::invalid_argument);
-  config.stage = Stage::kNormal;
+  config.stage = kNormalStage;
   EXPECT_NO_THROW(validate(config));
   config.model.family = "vgae";
   EXPECT_THROW(validate(config), std::invalid_argument);

@@ -15,6 +15,7 @@
 #include "headroom/train/batches/batch_sizing.hpp"
 #include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/families/model_family.hpp"
+#include "headroom/train/stages/classifier_stage.hpp"
 #include "test_support.hpp"
 
 namespace headroom::train {
@@ -28,6 +29,7 @@ class RunContextTest : public ::testing::Test {
     // No peak fit from an earlier run: the probe runs here, in a fresh cache.
     ::setenv("HEADROOM_CACHE_DIR", (dir_.path() / "cache").c_str(), 1);
     store_path_ = testing::build_synthetic_store(dir_.path(), 20000);
+    config_.stage = kNormalStage;
     config_.run.store = store_path_;
     config_.run.threads = 1;
     config_.model.family = "gat";

@@ -9,6 +9,9 @@
 #include <string>
 
 #include "headroom/train/config/training_config.hpp"
+#include "headroom/train/fusion/fusion_stage.hpp"
+#include "headroom/train/stages/autoencoder_stage.hpp"
+#include "headroom/train/stages/classifier_stage.hpp"
 
 namespace headroom::train {
 namespace {
@@ -25,6 +28,7 @@ std::string rejection(const std::function<void()>& call) {
 
 TEST(TrainingConfigGroups, DefaultsOfEveryGroupAreValid) {
   TrainingConfig config;
+  config.stage = kNormalStage;
   config.run.store = "some-store";
   EXPECT_NO_THROW(validate(config));
   EXPECT_NO_THROW(config.model.validate());
@@ -108,6 +112,7 @@ TEST(TrainingConfigGroups, NotANumberIsRefusedEverywhere) {
 
 TEST(TrainingConfigGroups, CrossGroupRulesStayInValidate) {
   TrainingConfig config;
+  config.stage = kNormalStage;
   config.run.store = "s";
   config.distillation.enabled = true;
   config.distillation.teacher_path = "teacher.pt";
@@ -117,12 +122,13 @@ TEST(TrainingConfigGroups, CrossGroupRulesStayInValidate) {
   EXPECT_NE(rejection([&] { validate(config); }).find("student"), std::string::npos);
   config.model.size = models::ModelSize::kStudent;
   EXPECT_NO_THROW(validate(config));
-  config.stage = Stage::kAutoencoder;  // with a GAT
+  config.stage = kAutoencoderStage;  // with a GAT
   EXPECT_NE(rejection([&] { validate(config); }).find("vgae"), std::string::npos);
 }
 
 TEST(TrainingConfigGroups, ConfigJsonStaysFlat) {
   TrainingConfig config;
+  config.stage = kNormalStage;
   config.run.store = "stores/x";
   config.memory.budget = 1234;
   config.distillation.alpha = 0.25;
@@ -144,12 +150,12 @@ TEST(RunDirectoryNames, ModelsAndFusionInputsTrainedSideBySideDoNotShareADirecto
   TrainingConfig config;
   config.run.store = "stores/hcrl_sa";
   config.run.runs_dir = "runs";
-  config.stage = Stage::kNormal;
+  config.stage = kNormalStage;
   config.model.size = models::ModelSize::kTeacher;
   EXPECT_EQ(run_directory(config), std::filesystem::path("runs/hcrl_sa/teacher_normal"));
   config.model.family = "gcn";
   EXPECT_EQ(run_directory(config), std::filesystem::path("runs/hcrl_sa/teacher_normal_gcn"));
-  config.stage = Stage::kAutoencoder;
+  config.stage = kAutoencoderStage;
   config.model.family = "vgae";
   config.model.size = models::ModelSize::kStudent;
   config.distillation.enabled = true;
@@ -158,7 +164,7 @@ TEST(RunDirectoryNames, ModelsAndFusionInputsTrainedSideBySideDoNotShareADirecto
   TrainingConfig fusion;
   fusion.run.store = "stores/hcrl_sa";
   fusion.run.runs_dir = "runs";
-  fusion.stage = Stage::kFusion;
+  fusion.stage = kFusionStage;
   EXPECT_EQ(run_directory(fusion), std::filesystem::path("runs/hcrl_sa/fusion_dqn"));
   fusion.fusion.method = "logistic";
   EXPECT_EQ(run_directory(fusion), std::filesystem::path("runs/hcrl_sa/fusion_logistic"));

@@ -115,6 +115,7 @@ class RecordingSink final : public MetricsSink {
 TrainingConfig small_normal_stage(const std::filesystem::path& store,
                                   const std::filesystem::path& runs) {
   TrainingConfig config;
+  config.stage = kNormalStage;
   config.run.store = store;
   config.run.runs_dir = runs;
   config.model.family = "gat";

@@ -8,21 +8,12 @@
 #include <cstdint>
 #include <functional>
 #include <span>
-#include <variant>
 #include <vector>
 
 #include "headroom/memory/peak_model.hpp"
-#include "headroom/models/model_config.hpp"
 #include "headroom/store/graph_store.hpp"
 
 namespace headroom::memory {
-
-// The model to probe: its kind is the alternative held.
-using ProbeModelConfig = std::variant<models::GatConfig, models::VgaeConfig>;
-
-// The preset of `kind` and `size` for `store` (num_ids = vocabulary size + 1).
-ProbeModelConfig probe_model_preset(const store::GraphStore& store, models::ModelKind kind,
-                                    models::ModelSize size);
 
 // The graph-id sets `headroom plan` and the packer probe: batches of one size class each (the
 // smallest, median, 95th-percentile and largest training graphs by node count, read from the

@@ -12,11 +12,13 @@
 #pragma once
 
 #include "headroom/memory/peak_model.hpp"
-#include "headroom/memory/peak_probe.hpp"
+#include "headroom/models/model_config.hpp"
 
 namespace headroom::memory {
 
+// One per model configuration that has an estimate (the model families call theirs).
 // `reduced_precision`: bf16 or fp16 autocast (projections and messages in 2 bytes).
-PeakFit static_peak_estimate(const ProbeModelConfig& model, bool reduced_precision);
+PeakFit static_peak_estimate(const models::GatConfig& gat, bool reduced_precision);
+PeakFit static_peak_estimate(const models::VgaeConfig& vgae, bool reduced_precision);
 
 }  // namespace headroom::memory

@@ -10,7 +10,6 @@
 
 namespace headroom::models {
 
-enum class ModelKind { kGat, kVgae };
 enum class ModelSize { kTeacher, kStudent };
 
 // GATWithJK. Every GATConv has `heads` heads of `hidden` channels, concatenated.
@@ -61,10 +60,9 @@ struct VgaeConfig {
 GatConfig gat_preset(ModelSize size, std::int64_t num_ids);
 VgaeConfig vgae_preset(ModelSize size, std::int64_t num_ids);
 
-// "gat"/"vgae", "teacher"/"student"; throws std::invalid_argument naming the bad value.
-ModelKind parse_model_kind(const std::string& text);
+// "teacher"/"student"; throws std::invalid_argument naming the bad value. (Model kinds are the
+// training area's model families: train/families/model_family.hpp.)
 ModelSize parse_model_size(const std::string& text);
-std::string to_string(ModelKind kind);
 std::string to_string(ModelSize size);
 std::string to_string(VgaeLayout layout);
 // "kd-gat" or "mirrored"; throws std::invalid_argument naming the bad value.

@@ -16,28 +16,10 @@ class Option;
 namespace headroom::cli {
 
 // The flag groups a command offers, beyond --dataset, --runs-dir, the device-and-run and memory
-// flags and --eval-batch-size that every one reads. A command offers only the flags it reads, so
-// that a flag it would ignore is refused by the parser (and by --config) instead of accepted
-// without a word.
-struct FlagGroups {
-  bool model = false;      // --hidden, --layers, --latent, ... (the preset's overrides)
-  bool training = false;   // --batch-size, --max-epochs: a graph model's training
-  bool optimiser = false;  // --learning-rate, --weight-decay, --gradient-clip, --patience, --seed
-  bool distillation = false;  // --use-kd, --teacher-path, --kd-*, the teacher's placement
-  bool curriculum = false;    // --autoencoder-path, --curriculum-*
-  bool fusion = false;        // --fusion-*
-  bool calibration = false;   // --calibration, --target-fpr
-  bool evaluation = false;    // --models, --vehicle-calibration
-
-  // Per command: what its stage reads (training_flags.cpp's table).
-  static FlagGroups autoencoder();
-  static FlagGroups normal();
-  static FlagGroups curriculum_stage();
-  static FlagGroups fusion_stage();
-  static FlagGroups evaluation_stage();
-  static FlagGroups plan();
-  static FlagGroups all();  // `run`: every stage
-};
+// flags and --eval-batch-size that every one reads: the option groups its stage reads
+// (train::StageTraits::reads; `run`: every registered stage's; `plan`: the autoencoder's, which
+// are the model and training flags of a graph model).
+using FlagGroups = train::OptionGroups;
 
 struct TrainingFlags {
   train::TrainingConfig config;

@@ -4,30 +4,20 @@
 #include "headroom/util/output_path.hpp"
 #include "headroom/util/printable_text.hpp"
 
-#include <cctype>
+#include <fmt/format.h>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace headroom::train {
 
-std::string to_string(Stage stage) {
-  switch (stage) {
-    case Stage::kAutoencoder:
-      return "autoencoder";
-    case Stage::kCurriculum:
-      return "curriculum";
-    case Stage::kNormal:
-      return "normal";
-    case Stage::kEvaluation:
-      return "evaluation";
-    case Stage::kFusion:
-      return "fusion";
-    case Stage::kNode:
-      return "node";
-  }
-  return "?";
+const StageTraits& Stage::traits() const {
+  if (traits_ == nullptr)
+    throw std::logic_error("a training configuration was used before its stage was set");
+  return *traits_;
 }
+
+std::string to_string(Stage stage) { return std::string(stage.name()); }
 
 namespace {
 
@@ -55,49 +45,18 @@ std::string dataset_name(const TrainingConfig& config) {
   return name.empty() ? "dataset" : name;
 }
 
-namespace {
-
-constexpr std::string_view kDefaultFusionClassifier = "student_curriculum_kd";
-constexpr std::string_view kDefaultFusionAutoencoder = "student_autoencoder_kd";
-
-// The family a stage trains unless told otherwise: left out of its run directory's name.
-std::string_view stage_default_family(Stage stage) {
-  return stage == Stage::kAutoencoder ? "vgae" : "gat";
+std::string model_stage_directory_name(const TrainingConfig& config) {
+  const auto& stage = config.stage.traits();
+  const auto default_family = stage.default_preset.substr(0, stage.default_preset.find(','));
+  std::string name = models::to_string(config.model.size) + "_" + std::string(stage.name);
+  if (config.model.family != default_family) name += "_" + config.model.family;
+  if (config.distillation.enabled) name += "_kd";
+  return name;
 }
-
-// A fusion input's run-directory name: the directory itself, or the one holding a given
-// checkpoint file; characters outside [A-Za-z0-9._-] become '_' (the name goes into a path).
-std::string fusion_input_name(const std::filesystem::path& given, std::string_view fallback) {
-  if (given.empty()) return std::string(fallback);
-  auto path = given.lexically_normal();
-  if (!path.has_filename()) path = path.parent_path();
-  if (path.extension() == ".pt") path = path.parent_path();
-  std::string name = path.filename().string();
-  for (auto& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
-  return name.empty() || name == "." || name == ".." ? std::string("input") : name;
-}
-
-std::string fusion_leaf(const FusionOptions& fusion) {
-  const auto classifier = fusion_input_name(fusion.classifier_path, kDefaultFusionClassifier);
-  const auto autoencoder = fusion_input_name(fusion.autoencoder_path, kDefaultFusionAutoencoder);
-  std::string leaf = "fusion_" + fusion.method;
-  if (classifier != kDefaultFusionClassifier || autoencoder != kDefaultFusionAutoencoder)
-    leaf += "_" + classifier + "+" + autoencoder;
-  return leaf;
-}
-
-}  // namespace
 
 std::filesystem::path run_directory(const TrainingConfig& config) {
-  const auto dataset_dir = config.run.runs_dir / dataset_name(config);
-  if (config.stage == Stage::kEvaluation) return dataset_dir / "evaluation";
-  if (config.stage == Stage::kFusion) return dataset_dir / fusion_leaf(config.fusion);
-  if (config.stage == Stage::kNode) return dataset_dir / ("node_" + config.model.family);
-  std::string leaf = models::to_string(config.model.size) + "_" + to_string(config.stage);
-  if (config.model.family != stage_default_family(config.stage)) leaf += "_" + config.model.family;
-  if (config.distillation.enabled) leaf += "_kd";
-  return dataset_dir / leaf;
+  return config.run.runs_dir / dataset_name(config) /
+         config.stage.traits().run_directory_name(config);
 }
 
 std::filesystem::path checked_run_directory(const TrainingConfig& config) {
@@ -108,8 +67,8 @@ std::filesystem::path checked_run_directory(const TrainingConfig& config) {
 
 double effective_learning_rate(const TrainingConfig& config) {
   if (config.optimisation.learning_rate > 0) return config.optimisation.learning_rate;
-  if (config.stage == Stage::kFusion) return 1e-3;  // upstream's fusion DQN
-  if (config.stage == Stage::kNode) return 0.02;    // TextGCN's
+  if (const auto stage_default = config.stage.traits().default_learning_rate)
+    return stage_default(config);
   return model_family(config.model.family).default_learning_rate(config.model.size);
 }
 
@@ -197,27 +156,25 @@ void validate(const TrainingConfig& config) {
   config.evaluation.validate();
   config.optimisation.validate();
   config.memory.validate();
-  if (config.stage == Stage::kEvaluation) return;
-  if (config.stage == Stage::kFusion) return config.fusion.validate();
-  if (config.stage == Stage::kNode) {
-    if (config.model.family != "gcn" && config.model.family != "gat")
-      fail("stage node trains a GCN or a GAT on one graph's nodes (--preset gcn or gat), not '" +
-           config.model.family + "'");
-    if (config.distillation.enabled) fail("--use-kd is not available for stage node");
-    return;
-  }
+  if (const auto stage_checks = config.stage.traits().validate) stage_checks(config);
+}
+
+void validate_model_stage(const TrainingConfig& config, FamilyRole role) {
   config.model.validate();
   config.distillation.validate();
   config.curriculum.validate();
   if (config.distillation.enabled && config.model.size != models::ModelSize::kStudent)
     fail("--use-kd trains a student: use --preset MODEL,student");
-  const bool autoencoder_stage = config.stage == Stage::kAutoencoder;
-  const auto role = model_family(config.model.family).role();
-  if (autoencoder_stage && role != FamilyRole::kAutoencoder)
-    fail("stage autoencoder trains the vgae: use --preset vgae,SIZE");
-  if (!autoencoder_stage && role != FamilyRole::kClassifier)
-    fail("stage " + to_string(config.stage) + " trains a graph classifier (gat or gcn), not '" +
-         config.model.family + "': use --preset gat,SIZE");
+  if (model_family(config.model.family).role() == role) return;
+  const auto& stage = config.stage.traits();
+  std::string families;  // "gat or gcn", from the family registry
+  for (const auto name : model_family_names())
+    if (model_family(name).role() == role)
+      families += (families.empty() ? "" : " or ") + std::string(name);
+  fail(fmt::format("stage {} trains {} ({}), not '{}': use --preset {},SIZE", stage.name,
+                   role == FamilyRole::kAutoencoder ? "an autoencoder" : "a graph classifier",
+                   families, config.model.family,
+                   stage.default_preset.substr(0, stage.default_preset.find(','))));
 }
 
 namespace {
@@ -281,18 +238,7 @@ void to_json(nlohmann::json& json, const TrainingConfig& c) {
       {"calibration", c.evaluation.calibration},
       {"target_fpr", c.evaluation.target_fpr},
   };
-  // Only a fusion run records these: the configurations of the other stages stay as they were,
-  // so their runs still resume.
-  if (c.stage == Stage::kEvaluation)
-    json["vehicle_calibration"] = c.evaluation.vehicle_calibration_windows;
-  if (c.stage == Stage::kFusion) {
-    json["fusion_method"] = c.fusion.method;
-    json["fusion_classifier"] = c.fusion.classifier_path.string();
-    json["fusion_autoencoder"] = c.fusion.autoencoder_path.string();
-    json["fusion_gamma"] = c.fusion.gamma;
-    json["fusion_holdout"] = c.fusion.holdout_fraction;
-    json["fusion_epochs"] = c.fusion.max_epochs;
-  }
+  if (const auto record = c.stage.traits().record) record(json, c);
 }
 
 }  // namespace headroom::train

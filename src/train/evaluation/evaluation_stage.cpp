@@ -174,7 +174,7 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   const auto store = store::GraphStore::open(config.run.store);
   const auto context = resolve_run_context(config, store, CommandWork::kInference);
   TrainingConfig eval_config = config;
-  eval_config.stage = Stage::kEvaluation;
+  eval_config.stage = kEvaluationStage;
   RunDirectory run(checked_run_directory(eval_config), /*echo=*/true, config.run.when_locked);
 
   auto sources = config.evaluation.models;
@@ -222,5 +222,30 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
     util::write_file_atomically(run.path() / "evaluation.json", summary.dump(2) + "\n");
   return result;
 }
+
+const StageTraits kEvaluationStage{
+    .name = "evaluation",
+    .reads = {.calibration = true, .evaluation = true},
+    .run_directory_name = [](const TrainingConfig&) { return std::string("evaluation"); },
+    // Only an evaluation records it: the other stages' configurations stay as they were, so
+    // their runs still resume.
+    .record =
+        [](nlohmann::json& json, const TrainingConfig& config) {
+          json["vehicle_calibration"] = config.evaluation.vehicle_calibration_windows;
+        },
+};
+
+const StageDefinition kEvaluationStageDefinition{
+    .traits = &kEvaluationStage,
+    .run =
+        [](const TrainingConfig& config, const LoopHooks&) {
+          return StageResult{.run_dir = run_evaluation_stage(config).run_dir, .outcome = {}};
+        },
+    .trains = false,
+    .example =
+        "Example: headroom evaluation --store stores/hcrl_sa\n"
+        "         headroom evaluation --store stores/hcrl_sa --models "
+        "runs/hcrl_sa/student_curriculum_kd",
+};
 
 }  // namespace headroom::train

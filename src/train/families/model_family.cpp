@@ -2,7 +2,6 @@
 
 #include <torch/torch.h>
 
-#include <variant>
 
 namespace headroom::train {
 
@@ -17,9 +16,13 @@ ProbeSubject ClassifierFamily::plain_subject(const nlohmann::json& model_config)
                       LossReduction::kPerGraph};
 }
 
-ModelSpec model_spec(const memory::ProbeModelConfig& model) {
-  if (const auto* gat = std::get_if<models::GatConfig>(&model)) return {"gat", *gat};
-  return {"vgae", std::get<models::VgaeConfig>(model)};
+ModelSpec preset_model(const store::GraphStore& store, std::string_view family,
+                       models::ModelSize size) {
+  const auto& resolved = model_family(family);
+  ModelOptions options;
+  options.family = std::string(resolved.name());
+  options.size = size;
+  return {options.family, resolved.resolve_config(options, model_inputs(store))};
 }
 
 at::Tensor attack_probability(const at::Tensor& logits) {

@@ -8,20 +8,19 @@
 
 namespace headroom::train {
 
-ProbeSubjectFactory plain_probe_subject(const memory::ProbeModelConfig& model) {
-  return
-      [spec = model_spec(model)] { return model_family(spec.family).plain_subject(spec.config); };
+ProbeSubjectFactory plain_probe_subject(const ModelSpec& model) {
+  return [model] { return model_family(model.family).plain_subject(model.config); };
 }
 
 memory::PeakSample probe_training_peak(const store::GraphStore& store,
-                                       const memory::ProbeModelConfig& model,
+                                       const ModelSpec& model,
                                        std::span<const std::uint32_t> ids,
                                        const PeakProbeOptions& options) {
   return probe_step_peak(store, ids, plain_probe_subject(model), options);
 }
 
 std::vector<memory::PeakSample> probe_training_peaks(const store::GraphStore& store,
-                                                     const memory::ProbeModelConfig& model,
+                                                     const ModelSpec& model,
                                                      std::span<const std::int64_t> batch_sizes,
                                                      const PeakProbeOptions& options) {
   const auto train_ids = store.train_ids();

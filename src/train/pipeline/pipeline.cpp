@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <functional>
 
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train/fusion/fusion_stage.hpp"
@@ -33,10 +32,10 @@ PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks,
                             const StageObservers& observers) {
   const auto start = std::chrono::steady_clock::now();
   PipelineResult result;
-  auto stage_config = [&](Stage stage, const std::string& kind, models::ModelSize size,
-                          const std::string& teacher) {
+  auto stage_config = [&](const StageDefinition& stage, const std::string& kind,
+                          models::ModelSize size, const std::string& teacher) {
     TrainingConfig config = base;
-    config.stage = stage;
+    config.stage = *stage.traits;
     config.model.family = kind;
     config.model.size = size;
     config.distillation.enabled = !teacher.empty();
@@ -46,54 +45,47 @@ PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks,
     return config;
   };
   struct Step {
-    Stage stage;
+    const StageDefinition& stage;
     std::string kind;  // a model family's name
     models::ModelSize size;
     std::string teacher;
   };
   using models::ModelSize;
   const std::vector<Step> steps = {
-      {Stage::kAutoencoder, "vgae", ModelSize::kTeacher, ""},
-      {Stage::kCurriculum, "gat", ModelSize::kTeacher, ""},
-      {Stage::kAutoencoder, "vgae", ModelSize::kStudent, "teacher_autoencoder"},
-      {Stage::kCurriculum, "gat", ModelSize::kStudent, "teacher_curriculum"},
+      {kAutoencoderStageDefinition, "vgae", ModelSize::kTeacher, ""},
+      {kCurriculumStageDefinition, "gat", ModelSize::kTeacher, ""},
+      {kAutoencoderStageDefinition, "vgae", ModelSize::kStudent, "teacher_autoencoder"},
+      {kCurriculumStageDefinition, "gat", ModelSize::kStudent, "teacher_curriculum"},
   };
   // Runs one stage under its run-directory name, timed, into result.stages.
-  const auto run_stage =
-      [&](const TrainingConfig& config,
-          const std::function<StageResult(const TrainingConfig&, const LoopHooks&)>& stage) {
-        const auto stage_start = std::chrono::steady_clock::now();
-        PipelineStage done;
-        const auto run_dir = run_directory(config);
-        done.name = run_dir.filename().string();
-        fmt::print("\n== {} ==\n", done.name);
-        // The job's hooks, plus the observers' sinks.
-        done.result = observed_stage(observers, done.name, config, run_dir, hooks,
-                                     [&](const LoopHooks& all) { return stage(config, all); });
-        done.wall_seconds = seconds_since(stage_start);
-        result.stages.push_back(std::move(done));
-      };
-  for (const auto& step : steps) {
-    const auto config = stage_config(step.stage, step.kind, step.size, step.teacher);
-    if (step.stage == Stage::kAutoencoder)
-      run_stage(config, run_autoencoder_stage);
-    else
-      run_stage(config, run_classifier_stage);
-  }
+  const auto run_stage = [&](const TrainingConfig& config, const StageDefinition& stage) {
+    const auto stage_start = std::chrono::steady_clock::now();
+    PipelineStage done;
+    const auto run_dir = run_directory(config);
+    done.name = run_dir.filename().string();
+    fmt::print("\n== {} ==\n", done.name);
+    // The job's hooks, plus the observers' sinks.
+    done.result = observed_stage(observers, done.name, config, run_dir, hooks,
+                                 [&](const LoopHooks& all) { return stage.run(config, all); });
+    done.wall_seconds = seconds_since(stage_start);
+    result.stages.push_back(std::move(done));
+  };
+  for (const auto& step : steps)
+    run_stage(stage_config(step.stage, step.kind, step.size, step.teacher), step.stage);
   // The students' scores fused, by upstream's DQN and by a logistic regression.
   for (const char* method : {"dqn", "logistic"}) {
     TrainingConfig config = base;
-    config.stage = Stage::kFusion;
+    config.stage = kFusionStage;
     config.fusion.method = method;
     try {
-      run_stage(config, run_fusion_stage);
+      run_stage(config, kFusionStageDefinition);
     } catch (const FusionUnavailable& e) {
       fmt::print("skipped: {}\n", e.what());
     }
   }
   fmt::print("\n== evaluation ==\n");
   TrainingConfig eval_config = base;
-  eval_config.stage = Stage::kEvaluation;
+  eval_config.stage = kEvaluationStage;
   eval_config.evaluation.models.clear();
   // The classifiers, the autoencoders as anomaly detectors, and the fusions.
   for (const auto& stage : result.stages)

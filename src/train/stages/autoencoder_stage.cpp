@@ -247,4 +247,25 @@ StageResult run_autoencoder_stage(const TrainingConfig& config, const LoopHooks&
   return stage.run(hooks);
 }
 
+const StageTraits kAutoencoderStage{
+    .name = "autoencoder",
+    .default_preset = "vgae,teacher",
+    .reads = {.model = true, .training = true, .optimiser = true, .distillation = true},
+    .run_directory_name = model_stage_directory_name,
+    .validate =
+        [](const TrainingConfig& config) {
+          validate_model_stage(config, FamilyRole::kAutoencoder);
+        },
+};
+
+const StageDefinition kAutoencoderStageDefinition{
+    .traits = &kAutoencoderStage,
+    .run = run_autoencoder_stage,
+    .prepare_step = prepare_autoencoder_step,
+    .example =
+        "Example: headroom autoencoder --store stores/hcrl_sa --preset vgae,teacher\n"
+        "         headroom autoencoder --store stores/hcrl_sa --preset vgae,student "
+        "--use-kd true --teacher-path runs/hcrl_sa/teacher_autoencoder",
+};
+
 }  // namespace headroom::train

@@ -19,6 +19,7 @@
 #include "headroom/train/config/curriculum.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/families/model_family.hpp"
+#include "headroom/train/stages/autoencoder_stage.hpp"
 #include "headroom/train/stages/graph_scores.hpp"
 #include "headroom/train/stages/prepared_stage_step.hpp"
 #include "headroom/train/step/losses.hpp"
@@ -35,7 +36,7 @@ std::filesystem::path autoencoder_for(const TrainingConfig& config) {
   if (!config.curriculum.autoencoder_path.empty())
     return resolve_checkpoint_path(config.curriculum.autoencoder_path);
   TrainingConfig vgae = config;
-  vgae.stage = Stage::kAutoencoder;
+  vgae.stage = kAutoencoderStage;
   vgae.model.family = "vgae";
   for (const bool kd : {true, false}) {
     vgae.distillation.enabled = kd;
@@ -64,7 +65,7 @@ class ClassifierStage {
         normals_(detail::with_label(store_, train_ids_, 0)),
         validation_ids_(store_.validation_ids().begin(), store_.validation_ids().end()),
         family_(classifier_family(config.model.family)),
-        curriculum_(config.stage == Stage::kCurriculum) {
+        curriculum_(config.stage == kCurriculumStage) {
     if (train_ids_.empty())
       throw std::runtime_error(fmt::format("{}: no training graphs", config.run.store.string()));
     if (validation_ids_.empty()) validation_ids_.assign(train_ids_.begin(), train_ids_.end());
@@ -380,5 +381,47 @@ StageResult run_classifier_stage(const TrainingConfig& config, const LoopHooks& 
   ClassifierStage stage(config);
   return stage.run(hooks);
 }
+
+namespace {
+void validate_classifier_stage(const TrainingConfig& config) {
+  validate_model_stage(config, FamilyRole::kClassifier);
+}
+constexpr OptionGroups kNormalReads{
+    .model = true, .training = true, .optimiser = true, .distillation = true, .calibration = true};
+}  // namespace
+
+const StageTraits kNormalStage{
+    .name = "normal",
+    .default_preset = "gat,teacher",
+    .reads = kNormalReads,
+    .run_directory_name = model_stage_directory_name,
+    .validate = validate_classifier_stage,
+};
+
+const StageTraits kCurriculumStage{
+    .name = "curriculum",
+    .default_preset = "gat,teacher",
+    .reads = kNormalReads | OptionGroups{.curriculum = true},
+    .run_directory_name = model_stage_directory_name,
+    .validate = validate_classifier_stage,
+};
+
+const StageDefinition kNormalStageDefinition{
+    .traits = &kNormalStage,
+    .run = run_classifier_stage,
+    .prepare_step = prepare_classifier_step,
+    .example =
+        "Example: headroom normal --store stores/hcrl_sa --preset gat,student --max-epochs 20",
+};
+
+const StageDefinition kCurriculumStageDefinition{
+    .traits = &kCurriculumStage,
+    .run = run_classifier_stage,
+    .prepare_step = prepare_classifier_step,
+    .example =
+        "Example: headroom curriculum --store stores/hcrl_sa --preset gat,teacher\n"
+        "         headroom curriculum --store stores/hcrl_sa --preset gat,student "
+        "--use-kd true --teacher-path runs/hcrl_sa/teacher_curriculum",
+};
 
 }  // namespace headroom::train

@@ -336,7 +336,7 @@ class NodeClassifierStage {
 }  // namespace
 
 void apply_node_task_defaults(TrainingConfig& config, const NodeDefaultsGiven& given) {
-  config.stage = Stage::kNode;
+  config.stage = kNodeStage;
   if (!given.preset) config.model.family = "gcn";
   if (!given.max_epochs) config.optimisation.max_epochs = 200;
   if (!given.weight_decay) config.optimisation.weight_decay = 0;
@@ -348,5 +348,32 @@ NodeStageResult run_node_classifier_stage(const TrainingConfig& config, const Lo
   NodeClassifierStage stage(config);
   return stage.run(hooks);
 }
+
+namespace {
+void validate_node_stage(const TrainingConfig& config) {
+  if (config.model.family != "gcn" && config.model.family != "gat")
+    throw std::invalid_argument(
+        "stage node trains a GCN or a GAT on one graph's nodes (--preset gcn or gat), not '" +
+        config.model.family + "'");
+  if (config.distillation.enabled)
+    throw std::invalid_argument("--use-kd is not available for stage node");
+}
+}  // namespace
+
+const StageTraits kNodeStage{
+    .name = "node",
+    .default_preset = "gcn",
+    .reads = {.model = true, .training = true, .optimiser = true},
+    .run_directory_name =
+        [](const TrainingConfig& config) { return "node_" + config.model.family; },
+    .validate = validate_node_stage,
+    .default_learning_rate = [](const TrainingConfig&) { return 0.02; },  // TextGCN's
+};
+
+const StageDefinition kNodeStageDefinition{
+    .traits = &kNodeStage,
+    .run = [](const TrainingConfig& config,
+              const LoopHooks& hooks) { return run_node_classifier_stage(config, hooks).training; },
+};
 
 }  // namespace headroom::train

@@ -13,15 +13,11 @@
 #include "headroom/models/model_config.hpp"
 #include "headroom/models/model_inputs.hpp"
 #include "headroom/train/config/curriculum.hpp"
+#include "headroom/train/config/stage.hpp"
 #include "headroom/train/families/model_options.hpp"
 #include "headroom/util/exclusive_lock.hpp"
 
 namespace headroom::train {
-
-// kNode classifies the nodes of one big graph (stages/node_classifier_stage.hpp); the others are
-// the CAN pipeline's graph stages.
-enum class Stage { kAutoencoder, kCurriculum, kNormal, kEvaluation, kFusion, kNode };
-std::string to_string(Stage stage);
 
 // How the optimiser steps and for how long.
 struct OptimisationOptions {
@@ -143,7 +139,7 @@ struct FusionOptions {
 // its defaults and its validation, and a function takes the groups it needs. Every field is a
 // command-line flag and a TOML key (docs/configuration.md); config.json holds them flat.
 struct TrainingConfig {
-  Stage stage = Stage::kNormal;
+  Stage stage;  // set by whoever builds the configuration (a command, the pipeline)
   ModelOptions model;
   OptimisationOptions optimisation;
   MemoryOptions memory;
@@ -154,21 +150,21 @@ struct TrainingConfig {
   FusionOptions fusion;
 };
 
-// The run directory, named so that what users train side by side in one --runs-dir never shares
-// one: runs/{dataset}/{size}_{stage}[_{family}][_kd], the family named when it is not the stage's
-// own (gat for the classifier stages, vgae for autoencoder: `teacher_normal_gcn`);
-// runs/{dataset}/evaluation; runs/{dataset}/fusion_{method}[_{classifier}+{autoencoder}], the
-// inputs' run-directory names given when either is not the default distilled student.
+// The run directory, runs/{dataset}/{name}, its name the stage's (StageTraits::run_directory_name)
+// so that what users train side by side in one --runs-dir never shares one:
+// {size}_{stage}[_{family}][_kd] for the graph-model stages, `evaluation`,
+// fusion_{method}[_{classifier}+{autoencoder}], node_{family}.
 std::filesystem::path run_directory(const TrainingConfig& config);
 // run_directory(config), after checking that it neither is, lies inside nor contains the store
 // (throws std::runtime_error naming both): what a stage opens before it writes anything.
 std::filesystem::path checked_run_directory(const TrainingConfig& config);
 std::string dataset_name(const TrainingConfig& config);
+// --learning-rate, else the stage's default, else the model family's for the size.
 double effective_learning_rate(const TrainingConfig& config);
 
-// Every group's validate(), then what crosses groups (16-mixed on CPU, distillation of a
-// non-student, a stage and a family that do not go together). Throws std::invalid_argument
-// naming the flag.
+// The option groups every stage reads, then the stage's own checks (StageTraits::validate: a stage
+// and a family that do not go together, distillation of a non-student, ...). Throws
+// std::invalid_argument naming the flag.
 void validate(const TrainingConfig& config);
 
 void to_json(nlohmann::json& json, const TrainingConfig& config);

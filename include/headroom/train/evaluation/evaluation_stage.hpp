@@ -9,6 +9,7 @@
 
 #include "headroom/eval/evaluation_report.hpp"
 #include "headroom/train/config/training_config.hpp"
+#include "headroom/train/stages/stage_definition.hpp"
 
 namespace headroom::train {
 
@@ -24,5 +25,9 @@ struct EvaluationStageResult {
 // (config.evaluation.calibration); a fusion (fusion_stage.hpp) by its fused P(attack), decided at
 // 0.5 and at its calibrated threshold. Throws std::runtime_error when there is no model.
 EvaluationStageResult run_evaluation_stage(const TrainingConfig& config);
+
+// Its definition runs run_evaluation_stage without the job's hooks (evaluation trains nothing).
+extern const StageTraits kEvaluationStage;
+extern const StageDefinition kEvaluationStageDefinition;
 
 }  // namespace headroom::train

@@ -74,8 +74,10 @@ struct ModelSpec {
   std::string family;     // a registered family's name
   nlohmann::json config;  // its model configuration
 };
-// The GAT or VGAE configuration the memory planner's helpers describe, as a ModelSpec.
-ModelSpec model_spec(const memory::ProbeModelConfig& model);
+// The preset of `family` at `size` for `store`'s inputs, without overrides: what the memory
+// benchmarks and the planner's tests probe. Throws std::invalid_argument for an unknown family.
+ModelSpec preset_model(const store::GraphStore& store, std::string_view family,
+                       models::ModelSize size);
 
 // The family named `name`; throws std::invalid_argument listing the known names.
 const ModelFamily& model_family(std::string_view name);

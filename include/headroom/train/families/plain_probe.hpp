@@ -1,6 +1,5 @@
-// The plain (undistilled) training step of a GAT or VGAE configuration as the memory planner's
-// helpers describe it (memory::ProbeModelConfig), probed: what `headroom plan`, the benchmarks and
-// the planner's tests measure. The families wing, because the objective is the family's.
+// The plain (undistilled) training step of a model of any family (a ModelSpec), probed: what
+// `headroom plan`, the benchmarks and the planner's tests measure. The families wing, because the objective is the family's.
 // Same process-wide effects as step/step_probe.hpp.
 #pragma once
 
@@ -10,18 +9,19 @@
 
 #include "headroom/memory/peak_model.hpp"
 #include "headroom/memory/peak_probe.hpp"
+#include "headroom/train/families/model_family.hpp"
 #include "headroom/store/graph_store.hpp"
 #include "headroom/train/step/step_probe.hpp"
 
 namespace headroom::train {
 
-// The undistilled objective of a model configuration: cross-entropy on the graph labels for the
-// GAT, vgae_loss for the VGAE. What `headroom plan` and the benchmarks measure by default.
-ProbeSubjectFactory plain_probe_subject(const memory::ProbeModelConfig& model);
+// The undistilled objective of a model (ModelFamily::plain_subject): cross-entropy on the graph
+// labels for a classifier, the family's own loss for an autoencoder. What `headroom plan` and the benchmarks measure by default.
+ProbeSubjectFactory plain_probe_subject(const ModelSpec& model);
 
 // probe_step_peak with plain_probe_subject(model).
 memory::PeakSample probe_training_peak(const store::GraphStore& store,
-                                       const memory::ProbeModelConfig& model,
+                                       const ModelSpec& model,
                                        std::span<const std::uint32_t> ids,
                                        const PeakProbeOptions& options = {});
 
@@ -29,7 +29,7 @@ memory::PeakSample probe_training_peak(const store::GraphStore& store,
 // seed 0, epoch 0), measured with probe_training_peak. Throws std::invalid_argument for a batch
 // size outside 1..train_ids().size().
 std::vector<memory::PeakSample> probe_training_peaks(const store::GraphStore& store,
-                                                     const memory::ProbeModelConfig& model,
+                                                     const ModelSpec& model,
                                                      std::span<const std::int64_t> batch_sizes,
                                                      const PeakProbeOptions& options = {});
 

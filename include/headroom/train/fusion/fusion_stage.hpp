@@ -21,6 +21,7 @@
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/loop/stage_result.hpp"
 #include "headroom/train/loop/training_loop.hpp"
+#include "headroom/train/stages/stage_definition.hpp"
 
 namespace headroom::train {
 
@@ -29,6 +30,9 @@ class FusionUnavailable : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+extern const StageTraits kFusionStage;
+extern const StageDefinition kFusionStageDefinition;
 
 // Throws FusionUnavailable (see above), std::runtime_error when a model to fuse is missing.
 StageResult run_fusion_stage(const TrainingConfig& config, const LoopHooks& hooks = {});

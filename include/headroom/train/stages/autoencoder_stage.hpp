@@ -9,10 +9,15 @@
 #include "headroom/train/loop/stage_result.hpp"
 #include "headroom/train/loop/training_loop.hpp"
 #include "headroom/train/stages/prepared_stage_step.hpp"
+#include "headroom/train/stages/stage_definition.hpp"
 
 namespace headroom::train {
 
 // `hooks` reach into its epoch loop (training_loop.hpp): extra metrics sinks, the gradient hook.
+// Stage `autoencoder`: an autoencoder family (the VGAE) on the normal training graphs.
+extern const StageTraits kAutoencoderStage;
+extern const StageDefinition kAutoencoderStageDefinition;
+
 StageResult run_autoencoder_stage(const TrainingConfig& config, const LoopHooks& hooks = {});
 
 // The stage's step prepared but not trained (prepared_stage_step.hpp).

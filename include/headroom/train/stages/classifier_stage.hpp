@@ -11,10 +11,18 @@
 #include "headroom/train/loop/stage_result.hpp"
 #include "headroom/train/loop/training_loop.hpp"
 #include "headroom/train/stages/prepared_stage_step.hpp"
+#include "headroom/train/stages/stage_definition.hpp"
 
 namespace headroom::train {
 
 // `hooks` reach into its epoch loop (training_loop.hpp): extra metrics sinks, the gradient hook.
+// Stage `normal`: a classifier family on every training graph (supervised). Stage `curriculum`:
+// the same, with the normal graphs joining by the autoencoder's difficulty score, epoch by epoch.
+extern const StageTraits kNormalStage;
+extern const StageTraits kCurriculumStage;
+extern const StageDefinition kNormalStageDefinition;
+extern const StageDefinition kCurriculumStageDefinition;
+
 StageResult run_classifier_stage(const TrainingConfig& config, const LoopHooks& hooks = {});
 
 // The stage's step prepared but not trained (prepared_stage_step.hpp).

@@ -18,6 +18,7 @@
 #include "headroom/train/config/training_config.hpp"
 #include "headroom/train/loop/stage_result.hpp"
 #include "headroom/train/loop/training_loop.hpp"
+#include "headroom/train/stages/stage_definition.hpp"
 
 namespace headroom::train {
 
@@ -41,8 +42,12 @@ struct NodeDefaultsGiven {
 };
 void apply_node_task_defaults(TrainingConfig& config, const NodeDefaultsGiven& given);
 
+// Stage `node`. No command of its own: `headroom run CORPUS` runs it.
+extern const StageTraits kNodeStage;
+extern const StageDefinition kNodeStageDefinition;
+
 // Trains (or resumes, or recognises as complete) and evaluates. config.run.store is a node-graph
-// store; config.stage is Stage::kNode.
+// store; config.stage is kNodeStage.
 NodeStageResult run_node_classifier_stage(const TrainingConfig& config,
                                           const LoopHooks& hooks = {});
 
