@@ -86,8 +86,7 @@ TEST_F(PeakProbe, SamplesDescribeTheFirstTrainingIdsInShuffledOrder) {
   const auto sizes = store().size_index();
   const std::int64_t batch_sizes[] = {3, 7};
   const auto samples = probe_training_peaks(
-      store(), train::preset_model(store(), "gat", models::ModelSize::kStudent),
-      batch_sizes);
+      store(), train::preset_model(store(), "gat", models::ModelSize::kStudent), batch_sizes);
   ASSERT_EQ(samples.size(), 2u);
   for (std::size_t i = 0; i < 2; ++i) {
     std::uint64_t nodes = 0, edges = 0;
@@ -103,8 +102,7 @@ TEST_F(PeakProbe, SamplesDescribeTheFirstTrainingIdsInShuffledOrder) {
 }
 
 TEST_F(PeakProbe, PeakIncludesTheModelAndOptimizerState) {
-  const auto model =
-      train::preset_model(store(), "vgae", models::ModelSize::kStudent);
+  const auto model = train::preset_model(store(), "vgae", models::ModelSize::kStudent);
   const std::int64_t one[] = {1};
   const auto sample = probe_training_peaks(store(), model, one).front();
   // Parameters, their gradients and Adam's two moments: at least four float copies.
@@ -118,13 +116,11 @@ TEST_F(PeakProbe, PeakIncludesTheModelAndOptimizerState) {
 }
 
 TEST_F(PeakProbe, GatStudentPeaksGrowAndTheFitPredictsAnUnseenBatch) {
-  expect_growing_and_predictable(
-      train::preset_model(store(), "gat", models::ModelSize::kStudent));
+  expect_growing_and_predictable(train::preset_model(store(), "gat", models::ModelSize::kStudent));
 }
 
 TEST_F(PeakProbe, VgaeStudentPeaksGrowAndTheFitPredictsAnUnseenBatch) {
-  expect_growing_and_predictable(
-      train::preset_model(store(), "vgae", models::ModelSize::kStudent));
+  expect_growing_and_predictable(train::preset_model(store(), "vgae", models::ModelSize::kStudent));
 }
 
 TEST_F(PeakProbe, GradientCheckpointingLowersTheGatPeak) {
@@ -181,8 +177,7 @@ TEST_F(PeakProbe, ProbeBatchesSpanSizeClassesWithinTheCap) {
 }
 
 TEST_F(PeakProbe, TheFitOfTheProbeBatchesPredictsAShuffledBatch) {
-  const auto model =
-      train::preset_model(store(), "gat", models::ModelSize::kStudent);
+  const auto model = train::preset_model(store(), "gat", models::ModelSize::kStudent);
   std::vector<PeakSample> samples;
   const auto cap = static_cast<std::int64_t>(store().train_ids().size()) / 4;
   for (const auto& batch : probe_batches(store(), cap))
@@ -201,8 +196,7 @@ TEST_F(PeakProbe, TheFitOfTheProbeBatchesPredictsAShuffledBatch) {
 }
 
 TEST_F(PeakProbe, RejectsBatchSizesOutsideTheTrainingSplit) {
-  const auto model =
-      train::preset_model(store(), "gat", models::ModelSize::kStudent);
+  const auto model = train::preset_model(store(), "gat", models::ModelSize::kStudent);
   const std::int64_t zero[] = {0};
   EXPECT_THROW(probe_training_peaks(store(), model, zero), std::invalid_argument);
   const std::int64_t too_many[] = {static_cast<std::int64_t>(store().train_ids().size()) + 1};

@@ -67,8 +67,7 @@ TEST_F(StaticPeakEstimate, BoundsAMeasuredStepFromAboveWithinTwice) {
       const double estimate = static_peak_estimate(model, false)
                                   .predict(measured.nodes, measured.edges, measured.graphs);
       std::printf("    %s checkpointing %s: measured %.0f B, static %.0f B (%+.1f%%)\n",
-                  kind.c_str(), checkpointing ? "on" : "off",
-                  measured.peak_bytes, estimate,
+                  kind.c_str(), checkpointing ? "on" : "off", measured.peak_bytes, estimate,
                   100.0 * (estimate - measured.peak_bytes) / measured.peak_bytes);
       EXPECT_GE(estimate, measured.peak_bytes);
       EXPECT_LE(estimate, 2.0 * measured.peak_bytes);

@@ -2,7 +2,6 @@
 
 #include <torch/torch.h>
 
-
 namespace headroom::train {
 
 ProbeSubject ClassifierFamily::plain_subject(const nlohmann::json& model_config) const {

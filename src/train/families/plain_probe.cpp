@@ -12,8 +12,7 @@ ProbeSubjectFactory plain_probe_subject(const ModelSpec& model) {
   return [model] { return model_family(model.family).plain_subject(model.config); };
 }
 
-memory::PeakSample probe_training_peak(const store::GraphStore& store,
-                                       const ModelSpec& model,
+memory::PeakSample probe_training_peak(const store::GraphStore& store, const ModelSpec& model,
                                        std::span<const std::uint32_t> ids,
                                        const PeakProbeOptions& options) {
   return probe_step_peak(store, ids, plain_probe_subject(model), options);

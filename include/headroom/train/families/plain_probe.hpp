@@ -1,6 +1,6 @@
 // The plain (undistilled) training step of a model of any family (a ModelSpec), probed: what
-// `headroom plan`, the benchmarks and the planner's tests measure. The families wing, because the objective is the family's.
-// Same process-wide effects as step/step_probe.hpp.
+// `headroom plan`, the benchmarks and the planner's tests measure. The families wing, because the
+// objective is the family's. Same process-wide effects as step/step_probe.hpp.
 #pragma once
 
 #include <cstdint>
@@ -9,19 +9,19 @@
 
 #include "headroom/memory/peak_model.hpp"
 #include "headroom/memory/peak_probe.hpp"
-#include "headroom/train/families/model_family.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/train/families/model_family.hpp"
 #include "headroom/train/step/step_probe.hpp"
 
 namespace headroom::train {
 
 // The undistilled objective of a model (ModelFamily::plain_subject): cross-entropy on the graph
-// labels for a classifier, the family's own loss for an autoencoder. What `headroom plan` and the benchmarks measure by default.
+// labels for a classifier, the family's own loss for an autoencoder. What `headroom plan` and the
+// benchmarks measure by default.
 ProbeSubjectFactory plain_probe_subject(const ModelSpec& model);
 
 // probe_step_peak with plain_probe_subject(model).
-memory::PeakSample probe_training_peak(const store::GraphStore& store,
-                                       const ModelSpec& model,
+memory::PeakSample probe_training_peak(const store::GraphStore& store, const ModelSpec& model,
                                        std::span<const std::uint32_t> ids,
                                        const PeakProbeOptions& options = {});
 
