@@ -357,31 +357,18 @@ void TrainingFlags::add_fusion_flags(CLI::App& command) {
 }
 
 void TrainingFlags::require_flags_of_family(std::string_view family) const {
-  struct FamilyFlag {
-    const char* key;  // in `overrides`
-    const char* flag;
-    std::vector<std::string_view> families;  // those whose configuration reads it
-  };
-  static const FamilyFlag kFamilyFlags[] = {
-      {"hidden", "--hidden", {"gat", "gcn"}},
-      {"layers", "--layers", {"gat", "gcn"}},
-      {"heads", "--heads", {"gat", "vgae"}},
-      {"fc_layers", "--fc-layers", {"gat"}},
-      {"latent", "--latent", {"vgae"}},
-      {"vgae_hidden", "--vgae-hidden", {"vgae"}},
-      {"vgae_layout", "--vgae-layout", {"vgae"}},
-      {"gradient_checkpointing", "--gradient-checkpointing", {"gat", "vgae"}},
-  };
-  for (const auto& entry : kFamilyFlags) {
-    const auto it = overrides.find(entry.key);
-    if (it == overrides.end() || it->second->count() == 0) continue;
-    if (std::find(entry.families.begin(), entry.families.end(), family) != entry.families.end())
-      continue;
+  // `overrides` is keyed by the ModelOptions field each flag sets (add_model_flags).
+  const auto& trained = train::model_family(family);
+  for (const auto& [option, flag] : overrides) {
+    if (flag->count() == 0 || trained.reads_option(option)) continue;
+    std::vector<std::string_view> readers;  // the families whose configuration reads it
+    for (const auto name : train::model_family_names())
+      if (train::model_family(name).reads_option(option)) readers.push_back(name);
     throw std::invalid_argument(fmt::format(
         "{} applies to the {} famil{}, not to {} (--preset {}): leave it out, or choose a preset "
         "of a family that reads it",
-        entry.flag, fmt::join(entry.families, " and "), entry.families.size() == 1 ? "y" : "ies",
-        family, preset));
+        flag->get_name(), fmt::join(readers, " and "), readers.size() == 1 ? "y" : "ies", family,
+        preset));
   }
 }
 

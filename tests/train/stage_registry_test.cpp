@@ -85,8 +85,8 @@ TEST(StageRegistry, NoTwoStagesShareARunDirectory) {
     TrainingConfig config;
     config.stage = *stage->traits;
     config.run.store = "stores/s";
-    const auto& preset = stage->traits->default_preset;
-    if (!preset.empty()) config.model.family = std::string(preset.substr(0, preset.find(',')));
+    if (!stage->traits->default_preset.empty())
+      config.model.family = std::string(stage->traits->default_family());
     EXPECT_TRUE(directories.insert(run_directory(config)).second) << run_directory(config);
   }
 }

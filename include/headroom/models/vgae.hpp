@@ -13,6 +13,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
+#include "headroom/models/graph_autoencoder.hpp"
 #include "headroom/models/model_config.hpp"
 #include "headroom/nn/gat_conv.hpp"
 
@@ -27,13 +28,13 @@ struct VgaeOutput {
   at::Tensor z;                 // [N, latent]
 };
 
-class VGAEImpl : public torch::nn::Module {
+class VGAEImpl : public GraphAutoencoderImpl {
  public:
   explicit VGAEImpl(const VgaeConfig& config);
   // x float [N, in_features] (column 0: ID index), edge_index int64 [2, E].
   VgaeOutput forward(const at::Tensor& x, const at::Tensor& edge_index);
   const VgaeConfig& config() const { return config_; }
-  void set_gradient_checkpointing(bool on) { config_.gradient_checkpointing = on; }
+  void set_gradient_checkpointing(bool on) override { config_.gradient_checkpointing = on; }
 
  private:
   VgaeConfig config_;

@@ -47,9 +47,8 @@ std::string dataset_name(const TrainingConfig& config) {
 
 std::string model_stage_directory_name(const TrainingConfig& config) {
   const auto& stage = config.stage.traits();
-  const auto default_family = stage.default_preset.substr(0, stage.default_preset.find(','));
   std::string name = models::to_string(config.model.size) + "_" + std::string(stage.name);
-  if (config.model.family != default_family) name += "_" + config.model.family;
+  if (config.model.family != stage.default_family()) name += "_" + config.model.family;
   if (config.distillation.enabled) name += "_kd";
   return name;
 }
@@ -173,8 +172,7 @@ void validate_model_stage(const TrainingConfig& config, FamilyRole role) {
       families += (families.empty() ? "" : " or ") + std::string(name);
   fail(fmt::format("stage {} trains {} ({}), not '{}': use --preset {},SIZE", stage.name,
                    role == FamilyRole::kAutoencoder ? "an autoencoder" : "a graph classifier",
-                   families, config.model.family,
-                   stage.default_preset.substr(0, stage.default_preset.find(','))));
+                   families, config.model.family, stage.default_family()));
 }
 
 namespace {

@@ -91,9 +91,10 @@ std::optional<eval::ModelEvaluation> evaluate_classifier(
   return evaluation;
 }
 
-// The VGAE as a detector: its reconstruction error per graph (train/step/losses.hpp,
-// graph_reconstruction_score) is the anomaly score. It has no fixed cut, so the decision is the
-// threshold chosen on the validation split by --calibration (the F1-optimal one by default; with
+// An autoencoder as a detector: its anomaly score per graph (AutoencoderFamily::graph_scores; the
+// VGAE's is its reconstruction error, train/step/losses.hpp, graph_reconstruction_score). It has no
+// fixed cut, so the decision is the threshold chosen on the validation split by --calibration (the
+// F1-optimal one by default; with
 // --calibration none, the 99th percentile of the normal validation graphs' scores). A validation
 // split without attacks falls back to that percentile; one without normal graphs either cannot
 // calibrate anything: the model is then not evaluated (nullopt, with the reason in the log).
@@ -102,9 +103,9 @@ std::optional<eval::ModelEvaluation> evaluate_autoencoder(
     const store::GraphStore& store, std::span<const std::uint32_t> ids,
     const std::filesystem::path& checkpoint, std::string name) {
   require_store_inputs(read_checkpoint_info(checkpoint).model_config, store, checkpoint);
-  auto vgae = load_vgae_checkpoint(checkpoint, context.device);
-  const auto scores = reconstruction_scores(vgae, store, ids, config.optimisation.eval_batch_size,
-                                            context.device, context.precision);
+  const auto autoencoder = load_autoencoder_checkpoint(checkpoint, context.device);
+  const auto scores = anomaly_scores(autoencoder, store, ids, config.optimisation.eval_batch_size,
+                                     context.device, context.precision);
   // ids begin with the validation graphs.
   const auto validation = store.validation_ids().size();
   const auto labels = store.size_index().label;

@@ -34,6 +34,12 @@ class GatFamily final : public ClassifierFamily {
                                 const models::ModelInputs& inputs) const override {
     return resolve_gat_config(options, inputs);
   }
+  bool reads_option(std::string_view option) const override {
+    for (const std::string_view read : {"hidden", "layers", "heads", "embedding_dim", "fc_layers",
+                                        "dropout", "gradient_checkpointing"})
+      if (option == read) return true;
+    return false;
+  }
   models::GraphClassifier build_classifier(const nlohmann::json& model_config) const override {
     return models::GATWithJK(model_config.get<models::GatConfig>()).ptr();
   }

@@ -23,6 +23,11 @@ class GcnFamily final : public ClassifierFamily {
     if (options.dropout) gcn.dropout = *options.dropout;
     return gcn;
   }
+  bool reads_option(std::string_view option) const override {
+    for (const std::string_view read : {"hidden", "layers", "embedding_dim", "dropout"})
+      if (option == read) return true;
+    return false;
+  }
   models::GraphClassifier build_classifier(const nlohmann::json& model_config) const override {
     return models::GcnClassifier(model_config.get<models::GcnConfig>()).ptr();
   }

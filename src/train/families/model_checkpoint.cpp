@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <stdexcept>
 #include "headroom/train/families/model_family.hpp"
@@ -127,11 +128,23 @@ models::GATWithJK load_gat_checkpoint(const std::filesystem::path& file,
                       device);
 }
 
-models::VGAE load_vgae_checkpoint(const std::filesystem::path& file, const c10::Device& device) {
+LoadedAutoencoder load_autoencoder_checkpoint(const std::filesystem::path& file,
+                                              const c10::Device& device) {
   auto archive = open_archive(file, device);
-  const auto info = expect_kind(archive, file, "vgae");
-  return load_weights(archive, models::VGAE(info.model_config.get<models::VgaeConfig>()), file,
-                      device);
+  LoadedAutoencoder loaded;
+  loaded.info = read_info(archive, file);
+  try {
+    loaded.family = &autoencoder_family(loaded.info.kind);
+  } catch (const std::invalid_argument&) {
+    std::vector<std::string_view> autoencoders;
+    for (const auto name : model_family_names())
+      if (model_family(name).role() == FamilyRole::kAutoencoder) autoencoders.push_back(name);
+    throw std::runtime_error(fmt::format("{}: holds a {} model, expected {}", file.string(),
+                                         loaded.info.kind, fmt::join(autoencoders, " or ")));
+  }
+  loaded.model = load_weights(archive, loaded.family->build_autoencoder(loaded.info.model_config),
+                              file, device);
+  return loaded;
 }
 
 models::GraphClassifier load_classifier_checkpoint(const std::filesystem::path& file,

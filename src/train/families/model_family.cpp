@@ -15,6 +15,14 @@ ProbeSubject ClassifierFamily::plain_subject(const nlohmann::json& model_config)
                       LossReduction::kPerGraph};
 }
 
+ProbeSubject AutoencoderFamily::plain_subject(const nlohmann::json& model_config) const {
+  auto model = build_autoencoder(model_config);
+  return ProbeSubject{
+      {model},
+      [this, model](const loader::GraphBatch& batch) { return training_pass(*model, batch).loss; },
+      LossReduction::kPerNode};
+}
+
 ModelSpec preset_model(const store::GraphStore& store, std::string_view family,
                        models::ModelSize size) {
   const auto& resolved = model_family(family);

@@ -83,6 +83,13 @@ const ClassifierFamily& classifier_family(std::string_view name) {
   return *family;
 }
 
+const AutoencoderFamily& autoencoder_family(std::string_view name) {
+  const auto* family = dynamic_cast<const AutoencoderFamily*>(&model_family(name));
+  if (family == nullptr)
+    throw std::invalid_argument(fmt::format("model '{}' is not a graph autoencoder", name));
+  return *family;
+}
+
 std::vector<std::string_view> model_family_names() {
   std::vector<std::string_view> names;
   for (const auto* family : registry()) names.push_back(family->name());

@@ -61,28 +61,15 @@ struct GraphMeans {
   }
 };
 
-at::Tensor batch_signals(models::GraphClassifierImpl& classifier, models::VGAE& autoencoder,
-                         const loader::GraphBatch& batch) {
+at::Tensor batch_signals(models::GraphClassifierImpl& classifier,
+                         const LoadedAutoencoder& autoencoder, const loader::GraphBatch& batch) {
   const auto logits = classifier.forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
   const at::Tensor probability = attack_probability(logits).to(at::kFloat);
   const at::Tensor logit =
       at::logit(probability.to(at::kDouble).clamp(1e-12, 1 - 1e-12)).clamp(-20, 20).to(at::kFloat);
 
-  const auto out = autoencoder->forward(batch.x, batch.edge_index);
-  const std::int64_t num_ids = autoencoder->config().num_ids;
-  const at::Tensor ids = node_id_classes(batch.x);
-  const at::Tensor node_error =
-      (out.reconstruction.to(at::kFloat) - batch.x.slice(1, 1).to(at::kFloat)).pow(2).mean(1);
-  const at::Tensor id_error =
-      at::cross_entropy_loss(out.id_logits.to(at::kFloat), ids, {}, at::Reduction::None);
-  const at::Tensor neighbour_error =
-      at::binary_cross_entropy_with_logits(
-          out.neighbour_logits.to(at::kFloat),
-          neighbourhood_targets(batch.x, batch.edge_index, num_ids), {}, {}, at::Reduction::None)
-          .mean(1);
-  const at::Tensor mu = out.mu.to(at::kFloat);
-  const at::Tensor logvar = out.logvar.to(at::kFloat);
-  const at::Tensor kl = (-0.5 * (1 + logvar - mu.pow(2) - logvar.exp())).mean(1);
+  const auto evidence = autoencoder.family->evidence(*autoencoder.model, batch);
+  const at::Tensor& node_error = evidence.feature_error;
 
   GraphMeans per_graph{batch.batch.to(at::kLong), {}, batch.num_graphs};
   per_graph.counts = at::zeros({batch.num_graphs}, node_error.options())
@@ -93,21 +80,23 @@ at::Tensor batch_signals(models::GraphClassifierImpl& classifier, models::VGAE& 
           .index_add_(0, per_graph.membership.index_select(0, batch.edge_index[0].to(at::kLong)),
                       at::ones({batch.edge_index.size(1)}, node_error.options()));
   const at::Tensor unknown = at::zeros_like(node_error);  // per graph from the store, afterwards
-  const at::Tensor score = graph_reconstruction_score(out, batch).to(at::kFloat);
   const at::Tensor log_odds = attack_log_odds(logits).to(at::kFloat);
-  return at::stack({probability, logit, score, per_graph.mean(node_error), per_graph.mean(id_error),
-                    per_graph.mean(neighbour_error), per_graph.max(node_error), per_graph.mean(kl),
-                    per_graph.counts, edges, per_graph.mean(unknown), log_odds},
-                   1);
+  return at::stack(
+      {probability, logit, evidence.graph_score, per_graph.mean(node_error),
+       per_graph.mean(evidence.identity_error), per_graph.mean(evidence.neighbour_error),
+       per_graph.max(node_error), per_graph.mean(evidence.latent_divergence), per_graph.counts,
+       edges, per_graph.mean(unknown), log_odds},
+      1);
 }
 
 }  // namespace
 
-at::Tensor fusion_signals(models::GraphClassifierImpl& classifier, models::VGAE& autoencoder,
-                          const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
-                          std::int64_t batch_size, const c10::Device& device, Precision precision) {
+at::Tensor fusion_signals(models::GraphClassifierImpl& classifier,
+                          const LoadedAutoencoder& autoencoder, const store::GraphStore& store,
+                          std::span<const std::uint32_t> graph_ids, std::int64_t batch_size,
+                          const c10::Device& device, Precision precision) {
   classifier.eval();
-  autoencoder->eval();
+  autoencoder.model->eval();
   torch::NoGradGuard no_grad;
   std::vector<at::Tensor> parts;
   for_each_batch(store, graph_ids, batch_size, device, [&](const loader::GraphBatch& batch) {

@@ -48,7 +48,7 @@ std::filesystem::path source_or_default(const std::filesystem::path& given,
     return std::filesystem::absolute(resolve_checkpoint_path(path));
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(fmt::format(
-        "{} (stage fusion fuses a trained classifier and VGAE: train them first, e.g. with "
+        "{} (stage fusion fuses a trained classifier and autoencoder: train them first, e.g. with "
         "`headroom run`, or pass {})",
         e.what(), flag));
   }
@@ -68,7 +68,7 @@ at::Tensor signals_of(const FusionSources& sources, const store::GraphStore& sto
   for (const auto& source : {sources.classifier, sources.autoencoder})
     require_store_inputs(read_checkpoint_info(source).model_config, store, source);
   auto classifier = load_classifier_checkpoint(sources.classifier, device);
-  auto autoencoder = load_vgae_checkpoint(sources.autoencoder, device);
+  const auto autoencoder = load_autoencoder_checkpoint(sources.autoencoder, device);
   // The VGAE's neighbourhood logits are [nodes, IDs]: its batches stay small.
   const std::int64_t batch = std::min<std::int64_t>(config.optimisation.eval_batch_size, 1024);
   return fusion_signals(*classifier, autoencoder, store, ids, batch, device, context.precision);

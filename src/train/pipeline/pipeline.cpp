@@ -44,18 +44,18 @@ PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks,
                                            : base.run.runs_dir / dataset_name(base) / teacher;
     return config;
   };
+  // KD-GAT: each stage trains its default family (the VGAE, the GAT); students distil teachers.
   struct Step {
     const StageDefinition& stage;
-    std::string kind;  // a model family's name
     models::ModelSize size;
     std::string teacher;
   };
   using models::ModelSize;
   const std::vector<Step> steps = {
-      {kAutoencoderStageDefinition, "vgae", ModelSize::kTeacher, ""},
-      {kCurriculumStageDefinition, "gat", ModelSize::kTeacher, ""},
-      {kAutoencoderStageDefinition, "vgae", ModelSize::kStudent, "teacher_autoencoder"},
-      {kCurriculumStageDefinition, "gat", ModelSize::kStudent, "teacher_curriculum"},
+      {kAutoencoderStageDefinition, ModelSize::kTeacher, ""},
+      {kCurriculumStageDefinition, ModelSize::kTeacher, ""},
+      {kAutoencoderStageDefinition, ModelSize::kStudent, "teacher_autoencoder"},
+      {kCurriculumStageDefinition, ModelSize::kStudent, "teacher_curriculum"},
   };
   // Runs one stage under its run-directory name, timed, into result.stages.
   const auto run_stage = [&](const TrainingConfig& config, const StageDefinition& stage) {
@@ -71,7 +71,9 @@ PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks,
     result.stages.push_back(std::move(done));
   };
   for (const auto& step : steps)
-    run_stage(stage_config(step.stage, step.kind, step.size, step.teacher), step.stage);
+    run_stage(stage_config(step.stage, std::string(step.stage.traits->default_family()), step.size,
+                           step.teacher),
+              step.stage);
   // The students' scores fused, by upstream's DQN and by a logistic regression.
   for (const char* method : {"dqn", "logistic"}) {
     TrainingConfig config = base;

@@ -24,9 +24,9 @@ namespace headroom::train {
 
 namespace {
 
-// One autoencoder stage run: the VGAE on the normal training graphs, and with distillation its
-// projection onto the teacher's latent space. Built in the order that keeps runs deterministic:
-// seed, model, run directory, teacher, projection.
+// One autoencoder stage run: an autoencoder family's model (the VGAE by default) on the normal
+// training graphs, and with distillation its projection onto the teacher's latent space. Built in
+// the order that keeps runs deterministic: seed, model, run directory, teacher, projection.
 class AutoencoderStage {
  public:
   explicit AutoencoderStage(const TrainingConfig& config)
@@ -35,19 +35,20 @@ class AutoencoderStage {
         context_(resolve_run_context(config, store_, CommandWork::kTraining)),
         inputs_(model_inputs(store_)),
         train_normals_(detail::with_label(store_, store_.train_ids(), 0)),
-        validation_normals_(detail::with_label(store_, store_.validation_ids(), 0)) {
+        validation_normals_(detail::with_label(store_, store_.validation_ids(), 0)),
+        family_(autoencoder_family(config.model.family)) {
     if (train_normals_.empty())
       throw std::runtime_error(fmt::format(
           "{}: no normal training graphs to train the autoencoder on", config.run.store.string()));
     if (validation_normals_.empty()) validation_normals_ = train_normals_;  // none held out
     torch::manual_seed(config.run.seed);  // initial weights are part of the run's determinism
-    vgae_config_ = resolve_vgae_config(config.model, inputs_);
-    model_ = models::VGAE(vgae_config_);
+    model_config_ = family_.resolve_config(config.model, inputs_);
+    model_ = family_.build_autoencoder(model_config_);
     run_.emplace(checked_run_directory(config), /*echo=*/true, config.run.when_locked);
     run_->log(fmt::format(
-        "stage autoencoder: {} VGAE{} on {} normal graphs ({} validation), {} identities, {} "
+        "stage autoencoder: {} {}{} on {} normal graphs ({} validation), {} identities, {} "
         "node features, device {}, precision {}",
-        models::to_string(config.model.size),
+        models::to_string(config.model.size), family_.name(),
         config.distillation.enabled ? " with distillation" : "", train_normals_.size(),
         validation_normals_.size(), inputs_.num_ids, inputs_.in_features, config.run.device,
         config.run.precision));
@@ -58,15 +59,15 @@ class AutoencoderStage {
     TrainingTask task;
     task.batches = std::make_shared<GraphBatchBuilder>(store_);
     task.data_identity = store::content_identity(store_.metadata());
-    task.model = model_.ptr();
-    task.checkpoint.kind = "vgae";
+    task.model = model_;
+    task.checkpoint.kind = std::string(family_.name());
     task.loss_reduction = LossReduction::kPerNode;
-    task.checkpoint.model_config = vgae_config_;
+    task.checkpoint.model_config = model_config_;
     if (projection_) task.auxiliary.push_back(projection_.ptr());
     // The configuration the checkpoints record is the one prepare() settled (checkpointing).
     task.prepare = [this, &task] {
       prepare();
-      task.checkpoint.model_config = vgae_config_;
+      task.checkpoint.model_config = model_config_;
     };
     task.plan_epoch = [this](std::int64_t epoch) {
       EpochPlan plan;
@@ -75,7 +76,7 @@ class AutoencoderStage {
       return plan;
     };
     task.loss = graph_task_loss(
-        [this](const loader::GraphBatch& batch) { return objective(model_, projection_, batch); });
+        [this](const loader::GraphBatch& batch) { return objective(*model_, projection_, batch); });
     task.validate = [this] { return validate(); };
     StageResult result;
     result.run_dir = run_->path();
@@ -88,23 +89,23 @@ class AutoencoderStage {
     if (config_.distillation.enabled && config_.distillation.teacher_cache) build_teacher_cache();
   }
 
-  ModelSpec model_spec() const { return {"vgae", vgae_config_}; }
+  ModelSpec model_spec() const { return {std::string(family_.name()), model_config_}; }
   const std::vector<std::uint32_t>& training_ids() const { return train_normals_; }
 
   // What the memory probe measures: this stage's step on fresh modules, on the normal graphs it
   // trains on.
   StageStep probed_step() {
     return {[this] {
-              models::VGAE fresh(vgae_config_);
+              auto fresh = family_.build_autoencoder(model_config_);
               torch::nn::Linear fresh_projection{nullptr};
-              ProbeSubject subject{{fresh.ptr()}, {}, LossReduction::kPerNode};
+              ProbeSubject subject{{fresh}, {}, LossReduction::kPerNode};
               if (projection_) {
                 fresh_projection = torch::nn::Linear(projection_->options);
                 subject.modules.push_back(fresh_projection.ptr());
               }
               subject.loss = [this, fresh,
                               fresh_projection](const loader::GraphBatch& batch) mutable {
-                return objective(fresh, fresh_projection, batch);
+                return objective(*fresh, fresh_projection, batch);
               };
               return subject;
             },
@@ -120,14 +121,17 @@ class AutoencoderStage {
     const bool offload = teacher_offload_applies(config_.distillation, context_.device, *run_);
     // Loaded in every mode, before the projection: building it draws from the generator, and the
     // projection's initial weights must not depend on the mode.
-    teacher_ = load_vgae_checkpoint(teacher_file_, config_.distillation.teacher_cache || offload
-                                                       ? torch::kCPU
-                                                       : context_.device);
+    auto teacher = load_autoencoder_checkpoint(
+        teacher_file_,
+        config_.distillation.teacher_cache || offload ? torch::kCPU : context_.device);
+    teacher_ = teacher.model;
+    teacher_family_ = teacher.family;
+    teacher_config_ = teacher.info.model_config;
     for (auto& p : teacher_->parameters()) p.requires_grad_(false);
-    teacher_config_ = teacher_->config();
-    projection_ = torch::nn::Linear(vgae_config_.latent, teacher_config_.latent);
+    projection_ = torch::nn::Linear(family_.latent_width(model_config_),
+                                    teacher_family_->latent_width(teacher_config_));
     if (!config_.distillation.teacher_cache && offload)
-      offloaded_.emplace(teacher_.ptr(), context_.device);
+      offloaded_.emplace(teacher_, context_.device);
   }
 
   // Only when there is training to do: the step's inputs, then its memory fit.
@@ -138,18 +142,18 @@ class AutoencoderStage {
     const auto choice = choose_checkpointing(reserved);
     // Off: the unchecked step the choice measured is the one that trains.
     const MeasuredPeak* known = choice ? choice->fit_when_off() : nullptr;
-    sizing_ = plan_batch_sizing(config_, context_, store_, {"vgae", vgae_config_}, probed_step(),
-                                *run_, reserved, known);
+    sizing_ = plan_batch_sizing(config_, context_, store_, model_spec(), probed_step(), *run_,
+                                reserved, known);
   }
 
   // --gradient-checkpointing auto: the planner's choice, applied to the model and its
   // configuration (the checkpoints' and the fit's), before batches are sized.
   std::optional<CheckpointingChoice> choose_checkpointing(double reserved) {
     if (config_.model.gradient_checkpointing != Checkpointing::kAuto) return std::nullopt;
-    vgae_config_.gradient_checkpointing = false;
+    model_config_["gradient_checkpointing"] = false;
     const auto choice = choose_gradient_checkpointing(config_, context_, store_, model_spec(),
                                                       probed_step(), reserved);
-    vgae_config_.gradient_checkpointing = choice.on;
+    model_config_["gradient_checkpointing"] = choice.on;
     model_->set_gradient_checkpointing(choice.on);
     run_->log(choice.describe());
     return choice;
@@ -161,22 +165,22 @@ class AutoencoderStage {
     teacher_cache_ = detail::cache_teacher_outputs(
         teacher_,
         {TeacherRows::kPerNode,
-         {{"z", teacher_config_.latent}, {"reconstruction", teacher_config_.in_features - 1}}},
+         {{"z", teacher_family_->latent_width(teacher_config_)},
+          {"reconstruction", teacher_family_->reconstruction_width(teacher_config_)}}},
         cached_ids, config_, *run_, teacher_file_, context_, store_,
-        [](models::VGAE& vgae, const loader::GraphBatch& batch) {
-          auto out = vgae->forward(batch.x, batch.edge_index);
-          return std::vector<at::Tensor>{out.z, out.reconstruction};
+        [family = teacher_family_](models::GraphAutoencoder& teacher,
+                                   const loader::GraphBatch& batch) {
+          auto encoding = family->encode(*teacher, batch);
+          return std::vector<at::Tensor>{encoding.latent, encoding.reconstruction};
         });
   }
 
-  // The stage's loss for a VGAE of this configuration (and, distilled, its projection): the
+  // The stage's loss for a model of this configuration (and, distilled, its projection): the
   // trained ones, or a probe's copies.
-  at::Tensor objective(models::VGAE& vgae, torch::nn::Linear& student_projection,
+  at::Tensor objective(models::GraphAutoencoderImpl& model, torch::nn::Linear& student_projection,
                        const loader::GraphBatch& batch) {
-    const auto out = vgae->forward(batch.x, batch.edge_index);
-    const auto task_loss =
-        vgae_loss(out, batch, inputs_.num_ids, vgae_loss_weights(vgae_config_)).total;
-    if (!config_.distillation.enabled) return task_loss;
+    const auto pass = family_.training_pass(model, batch);
+    if (!config_.distillation.enabled) return pass.loss;
     at::Tensor teacher_z;
     at::Tensor teacher_reconstruction;
     if (teacher_cache_) {
@@ -188,12 +192,13 @@ class AutoencoderStage {
       torch::NoGradGuard no_grad;
       std::optional<OffloadedTeacher::DeviceScope> on_device;
       if (offloaded_) on_device.emplace(*offloaded_);
-      auto teacher_out = teacher_->forward(batch.x, batch.edge_index);
-      teacher_z = teacher_out.z;
-      teacher_reconstruction = teacher_out.reconstruction;
+      auto teacher_encoding = teacher_family_->encode(*teacher_, batch);
+      teacher_z = teacher_encoding.latent;
+      teacher_reconstruction = teacher_encoding.reconstruction;
     }
-    return vgae_distillation_loss(student_projection->forward(out.z), teacher_z, out.reconstruction,
-                                  teacher_reconstruction, task_loss, config_.distillation.alpha);
+    return vgae_distillation_loss(student_projection->forward(pass.encoding.latent), teacher_z,
+                                  pass.encoding.reconstruction, teacher_reconstruction, pass.loss,
+                                  config_.distillation.alpha);
   }
 
   ValidationResult validate() {
@@ -205,7 +210,7 @@ class AutoencoderStage {
         store_, validation_normals_, config_.optimisation.eval_batch_size, context_.device,
         [&](const loader::GraphBatch& batch) {
           const auto n = static_cast<double>(batch.num_graphs);
-          return BatchContribution{objective(model_, projection_, batch).item<double>() * n, n};
+          return BatchContribution{objective(*model_, projection_, batch).item<double>() * n, n};
         });
     for (const auto& c : contributions) {
       sum += c[0];
@@ -222,13 +227,15 @@ class AutoencoderStage {
   models::ModelInputs inputs_;
   std::vector<std::uint32_t> train_normals_;
   std::vector<std::uint32_t> validation_normals_;
-  models::VgaeConfig vgae_config_;
-  models::VGAE model_{nullptr};
+  const AutoencoderFamily& family_;
+  nlohmann::json model_config_;  // the family's configuration, as best.pt records it
+  models::GraphAutoencoder model_;
   std::optional<RunDirectory> run_;
   // Distillation.
   std::filesystem::path teacher_file_;
-  models::VGAE teacher_{nullptr};  // released once the cache is built
-  models::VgaeConfig teacher_config_;
+  models::GraphAutoencoder teacher_;  // released once the cache is built
+  const AutoencoderFamily* teacher_family_ = nullptr;
+  nlohmann::json teacher_config_;
   torch::nn::Linear projection_{nullptr};
   std::optional<TeacherOutputCache> teacher_cache_;
   std::optional<OffloadedTeacher> offloaded_;

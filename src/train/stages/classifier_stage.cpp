@@ -30,24 +30,24 @@
 namespace headroom::train {
 namespace {
 
-// The VGAE that scores difficulty: --autoencoder-path, else this size's autoencoder run (the
-// distilled one first).
+// The autoencoder that scores difficulty: --autoencoder-path, else this size's run of the
+// autoencoder stage's default family (the distilled one first).
 std::filesystem::path autoencoder_for(const TrainingConfig& config) {
   if (!config.curriculum.autoencoder_path.empty())
     return resolve_checkpoint_path(config.curriculum.autoencoder_path);
-  TrainingConfig vgae = config;
-  vgae.stage = kAutoencoderStage;
-  vgae.model.family = "vgae";
+  TrainingConfig autoencoder = config;
+  autoencoder.stage = kAutoencoderStage;
+  autoencoder.model.family = kAutoencoderStage.default_family();
   for (const bool kd : {true, false}) {
-    vgae.distillation.enabled = kd;
-    const auto best = run_directory(vgae) / "best.pt";
+    autoencoder.distillation.enabled = kd;
+    const auto best = run_directory(autoencoder) / "best.pt";
     if (std::filesystem::exists(best)) return best;
   }
-  vgae.distillation.enabled = false;
+  autoencoder.distillation.enabled = false;
   throw std::runtime_error(fmt::format(
-      "stage curriculum needs a trained VGAE: none in {} (run `headroom autoencoder` first, or "
-      "pass --autoencoder-path)",
-      run_directory(vgae).string()));
+      "stage curriculum needs a trained autoencoder: none in {} (run `headroom autoencoder` "
+      "first, or pass --autoencoder-path)",
+      run_directory(autoencoder).string()));
 }
 
 // One classifier stage run: what it trains on, its model and (distilled) teacher, and the
@@ -240,13 +240,13 @@ class ClassifierStage {
   }
 
   void score_difficulty() {
-    const auto vgae_path = autoencoder_for(config_);
-    auto vgae = load_vgae_checkpoint(vgae_path, context_.device);
+    const auto autoencoder_path = autoencoder_for(config_);
+    const auto autoencoder = load_autoencoder_checkpoint(autoencoder_path, context_.device);
     difficulty_ =
-        reconstruction_scores(vgae, store_, normals_, config_.optimisation.eval_batch_size,
-                              context_.device, context_.precision);
+        anomaly_scores(autoencoder, store_, normals_, config_.optimisation.eval_batch_size,
+                       context_.device, context_.precision);
     run_->log(fmt::format("difficulty of {} normal graphs scored with {}", normals_.size(),
-                          util::printable_path(vgae_path)));
+                          util::printable_path(autoencoder_path)));
   }
 
   void build_teacher_cache() {

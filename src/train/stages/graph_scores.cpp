@@ -5,7 +5,6 @@
 #include "headroom/train/batches/sharded_pass.hpp"
 #include "headroom/train/families/model_family.hpp"
 #include "headroom/train/loop/training_loop.hpp"
-#include "headroom/train/step/losses.hpp"
 
 namespace headroom::train {
 namespace {
@@ -46,15 +45,16 @@ std::vector<float> attack_log_odds_per_graph(models::GraphClassifierImpl& model,
       });
 }
 
-std::vector<float> reconstruction_scores(models::VGAE& model, const store::GraphStore& store,
-                                         std::span<const std::uint32_t> graph_ids,
-                                         std::int64_t batch_size, const c10::Device& device,
-                                         Precision precision) {
-  model->eval();
-  return per_graph_scores(
-      store, graph_ids, batch_size, device, precision, [&](const loader::GraphBatch& batch) {
-        return graph_reconstruction_score(model->forward(batch.x, batch.edge_index), batch);
-      });
+std::vector<float> anomaly_scores(const LoadedAutoencoder& autoencoder,
+                                  const store::GraphStore& store,
+                                  std::span<const std::uint32_t> graph_ids, std::int64_t batch_size,
+                                  const c10::Device& device, Precision precision) {
+  auto& model = *autoencoder.model;
+  model.eval();
+  return per_graph_scores(store, graph_ids, batch_size, device, precision,
+                          [&](const loader::GraphBatch& batch) {
+                            return autoencoder.family->graph_scores(model, batch);
+                          });
 }
 
 }  // namespace headroom::train

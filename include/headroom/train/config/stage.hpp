@@ -62,6 +62,11 @@ struct StageTraits {
   // Keys only this stage records in config.json; nullptr: none. (Keys added to a stage change its
   // recorded configuration, and a changed configuration is not resumed.)
   void (*record)(nlohmann::json& json, const TrainingConfig& config) = nullptr;
+
+  // The MODEL of default_preset ("gat" of "gat,teacher"); empty when there is none.
+  constexpr std::string_view default_family() const {
+    return default_preset.substr(0, default_preset.find(','));
+  }
 };
 
 // Which stage a configuration is for: a handle to the stage's traits; empty until set.

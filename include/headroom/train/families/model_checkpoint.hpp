@@ -16,11 +16,13 @@
 
 #include "headroom/eval/decision_threshold.hpp"
 #include "headroom/models/gat_with_jk.hpp"
+#include "headroom/models/graph_autoencoder.hpp"
 #include "headroom/models/graph_classifier.hpp"
 #include "headroom/models/model_config.hpp"
-#include "headroom/models/vgae.hpp"
 
 namespace headroom::train {
+
+class AutoencoderFamily;  // model_family.hpp
 
 struct CheckpointInfo {
   std::string kind = "gat";     // the model family's name (model_family.hpp)
@@ -48,9 +50,17 @@ CheckpointInfo read_checkpoint_info(const std::filesystem::path& file);
 void load_checkpoint_weights(const std::filesystem::path& file, torch::nn::Module& module);
 
 // Rebuild the model from a checkpoint, in eval mode, on `device`. Throws std::runtime_error
-// naming the file when it is missing, unreadable or holds the other model kind.
+// naming the file when it is missing, unreadable or holds another model kind.
 models::GATWithJK load_gat_checkpoint(const std::filesystem::path& file, const c10::Device& device);
-models::VGAE load_vgae_checkpoint(const std::filesystem::path& file, const c10::Device& device);
+// An autoencoder family's checkpoint, rebuilt through its family, in eval mode on `device`.
+struct LoadedAutoencoder {
+  const AutoencoderFamily* family = nullptr;  // the registry's (static storage)
+  models::GraphAutoencoder model;
+  CheckpointInfo info;
+};
+// Throws std::runtime_error naming the file when it is missing, unreadable or not an autoencoder.
+LoadedAutoencoder load_autoencoder_checkpoint(const std::filesystem::path& file,
+                                              const c10::Device& device);
 // Any classifier family's checkpoint (GAT, GCN, ...), rebuilt through its family, in eval mode on
 // `device`; its info in *info when given. Throws std::runtime_error naming the file when it is
 // missing, unreadable or not a classifier.

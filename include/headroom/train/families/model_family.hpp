@@ -21,6 +21,7 @@
 
 #include "headroom/memory/peak_model.hpp"
 #include "headroom/memory/peak_probe.hpp"
+#include "headroom/models/graph_autoencoder.hpp"
 #include "headroom/models/graph_classifier.hpp"
 #include "headroom/models/model_config.hpp"
 #include "headroom/models/model_inputs.hpp"
@@ -44,6 +45,10 @@ class ModelFamily {
   // `inputs` with the command-line overrides that apply to this kind. What best.pt stores.
   virtual nlohmann::json resolve_config(const ModelOptions& options,
                                         const models::ModelInputs& inputs) const = 0;
+  // Whether resolve_config reads the ModelOptions override `option` ("hidden", "latent",
+  // "gradient_checkpointing", ...: the field's name): a command refuses an override flag that the
+  // family it trains would ignore.
+  virtual bool reads_option(std::string_view option) const = 0;
   // A fresh module of `model_config` (parameters drawn from torch's global generator). Throws
   // std::invalid_argument for an invalid configuration.
   virtual std::shared_ptr<torch::nn::Module> build(const nlohmann::json& model_config) const = 0;
@@ -66,6 +71,61 @@ class ClassifierFamily : public ModelFamily {
     return build_classifier(model_config);
   }
   // Cross-entropy on the graph labels.
+  ProbeSubject plain_subject(const nlohmann::json& model_config) const final;
+};
+
+// What an autoencoder gives of one batch, per node: its latent [nodes, latent width] and its
+// reconstruction of the node features [nodes, reconstruction width]. What a distilled student
+// matches (through a projection of its latent) and what the teacher output cache keeps.
+struct AutoencoderEncoding {
+  at::Tensor latent;
+  at::Tensor reconstruction;
+};
+
+// One training pass of an autoencoder: its objective (a scalar, averaged per node) and, from the
+// same forward pass, its encoding.
+struct AutoencoderPass {
+  at::Tensor loss;
+  AutoencoderEncoding encoding;
+};
+
+// What fusion reads of an autoencoder on one batch (from one forward pass): the anomaly score per
+// graph [graphs] and its error terms per node [nodes], float32. A term the family's model has no
+// counterpart of is zeros.
+struct AutoencoderEvidence {
+  at::Tensor graph_score;
+  at::Tensor feature_error;      // squared error of the reconstructed node features
+  at::Tensor identity_error;     // cross-entropy of the node's predicted identity
+  at::Tensor neighbour_error;    // error of the predicted neighbourhood
+  at::Tensor latent_divergence;  // the latent's divergence from its prior (KL)
+};
+
+// A family whose models reconstruct graphs: trained on normal graphs by the autoencoder stage,
+// distilled through their encoding, and scored per graph as anomaly detectors (the curriculum's
+// difficulty, evaluation, fusion). The family runs the models it builds: each method takes a
+// model that this family built (or loaded from its checkpoint).
+class AutoencoderFamily : public ModelFamily {
+ public:
+  FamilyRole role() const final { return FamilyRole::kAutoencoder; }
+  virtual models::GraphAutoencoder build_autoencoder(const nlohmann::json& model_config) const = 0;
+  std::shared_ptr<torch::nn::Module> build(const nlohmann::json& model_config) const final {
+    return build_autoencoder(model_config);
+  }
+  // The training objective on `batch`, with the encoding of the same forward pass.
+  virtual AutoencoderPass training_pass(models::GraphAutoencoderImpl& model,
+                                        const loader::GraphBatch& batch) const = 0;
+  // The encoding alone (a teacher's, for distillation).
+  virtual AutoencoderEncoding encode(models::GraphAutoencoderImpl& model,
+                                     const loader::GraphBatch& batch) const = 0;
+  // The anomaly score of each graph of the batch, float32 [graphs]: higher is more anomalous.
+  virtual at::Tensor graph_scores(models::GraphAutoencoderImpl& model,
+                                  const loader::GraphBatch& batch) const = 0;
+  virtual AutoencoderEvidence evidence(models::GraphAutoencoderImpl& model,
+                                       const loader::GraphBatch& batch) const = 0;
+  // The widths of a model's encoding (its configuration's).
+  virtual std::int64_t latent_width(const nlohmann::json& model_config) const = 0;
+  virtual std::int64_t reconstruction_width(const nlohmann::json& model_config) const = 0;
+  // training_pass's loss on a fresh module, averaged per node.
   ProbeSubject plain_subject(const nlohmann::json& model_config) const final;
 };
 
@@ -92,6 +152,8 @@ void require_store_inputs(const nlohmann::json& model_config, const store::Graph
                           const std::filesystem::path& checkpoint);
 // The same, and throws std::invalid_argument when it is not a classifier family.
 const ClassifierFamily& classifier_family(std::string_view name);
+// The same, and throws std::invalid_argument when it is not an autoencoder family.
+const AutoencoderFamily& autoencoder_family(std::string_view name);
 // Every registered family's name, in registration order.
 std::vector<std::string_view> model_family_names();
 

@@ -18,8 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "headroom/models/graph_classifier.hpp"
-#include "headroom/models/vgae.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/step/precision.hpp"
 
 namespace headroom::train {
@@ -28,12 +28,15 @@ namespace headroom::train {
 enum FusionSignal : std::int64_t {
   kAttackProbability,    // the classifier's P(attack)
   kAttackLogit,          // logit of that probability, clamped to +-20
-  kReconstructionScore,  // graph_reconstruction_score (losses.hpp): the VGAE's anomaly score
-  kNodeFeatureError,     // mean over nodes of the squared feature error
-  kIdError,              // mean over nodes of the ID cross-entropy
-  kNeighbourError,       // mean over nodes of the neighbourhood BCE
-  kWorstNodeError,       // the largest node's squared feature error
-  kLatentKl,             // mean over nodes and latent dimensions of the KL term
+  kReconstructionScore,  // the autoencoder's anomaly score (AutoencoderFamily::graph_scores)
+  // Means over nodes of the autoencoder's error terms (AutoencoderEvidence; the VGAE's: squared
+  // feature error, ID cross-entropy, neighbourhood BCE, KL over the latent dimensions), and the
+  // largest node's feature error.
+  kNodeFeatureError,
+  kIdError,
+  kNeighbourError,
+  kWorstNodeError,
+  kLatentKl,
   kNodeCount,
   kEdgeCount,
   kUnknownIdShare,  // share of nodes whose CAN ID is out of the vocabulary (unknown_id_shares)
@@ -43,9 +46,10 @@ enum FusionSignal : std::int64_t {
 
 // float [graph_ids.size(), kFusionSignalCount] on the CPU, in graph_ids order; both models are put
 // in eval mode and run without gradients, batch by batch.
-at::Tensor fusion_signals(models::GraphClassifierImpl& classifier, models::VGAE& autoencoder,
-                          const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
-                          std::int64_t batch_size, const c10::Device& device, Precision precision);
+at::Tensor fusion_signals(models::GraphClassifierImpl& classifier,
+                          const LoadedAutoencoder& autoencoder, const store::GraphStore& store,
+                          std::span<const std::uint32_t> graph_ids, std::int64_t batch_size,
+                          const c10::Device& device, Precision precision);
 
 // float [graph_ids.size()]: per graph, the share of its nodes whose CAN ID is outside the store's
 // training vocabulary, read from node_can_ids, so that it means the same under every node identity

@@ -1,5 +1,5 @@
-// Batched inference over store graphs: attack log-odds of a classifier and VGAE
-// reconstruction scores (the curriculum's difficulty), computed in chunks, never graph by graph.
+// Batched inference over store graphs: attack log-odds of a classifier and an autoencoder's
+// anomaly scores (the curriculum's difficulty), computed in chunks, never graph by graph.
 #pragma once
 
 #include <cstdint>
@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "headroom/models/graph_classifier.hpp"
-#include "headroom/models/vgae.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/step/precision.hpp"
 
 namespace headroom::train {
@@ -21,10 +21,12 @@ std::vector<float> attack_log_odds_per_graph(models::GraphClassifierImpl& model,
                                              std::int64_t batch_size, const c10::Device& device,
                                              Precision precision = Precision::kFloat32);
 
-// graph_reconstruction_score per graph, in the order of graph_ids. The model is put in eval mode.
-std::vector<float> reconstruction_scores(models::VGAE& model, const store::GraphStore& store,
-                                         std::span<const std::uint32_t> graph_ids,
-                                         std::int64_t batch_size, const c10::Device& device,
-                                         Precision precision = Precision::kFloat32);
+// An autoencoder's anomaly score per graph (AutoencoderFamily::graph_scores), in the order of
+// graph_ids. The model is put in eval mode.
+std::vector<float> anomaly_scores(const LoadedAutoencoder& autoencoder,
+                                  const store::GraphStore& store,
+                                  std::span<const std::uint32_t> graph_ids, std::int64_t batch_size,
+                                  const c10::Device& device,
+                                  Precision precision = Precision::kFloat32);
 
 }  // namespace headroom::train
