@@ -11,12 +11,15 @@
 #include <fstream>
 
 #include "headroom/eval/decision_threshold.hpp"
+#include "headroom/loader/collate.hpp"
 #include "headroom/models/gcn_classifier.hpp"
+#include "headroom/models/vgae.hpp"
 #include "headroom/nn/gcn_conv.hpp"
 #include "headroom/train/config/training_config.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/stages/autoencoder_stage.hpp"
 #include "headroom/train/stages/classifier_stage.hpp"
+#include "headroom/train/step/losses.hpp"
 #include "test_support.hpp"
 
 namespace headroom::train {
@@ -249,6 +252,64 @@ TEST(GcnFamilyTest, AutoencoderStageRefusesAClassifierFamily) {
   EXPECT_NO_THROW(validate(config));
   config.model.family = "vgae";
   EXPECT_THROW(validate(config), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace headroom::train
+
+namespace headroom::train {
+namespace {
+
+// The autoencoder family interface, with the VGAE: what the stages, fusion and evaluation read of
+// a model is what the VGAE's own loss and score functions compute on its output.
+TEST(AutoencoderFamilyTest, TheVgaeFamilyComputesTheVgaesLossEncodingAndScores) {
+  testing::TempDir dir;
+  const auto store = store::GraphStore::open(testing::build_synthetic_store(dir.path(), 20000));
+  const auto& family = autoencoder_family("vgae");
+  EXPECT_EQ(&family, &model_family("vgae"));
+  EXPECT_THROW(autoencoder_family("gat"), std::invalid_argument);
+  const auto model = preset_model(store, "vgae", models::ModelSize::kStudent);
+  torch::manual_seed(3);
+  auto built = family.build_autoencoder(model.config);
+  auto& vgae = dynamic_cast<models::VGAEImpl&>(*built);
+  vgae.eval();  // the latent is mu: two forward passes agree
+  torch::NoGradGuard no_grad;
+  const auto batch = loader::collate(store, store.train_ids().first(16), {});
+  const auto out = vgae.forward(batch.x, batch.edge_index);
+  const auto config = model.config.get<models::VgaeConfig>();
+
+  const auto pass = family.training_pass(vgae, batch);
+  EXPECT_TRUE(torch::equal(pass.loss,
+                           vgae_loss(out, batch, config.num_ids, vgae_loss_weights(config)).total));
+  EXPECT_TRUE(torch::equal(pass.encoding.latent, out.z));
+  EXPECT_TRUE(torch::equal(pass.encoding.reconstruction, out.reconstruction));
+  const auto encoding = family.encode(vgae, batch);
+  EXPECT_TRUE(torch::equal(encoding.latent, out.z));
+  EXPECT_EQ(encoding.latent.size(1), family.latent_width(model.config));
+  EXPECT_EQ(encoding.reconstruction.size(1), family.reconstruction_width(model.config));
+
+  const auto scores = family.graph_scores(vgae, batch);
+  EXPECT_EQ(scores.size(0), batch.num_graphs);
+  EXPECT_TRUE(torch::equal(scores, graph_reconstruction_score(out, batch)));
+  const auto evidence = family.evidence(vgae, batch);
+  EXPECT_TRUE(torch::equal(evidence.graph_score, scores.to(torch::kFloat)));
+  const auto nodes = batch.x.size(0);
+  for (const auto& term : {evidence.feature_error, evidence.identity_error,
+                           evidence.neighbour_error, evidence.latent_divergence}) {
+    EXPECT_EQ(term.sizes(), (std::vector<std::int64_t>{nodes}));
+    EXPECT_TRUE(term.ge(0).all().item<bool>());
+  }
+}
+
+TEST(AutoencoderFamilyTest, EachFamilyReadsOnlyItsOwnOverrides) {
+  EXPECT_TRUE(model_family("vgae").reads_option("latent"));
+  EXPECT_FALSE(model_family("gat").reads_option("latent"));
+  EXPECT_TRUE(model_family("gat").reads_option("fc_layers"));
+  EXPECT_FALSE(model_family("gcn").reads_option("gradient_checkpointing"));
+  for (const auto name : model_family_names()) {
+    EXPECT_TRUE(model_family(name).reads_option("dropout")) << name;
+    EXPECT_FALSE(model_family(name).reads_option("no_such_option")) << name;
+  }
 }
 
 }  // namespace
