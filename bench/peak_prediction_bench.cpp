@@ -1,7 +1,7 @@
 // How well the planner predicts a training step's peak tensor memory. For every combination of
 // model (GAT in stage normal, VGAE in stage autoencoder), size (teacher, student, and student
 // distilled from a teacher), precision (fp32, bf16-mixed) and gradient checkpointing (on, off):
-// the stage's step is prepared as the stage prepares it (train::prepare_stage_step: for a
+// the stage's step is prepared as the stage prepares it (train::prepare_stage: for a
 // distilled student, its teacher output cache is built and the step runs the distillation loss),
 // its peak fit is measured on the probe batches exactly as the stage does it
 // (train::measure_step_peak, with the on-disk cache off), then the epoch-0 order of the stage's
@@ -157,8 +157,8 @@ int main(int argc, char** argv) {
             fmt::format("{} {}{} {} ckpt-{}", models::to_string(variant.size), variant.family,
                         variant.distilled ? " kd" : "", precision == "32" ? "fp32" : "bf16",
                         checkpointing ? "on" : "off");
-        const auto prepared = train::prepare_stage_step(config);
-        const auto step = prepared->step();
+        const auto prepared = train::prepare_stage(config);
+        const auto step = prepared->probe_target();
         const auto probe_start = Clock::now();
         const auto context =
             train::resolve_run_context(config, store, train::CommandWork::kTraining);

@@ -37,11 +37,11 @@ class CheckpointingChoiceTest : public ::testing::Test {
   void TearDown() override { ::unsetenv("HEADROOM_CACHE_DIR"); }
 
   // The GAT's configuration for this store with checkpointing `on`, and its plain probed step.
-  std::pair<ModelSpec, StageStep> gat_step(const store::GraphStore& store, bool on) const {
+  std::pair<ModelSpec, ProbeTarget> gat_step(const store::GraphStore& store, bool on) const {
     const auto& family = model_family("gat");
     ModelSpec model{"gat", family.resolve_config(config_.model, model_inputs(store))};
     model.config["gradient_checkpointing"] = on;
-    StageStep step;
+    ProbeTarget step;
     step.make = [&family, config = model.config] { return family.plain_subject(config); };
     return {model, step};
   }

@@ -80,7 +80,7 @@ TEST_F(RunContextTest, BatchesArePackedToTheContextsBudget) {
   context.device_budget = 777 * kMiB;
   const auto& family = model_family("gat");
   const ModelSpec model{"gat", family.resolve_config(config_.model, model_inputs(store))};
-  StageStep step;
+  ProbeTarget step;
   step.make = [&] { return family.plain_subject(model.config); };
   RunDirectory run(dir_.path() / "run", /*echo=*/false);
   const auto sizing = plan_batch_sizing(config_, context, store, model, step, run);

@@ -93,12 +93,12 @@ TEST(StageRegistry, NoTwoStagesShareARunDirectory) {
 
 TEST(StageRegistry, OnlyStagesWithAGraphTrainingStepPrepareOne) {
   for (const auto* stage : stage_definitions()) {
-    if (stage->prepare_step != nullptr) continue;
+    if (stage->prepare != nullptr) continue;
     TrainingConfig config;
     config.stage = *stage->traits;
-    EXPECT_THROW(prepare_stage_step(config), std::invalid_argument) << stage->traits->name;
+    EXPECT_THROW(prepare_stage(config), std::invalid_argument) << stage->traits->name;
   }
-  EXPECT_NE(stage_definition(kNormalStage).prepare_step, nullptr);
+  EXPECT_NE(stage_definition(kNormalStage).prepare, nullptr);
 }
 
 TEST(StageRegistry, AConfigurationWithoutAStageSaysSo) {

@@ -36,7 +36,8 @@ constexpr int kPeakFitFormat = 3;
 std::string device_identity(const c10::Device& device) {
   if (!device.is_cuda()) return "cpu";
   const int index = std::max<int>(0, device.index());
-  return fmt::format("cuda {} {} B", nn::cuda_device_name(index), nn::cuda_total_memory_bytes(index));
+  return fmt::format("cuda {} {} B", nn::cuda_device_name(index),
+                     nn::cuda_total_memory_bytes(index));
 }
 
 // Every rank packs with rank 0's fit and budget, so that every rank plans the same epochs (a fit
@@ -177,7 +178,7 @@ void fit_probe_batches_to_budget(const TrainingConfig& config, const RunContext&
 
 ProbePlan probe_plan(const TrainingConfig& config, const RunContext& context,
                      const store::GraphStore& store, const ModelSpec& model,
-                     const StageStep& step) {
+                     const ProbeTarget& step) {
   ProbePlan plan;
   plan.batches =
       step.population.empty()
@@ -224,7 +225,7 @@ constexpr double kFreshSampleTolerance = 0.5;
 
 MeasuredPeak measure_step_peak(const TrainingConfig& config, const RunContext& context,
                                const store::GraphStore& store, const ModelSpec& model,
-                               const StageStep& step) {
+                               const ProbeTarget& step) {
   const auto [batches, key] = probe_plan(config, context, store, model, step);
   const memory::PeakFitCache cache(memory::default_peak_fit_cache_dir());
   const auto options = probe_options(config, context);
@@ -261,7 +262,7 @@ namespace {
 // goes on without: adopt_rank0_sizing gives every rank rank 0's fit either way.
 MeasuredPeak measure_step_peak_on_rank0(const TrainingConfig& config, const RunContext& context,
                                         const store::GraphStore& store, const ModelSpec& model,
-                                        const StageStep& step) {
+                                        const ProbeTarget& step) {
   std::optional<MeasuredPeak> measured;
   collectives().run_on_rank0("measure the training step's peak memory", [&] {
     measured = measure_step_peak(config, context, store, model, step);
@@ -319,7 +320,7 @@ void record_memory_plan(const RunDirectory& run, const MeasuredPeak& measured, d
 
 AgreedStepPeak agreed_step_peak(const TrainingConfig& config, const RunContext& context,
                                 const store::GraphStore& store, const ModelSpec& model,
-                                const StageStep& step, double reserved_bytes) {
+                                const ProbeTarget& step, double reserved_bytes) {
   AgreedStepPeak agreed{measure_step_peak_on_rank0(config, context, store, model, step),
                         context.packing_budget_bytes() - reserved_bytes};
   BatchSizing sizing;
@@ -333,7 +334,7 @@ AgreedStepPeak agreed_step_peak(const TrainingConfig& config, const RunContext& 
 
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const RunContext& context,
                               const store::GraphStore& store, const ModelSpec& model,
-                              const StageStep& step, RunDirectory& run, double reserved_bytes,
+                              const ProbeTarget& step, RunDirectory& run, double reserved_bytes,
                               const MeasuredPeak* known) {
   BatchSizing sizing;
   sizing.max_graphs = config.optimisation.batch_size;

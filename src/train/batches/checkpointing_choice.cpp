@@ -25,7 +25,7 @@ std::string CheckpointingChoice::describe() const {
 
 CheckpointingChoice choose_gradient_checkpointing(
     const TrainingConfig& config, const RunContext& context, const store::GraphStore& store,
-    const ModelSpec& unchecked, const StageStep& unchecked_step, double reserved_bytes) {
+    const ModelSpec& unchecked, const ProbeTarget& unchecked_step, double reserved_bytes) {
   CheckpointingChoice choice;
   if (!config.memory.pack_batches) return choice;
   auto agreed = agreed_step_peak(config, context, store, unchecked, unchecked_step, reserved_bytes);

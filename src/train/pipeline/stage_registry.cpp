@@ -44,12 +44,12 @@ OptionGroups option_groups_of_every_stage() {
   return groups;
 }
 
-std::unique_ptr<PreparedStageStep> prepare_stage_step(const TrainingConfig& config) {
+std::unique_ptr<PreparedStage> prepare_stage(const TrainingConfig& config) {
   const auto& definition = stage_definition(config.stage);
-  if (definition.prepare_step == nullptr)
+  if (definition.prepare == nullptr)
     throw std::invalid_argument("stage " + to_string(config.stage) +
                                 " has no graph training step to prepare");
-  return definition.prepare_step(config);
+  return definition.prepare(config);
 }
 
 }  // namespace headroom::train

@@ -16,7 +16,7 @@
 #include "headroom/train/caches/teacher_output_cache.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/families/model_family.hpp"
-#include "headroom/train/stages/prepared_stage_step.hpp"
+#include "headroom/train/stages/prepared_stage.hpp"
 #include "headroom/train/step/losses.hpp"
 #include "stage_support.hpp"
 
@@ -94,7 +94,7 @@ class AutoencoderStage {
 
   // What the memory probe measures: this stage's step on fresh modules, on the normal graphs it
   // trains on.
-  StageStep probed_step() {
+  ProbeTarget probe_target() {
     return {[this] {
               auto fresh = family_.build_autoencoder(model_config_);
               torch::nn::Linear fresh_projection{nullptr};
@@ -142,7 +142,7 @@ class AutoencoderStage {
     const auto choice = choose_checkpointing(reserved);
     // Off: the unchecked step the choice measured is the one that trains.
     const MeasuredPeak* known = choice ? choice->fit_when_off() : nullptr;
-    sizing_ = plan_batch_sizing(config_, context_, store_, model_spec(), probed_step(), *run_,
+    sizing_ = plan_batch_sizing(config_, context_, store_, model_spec(), probe_target(), *run_,
                                 reserved, known);
   }
 
@@ -152,7 +152,7 @@ class AutoencoderStage {
     if (config_.model.gradient_checkpointing != Checkpointing::kAuto) return std::nullopt;
     model_config_["gradient_checkpointing"] = false;
     const auto choice = choose_gradient_checkpointing(config_, context_, store_, model_spec(),
-                                                      probed_step(), reserved);
+                                                      probe_target(), reserved);
     model_config_["gradient_checkpointing"] = choice.on;
     model_->set_gradient_checkpointing(choice.on);
     run_->log(choice.describe());
@@ -244,8 +244,8 @@ class AutoencoderStage {
 
 }  // namespace
 
-std::unique_ptr<PreparedStageStep> prepare_autoencoder_step(const TrainingConfig& config) {
-  return detail::prepare_step<AutoencoderStage>(config);
+std::unique_ptr<PreparedStage> prepare_autoencoder_stage(const TrainingConfig& config) {
+  return detail::prepare<AutoencoderStage>(config);
 }
 
 StageResult run_autoencoder_stage(const TrainingConfig& config, const LoopHooks& hooks) {
@@ -268,7 +268,7 @@ const StageTraits kAutoencoderStage{
 const StageDefinition kAutoencoderStageDefinition{
     .traits = &kAutoencoderStage,
     .run = run_autoencoder_stage,
-    .prepare_step = prepare_autoencoder_step,
+    .prepare = prepare_autoencoder_stage,
     .example =
         "Example: headroom autoencoder --store stores/hcrl_sa --preset vgae,teacher\n"
         "         headroom autoencoder --store stores/hcrl_sa --preset vgae,student "

@@ -21,7 +21,7 @@
 #include "headroom/train/families/model_family.hpp"
 #include "headroom/train/stages/autoencoder_stage.hpp"
 #include "headroom/train/stages/graph_scores.hpp"
-#include "headroom/train/stages/prepared_stage_step.hpp"
+#include "headroom/train/stages/prepared_stage.hpp"
 #include "headroom/train/step/losses.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
@@ -125,7 +125,7 @@ class ClassifierStage {
   }
 
   // What the memory probe measures: this stage's step on a fresh model.
-  StageStep probed_step() {
+  ProbeTarget probe_target() {
     return {[this] {
               auto fresh = family_.build_classifier(model_config_);
               return ProbeSubject{{fresh},
@@ -220,7 +220,7 @@ class ClassifierStage {
     const auto choice = choose_checkpointing(reserved);
     // Off: the unchecked step the choice measured is the one that trains.
     const MeasuredPeak* known = choice ? choice->fit_when_off() : nullptr;
-    sizing_ = plan_batch_sizing(config_, context_, store_, model_spec(), probed_step(), *run_,
+    sizing_ = plan_batch_sizing(config_, context_, store_, model_spec(), probe_target(), *run_,
                                 reserved, known);
   }
 
@@ -232,7 +232,7 @@ class ClassifierStage {
       return std::nullopt;
     model_config_["gradient_checkpointing"] = false;
     const auto choice = choose_gradient_checkpointing(config_, context_, store_, model_spec(),
-                                                      probed_step(), reserved);
+                                                      probe_target(), reserved);
     model_config_["gradient_checkpointing"] = choice.on;
     model_->set_gradient_checkpointing(choice.on);
     run_->log(choice.describe());
@@ -372,8 +372,8 @@ class ClassifierStage {
 
 }  // namespace
 
-std::unique_ptr<PreparedStageStep> prepare_classifier_step(const TrainingConfig& config) {
-  return detail::prepare_step<ClassifierStage>(config);
+std::unique_ptr<PreparedStage> prepare_classifier_stage(const TrainingConfig& config) {
+  return detail::prepare<ClassifierStage>(config);
 }
 
 StageResult run_classifier_stage(const TrainingConfig& config, const LoopHooks& hooks) {
@@ -409,7 +409,7 @@ const StageTraits kCurriculumStage{
 const StageDefinition kNormalStageDefinition{
     .traits = &kNormalStage,
     .run = run_classifier_stage,
-    .prepare_step = prepare_classifier_step,
+    .prepare = prepare_classifier_stage,
     .example =
         "Example: headroom normal --store stores/hcrl_sa --preset gat,student --max-epochs 20",
 };
@@ -417,7 +417,7 @@ const StageDefinition kNormalStageDefinition{
 const StageDefinition kCurriculumStageDefinition{
     .traits = &kCurriculumStage,
     .run = run_classifier_stage,
-    .prepare_step = prepare_classifier_step,
+    .prepare = prepare_classifier_stage,
     .example =
         "Example: headroom curriculum --store stores/hcrl_sa --preset gat,teacher\n"
         "         headroom curriculum --store stores/hcrl_sa --preset gat,student "

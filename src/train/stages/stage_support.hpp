@@ -15,7 +15,7 @@
 #include "headroom/train/context/collectives.hpp"
 #include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/loop/training_loop.hpp"
-#include "headroom/train/stages/prepared_stage_step.hpp"
+#include "headroom/train/stages/prepared_stage.hpp"
 
 namespace headroom::train::detail {
 
@@ -67,16 +67,16 @@ TeacherOutputCache cache_teacher_outputs(Teacher& teacher, TeacherOutputSpec spe
   return std::move(*cache);
 }
 
-// A stage behind PreparedStageStep, for any stage class with prepare_inputs(), model_spec(),
-// probed_step() and training_ids(). Owns the configuration the stage refers to.
+// A stage behind PreparedStage, for any stage class with prepare_inputs(), model_spec(),
+// probe_target() and training_ids(). Owns the configuration the stage refers to.
 template <typename Stage>
-class PreparedStepOf final : public PreparedStageStep {
+class PreparedStepOf final : public PreparedStage {
  public:
   explicit PreparedStepOf(const TrainingConfig& config) : config_(config), stage_(config_) {
     stage_.prepare_inputs();
   }
   ModelSpec model() const override { return stage_.model_spec(); }
-  StageStep step() override { return stage_.probed_step(); }
+  ProbeTarget probe_target() override { return stage_.probe_target(); }
   std::vector<std::uint32_t> training_ids() const override { return stage_.training_ids(); }
 
  private:
@@ -86,7 +86,7 @@ class PreparedStepOf final : public PreparedStageStep {
 
 // Validates `config` and prepares `Stage`'s step.
 template <typename Stage>
-std::unique_ptr<PreparedStageStep> prepare_step(const TrainingConfig& config) {
+std::unique_ptr<PreparedStage> prepare(const TrainingConfig& config) {
   validate(config);
   return std::make_unique<PreparedStepOf<Stage>>(config);
 }

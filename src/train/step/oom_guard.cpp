@@ -19,13 +19,13 @@ namespace headroom::train {
 OomGuard::OomGuard(const BatchBuilder& batches, const c10::Device& device, LossReduction reduction)
     : batches_(batches), device_(device), reduction_(reduction) {}
 
-GuardedStep OomGuard::attempt(const TaskBatch& host_batch, const std::vector<std::uint32_t>& ids,
-                              std::int64_t parts, const TaskLoss& loss,
-                              const std::function<void(const at::Tensor&)>& backward) {
+GuardedBatch OomGuard::attempt(const TaskBatch& host_batch, const std::vector<std::uint32_t>& ids,
+                               std::int64_t parts, const TaskLoss& loss,
+                               const std::function<void(const at::Tensor&)>& backward) {
   // Named so that fault injection can aim at training steps alone (HEADROOM_INJECT_OOM=...:step),
   // apart from the peak probe's steps that may run before them.
   const util::AllocationSite site("step");
-  GuardedStep step;
+  GuardedBatch step;
   step.parts = parts;
   if (parts == 1) {
     auto value = loss(*host_batch.to(device_, /*non_blocking=*/true));
@@ -45,9 +45,9 @@ GuardedStep OomGuard::attempt(const TaskBatch& host_batch, const std::vector<std
   return step;
 }
 
-GuardedStep OomGuard::run(const TaskBatch& host_batch, const TaskLoss& loss,
-                          const std::function<void(const at::Tensor&)>& backward,
-                          const std::function<void()>& zero_grad) {
+GuardedBatch OomGuard::run(const TaskBatch& host_batch, const TaskLoss& loss,
+                           const std::function<void(const at::Tensor&)>& backward,
+                           const std::function<void()>& zero_grad) {
   // Dropout and sampling draw from the default generators: a retry starts from the same state.
   // (A generator's state is its seed and offset, read on the host: no device synchronisation.)
   auto cpu_generator = at::globalContext().defaultGenerator(at::kCPU);

@@ -41,10 +41,11 @@ struct MeasuredPeak {
   std::int64_t probe_oom_events = 0;
 };
 
-// The step a stage will train, for probing: fresh subjects with the stage's own loss, and the
-// objective's name in the fit's cache key ("plain": cross-entropy or the VGAE loss;
-// "distillation": the student's distillation loss with its teacher inputs).
-struct StageStep {
+// What the probes measure of a stage: the training step it will run (one optimiser step, as
+// TrainingStep runs it) on fresh subjects with the stage's own loss, and the objective's name in
+// the fit's cache key ("plain": cross-entropy or the autoencoder's loss; "distillation": the
+// student's distillation loss with its teacher inputs).
+struct ProbeTarget {
   ProbeSubjectFactory make;
   std::string objective = "plain";
   // The graphs the stage trains on, which the probe batches are drawn from (empty: every
@@ -69,7 +70,7 @@ nlohmann::json peak_fit_key(const TrainingConfig& config, const RunContext& cont
 // generators as it found them.
 MeasuredPeak measure_step_peak(const TrainingConfig& config, const RunContext& context,
                                const store::GraphStore& store, const ModelSpec& model,
-                               const StageStep& step);
+                               const ProbeTarget& step);
 // The same for the plain objective of `model` (headroom plan, the benchmarks).
 MeasuredPeak measure_step_peak(const TrainingConfig& config, const RunContext& context,
                                const store::GraphStore& store, const ModelSpec& model);
@@ -83,7 +84,7 @@ struct AgreedStepPeak {
 };
 AgreedStepPeak agreed_step_peak(const TrainingConfig& config, const RunContext& context,
                                 const store::GraphStore& store, const ModelSpec& model,
-                                const StageStep& step, double reserved_bytes = 0);
+                                const ProbeTarget& step, double reserved_bytes = 0);
 
 // Packing by bytes, up to context.packing_budget_bytes(), unless config.memory.pack_batches is
 // false (logged in `run`). `reserved_bytes`:
@@ -92,7 +93,7 @@ AgreedStepPeak agreed_step_peak(const TrainingConfig& config, const RunContext& 
 // stage already holds it (the checkpointing choice measured it), used instead of measuring again.
 BatchSizing plan_batch_sizing(const TrainingConfig& config, const RunContext& context,
                               const store::GraphStore& store, const ModelSpec& model,
-                              const StageStep& step, RunDirectory& run, double reserved_bytes = 0,
+                              const ProbeTarget& step, RunDirectory& run, double reserved_bytes = 0,
                               const MeasuredPeak* measured = nullptr);
 
 // The epoch's batches, in the given order.

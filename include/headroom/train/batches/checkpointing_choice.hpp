@@ -42,11 +42,11 @@ struct CheckpointingChoice {
 
 // `unchecked` is the stage's model with checkpointing off and `unchecked_step` its probed step
 // (with --pack-batches false: on, unmeasured)
-// (a stage's StageStep built from that model); `reserved_bytes` as plan_batch_sizing takes it.
+// (a stage's ProbeTarget built from that model); `reserved_bytes` as plan_batch_sizing takes it.
 // Every rank adopts rank 0's fit, so that all ranks choose alike. An OOM in a probe propagates as
 // plan_batch_sizing's does.
 CheckpointingChoice choose_gradient_checkpointing(
     const TrainingConfig& config, const RunContext& context, const store::GraphStore& store,
-    const ModelSpec& unchecked, const StageStep& unchecked_step, double reserved_bytes = 0);
+    const ModelSpec& unchecked, const ProbeTarget& unchecked_step, double reserved_bytes = 0);
 
 }  // namespace headroom::train

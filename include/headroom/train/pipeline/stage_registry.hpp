@@ -23,8 +23,8 @@ const StageDefinition& stage_definition(std::string_view name);
 // The option groups that some registered stage reads (`headroom run` offers them all).
 OptionGroups option_groups_of_every_stage();
 
-// The training step of config.stage prepared as the stage prepares it (PreparedStageStep); throws
+// The training step of config.stage prepared as the stage prepares it (PreparedStage); throws
 // std::invalid_argument for a stage without a graph training step.
-std::unique_ptr<PreparedStageStep> prepare_stage_step(const TrainingConfig& config);
+std::unique_ptr<PreparedStage> prepare_stage(const TrainingConfig& config);
 
 }  // namespace headroom::train

@@ -8,7 +8,7 @@
 #include "headroom/train/config/training_config.hpp"
 #include "headroom/train/loop/stage_result.hpp"
 #include "headroom/train/loop/training_loop.hpp"
-#include "headroom/train/stages/prepared_stage_step.hpp"
+#include "headroom/train/stages/prepared_stage.hpp"
 #include "headroom/train/stages/stage_definition.hpp"
 
 namespace headroom::train {
@@ -20,7 +20,7 @@ extern const StageDefinition kAutoencoderStageDefinition;
 
 StageResult run_autoencoder_stage(const TrainingConfig& config, const LoopHooks& hooks = {});
 
-// The stage's step prepared but not trained (prepared_stage_step.hpp).
-std::unique_ptr<PreparedStageStep> prepare_autoencoder_step(const TrainingConfig& config);
+// The stage's step prepared but not trained (prepared_stage.hpp).
+std::unique_ptr<PreparedStage> prepare_autoencoder_stage(const TrainingConfig& config);
 
 }  // namespace headroom::train

@@ -13,7 +13,7 @@
 #include "headroom/train/config/training_config.hpp"
 #include "headroom/train/loop/stage_result.hpp"
 #include "headroom/train/loop/training_loop.hpp"
-#include "headroom/train/stages/prepared_stage_step.hpp"
+#include "headroom/train/stages/prepared_stage.hpp"
 
 namespace headroom::train {
 
@@ -24,7 +24,7 @@ struct StageDefinition {
   StageResult (*run)(const TrainingConfig& config, const LoopHooks& hooks) = nullptr;
   // The stage's training step prepared as run() prepares it, for the memory probes; nullptr for a
   // stage without a graph training step.
-  std::unique_ptr<PreparedStageStep> (*prepare_step)(const TrainingConfig& config) = nullptr;
+  std::unique_ptr<PreparedStage> (*prepare)(const TrainingConfig& config) = nullptr;
   // False for a stage that writes results without training a model (evaluation): its command
   // reports where they are instead of how training went.
   bool trains = true;

@@ -20,7 +20,8 @@
 
 namespace headroom::train {
 
-struct GuardedStep {
+// What running one batch under the guard gave.
+struct GuardedBatch {
   at::Tensor loss;              // the batch's loss (weighted sum over micro-batches), detached
   std::int64_t parts = 1;       // micro-batches the batch ran as
   std::int64_t oom_events = 0;  // failed attempts in this step
@@ -34,16 +35,16 @@ class OomGuard {
   // Runs loss(batch) and backward for `host_batch` (built on the host); `backward(loss)` scales
   // and backpropagates (loss scaling lives there); `zero_grad` clears gradients before a retry.
   // Rethrows when a single id's batch does not fit, naming it.
-  GuardedStep run(const TaskBatch& host_batch, const TaskLoss& loss,
-                  const std::function<void(const at::Tensor&)>& backward,
-                  const std::function<void()>& zero_grad);
+  GuardedBatch run(const TaskBatch& host_batch, const TaskLoss& loss,
+                   const std::function<void(const at::Tensor&)>& backward,
+                   const std::function<void()>& zero_grad);
 
   std::int64_t parts() const { return parts_; }
 
  private:
-  GuardedStep attempt(const TaskBatch& host_batch, const std::vector<std::uint32_t>& ids,
-                      std::int64_t parts, const TaskLoss& loss,
-                      const std::function<void(const at::Tensor&)>& backward);
+  GuardedBatch attempt(const TaskBatch& host_batch, const std::vector<std::uint32_t>& ids,
+                       std::int64_t parts, const TaskLoss& loss,
+                       const std::function<void(const at::Tensor&)>& backward);
 
   const BatchBuilder& batches_;
   c10::Device device_;
