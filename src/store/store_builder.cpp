@@ -199,159 +199,207 @@ std::unique_ptr<GraphSegmentWriter> StoreBuilder::open_segment(std::size_t segme
       temporary_directory() / fmt::format("segment-{:06}", segment), keys);
 }
 
+namespace {
+
+ArrayOutput open_array(const std::filesystem::path& directory, std::string_view name,
+                       std::vector<std::uint64_t> trailing = {}) {
+  const arrays::ArraySpec& spec = arrays::spec_of(name);
+  ArrayOutput out{spec, std::move(trailing), nullptr};
+  out.writer = std::make_unique<util::ChecksummedFileWriter>(
+      directory / (std::string(spec.name) + std::string(spec.file_suffix)));
+  return out;
+}
+
+template <typename T>
+void write_one(ArrayOutput& out, const T& value) {
+  out.writer->write_values(std::span<const T>(&value, 1));
+}
+
+// The store's per-graph, per-node and per-edge arrays, filled segment after segment.
+struct GraphArrays {
+  GraphArrays(const std::filesystem::path& directory, std::uint64_t node_feature_count,
+              std::uint64_t edge_feature_count)
+      : node_features(open_array(directory, arrays::kNodeFeatures, {node_feature_count})),
+        node_can_ids(open_array(directory, arrays::kNodeCanIds)),
+        edge_index(open_array(directory, arrays::kEdgeIndex, {2})),
+        edge_features(open_array(directory, arrays::kEdgeFeatures, {edge_feature_count})),
+        node_offsets(open_array(directory, arrays::kNodeOffsets)),
+        edge_offsets(open_array(directory, arrays::kEdgeOffsets)),
+        graph_num_nodes(open_array(directory, arrays::kGraphNumNodes)),
+        graph_num_edges(open_array(directory, arrays::kGraphNumEdges)),
+        graph_label(open_array(directory, arrays::kGraphLabel)),
+        graph_split(open_array(directory, arrays::kGraphSplit)),
+        graph_file(open_array(directory, arrays::kGraphFile)),
+        graph_attack_type(open_array(directory, arrays::kGraphAttackType)),
+        graph_window(open_array(directory, arrays::kGraphWindow)) {
+    write_one(node_offsets, node_offset);
+    write_one(edge_offsets, edge_offset);
+  }
+
+  ArrayOutput node_features, node_can_ids, edge_index, edge_features, node_offsets, edge_offsets,
+      graph_num_nodes, graph_num_edges, graph_label, graph_split, graph_file, graph_attack_type,
+      graph_window;
+  std::int64_t node_offset = 0;  // nodes and edges written so far
+  std::int64_t edge_offset = 0;
+  std::uint32_t graphs = 0;
+
+  std::vector<ArrayOutput*> all() {
+    return {&node_features, &node_can_ids,      &edge_index,      &edge_features, &node_offsets,
+            &edge_offsets,  &graph_num_nodes,   &graph_num_edges, &graph_label,   &graph_split,
+            &graph_file,    &graph_attack_type, &graph_window};
+  }
+};
+
+// Which graphs the splits draw from: the training files' graphs (with their file and label, for a
+// split by files) and the test graphs.
+struct SplitMembers {
+  std::vector<std::uint32_t> training_graphs;
+  std::vector<std::uint32_t> training_files;  // the file of each training graph
+  std::vector<std::uint8_t> training_labels;  // and its label
+  std::vector<std::uint32_t> test_graphs;
+};
+
+// A segment's graph records (nodes, edges, window, label) become one row of every per-graph array.
+void append_graph_rows(const SegmentSummary& segment, std::uint32_t file_index,
+                       const SourceFileRecord& file, bool is_train, GraphArrays& out,
+                       SplitMembers& members) {
+  std::vector<std::uint32_t> records;
+  ChunkReader<std::uint32_t> record_reader(segment_file(segment, ".graphs"));
+  record_reader.read(segment.graphs * 4, records);
+  const auto split = static_cast<std::uint16_t>(file.split);
+  const auto attack = static_cast<std::uint16_t>(file.attack_type);
+  for (std::uint64_t g = 0; g < segment.graphs; ++g) {
+    const std::uint32_t nodes = records[4 * g];
+    const std::uint32_t edges = records[4 * g + 1];
+    const std::uint32_t window = records[4 * g + 2];
+    const auto label = static_cast<std::uint8_t>(records[4 * g + 3]);
+    out.node_offset += nodes;
+    out.edge_offset += edges;
+    write_one(out.graph_num_nodes, nodes);
+    write_one(out.graph_num_edges, edges);
+    write_one(out.graph_label, label);
+    write_one(out.graph_split, split);
+    write_one(out.graph_file, file_index);
+    write_one(out.graph_attack_type, attack);
+    write_one(out.graph_window, window);
+    write_one(out.node_offsets, out.node_offset);
+    write_one(out.edge_offsets, out.edge_offset);
+    (is_train ? members.training_graphs : members.test_graphs).push_back(out.graphs);
+    if (is_train) {
+      members.training_files.push_back(file_index);
+      members.training_labels.push_back(label);
+    }
+    ++out.graphs;
+  }
+}
+
+// A segment's node rows: feature 0 and the CAN ID derived from the node's key, the other features
+// copied. Under any identity but the CAN ID the builder already wrote feature 0.
+void append_node_rows(const SegmentSummary& segment, const StoreMetadata& metadata,
+                      const graph::CanIdVocabulary& vocabulary, GraphArrays& out) {
+  const std::uint64_t nf = metadata.node_feature_count;
+  if (segment.graphs > 0 && segment.node_feature_count != nf)
+    throw std::invalid_argument("segment " + segment.prefix.string() + " has " +
+                                std::to_string(segment.node_feature_count) +
+                                " node features, the store " + std::to_string(nf));
+  const std::uint32_t oov = vocabulary.out_of_vocabulary_index();
+  const bool identity_is_can_id = metadata.node_features.identity == graph::NodeIdentity::kCanId;
+  std::vector<std::uint32_t> keys;
+  std::vector<float> features;
+  std::vector<std::uint32_t> can_ids;
+  ChunkReader<std::uint32_t> key_reader(segment_file(segment, ".node_keys"));
+  ChunkReader<float> feature_reader(segment_file(segment, ".node_features"));
+  for (std::uint64_t done = 0; done < segment.nodes;) {
+    const std::size_t n =
+        static_cast<std::size_t>(std::min<std::uint64_t>(kChunkNodes, segment.nodes - done));
+    key_reader.read(n, keys);
+    feature_reader.read(n * nf, features);
+    can_ids.resize(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      std::uint32_t index = keys[k];
+      if (segment.keys == SegmentKeys::kRawCanIds) {
+        can_ids[k] = keys[k];
+        index = vocabulary.index_of(keys[k]);
+      } else {
+        can_ids[k] = index < oov ? vocabulary.ids()[index] : arrays::kOutOfVocabularyCanId;
+      }
+      if (identity_is_can_id) features[k * nf] = static_cast<float>(index);
+    }
+    out.node_features.writer->write_values(std::span<const float>(features));
+    out.node_can_ids.writer->write_values(std::span<const std::uint32_t>(can_ids));
+    done += n;
+  }
+}
+
+// A segment's edge rows, copied.
+void append_edge_rows(const SegmentSummary& segment, std::uint64_t edge_feature_count,
+                      GraphArrays& out) {
+  std::vector<std::int32_t> ends;
+  std::vector<float> features;
+  ChunkReader<std::int32_t> index_reader(segment_file(segment, ".edge_index"));
+  ChunkReader<float> feature_reader(segment_file(segment, ".edge_features"));
+  for (std::uint64_t done = 0; done < segment.edges;) {
+    const std::size_t n =
+        static_cast<std::size_t>(std::min<std::uint64_t>(kChunkNodes, segment.edges - done));
+    index_reader.read(n * 2, ends);
+    out.edge_index.writer->write_values(std::span<const std::int32_t>(ends));
+    feature_reader.read(n * edge_feature_count, features);
+    out.edge_features.writer->write_values(std::span<const float>(features));
+    done += n;
+  }
+}
+
+TrainValidationSplit validation_split(const StoreMetadata& metadata, const SplitMembers& members) {
+  if (metadata.validation_by == "files")
+    return split_train_validation_by_file(members.training_graphs, members.training_files,
+                                          members.training_labels, metadata.validation_fraction,
+                                          metadata.validation_seed);
+  return split_train_validation(members.training_graphs, metadata.validation_fraction,
+                                metadata.validation_seed);
+}
+
+}  // namespace
+
 void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSummary>& segments,
                           const graph::CanIdVocabulary& vocabulary) {
   if (segments.size() != metadata.files.size()) {
     throw std::invalid_argument("one segment per source file expected");
   }
-  auto open_array = [&](std::string_view name, std::vector<std::uint64_t> trailing = {}) {
-    const arrays::ArraySpec& spec = arrays::spec_of(name);
-    ArrayOutput out{spec, std::move(trailing), nullptr};
-    out.writer = std::make_unique<util::ChecksummedFileWriter>(
-        temporary_directory() / (std::string(spec.name) + std::string(spec.file_suffix)));
-    return out;
-  };
-  const std::uint64_t nf = metadata.node_feature_count;
-  const std::uint64_t ef = metadata.edge_feature_count;
-  auto node_features = open_array(arrays::kNodeFeatures, {nf});
-  auto node_can_ids = open_array(arrays::kNodeCanIds);
-  auto edge_index = open_array(arrays::kEdgeIndex, {2});
-  auto edge_features = open_array(arrays::kEdgeFeatures, {ef});
-  auto node_offsets = open_array(arrays::kNodeOffsets);
-  auto edge_offsets = open_array(arrays::kEdgeOffsets);
-  auto graph_num_nodes = open_array(arrays::kGraphNumNodes);
-  auto graph_num_edges = open_array(arrays::kGraphNumEdges);
-  auto graph_label = open_array(arrays::kGraphLabel);
-  auto graph_split = open_array(arrays::kGraphSplit);
-  auto graph_file = open_array(arrays::kGraphFile);
-  auto graph_attack_type = open_array(arrays::kGraphAttackType);
-  auto graph_window = open_array(arrays::kGraphWindow);
-
-  std::int64_t node_offset = 0;
-  std::int64_t edge_offset = 0;
-  node_offsets.writer->write_values(std::span<const std::int64_t>(&node_offset, 1));
-  edge_offsets.writer->write_values(std::span<const std::int64_t>(&edge_offset, 1));
-
-  std::vector<std::uint32_t> training_graphs;
-  std::vector<std::uint32_t> training_files;  // the file of each training graph
-  std::vector<std::uint8_t> training_labels;  // and its label
-  std::vector<std::uint32_t> test_graphs;
-  std::uint64_t graph_id = 0;
-  std::vector<std::uint32_t> records;
-  std::vector<std::uint32_t> keys;
-  std::vector<float> floats;
-  std::vector<std::int32_t> ints;
-  std::vector<std::uint32_t> can_ids;
-  const std::uint32_t oov = vocabulary.out_of_vocabulary_index();
-  // Under any other identity the builder already wrote feature 0, and keys are raw CAN IDs.
-  const bool identity_is_can_id = metadata.node_features.identity == graph::NodeIdentity::kCanId;
-
+  GraphArrays arrays_out(temporary_directory(), metadata.node_feature_count,
+                         metadata.edge_feature_count);
+  SplitMembers members;
   for (std::size_t i = 0; i < segments.size(); ++i) {
     const SegmentSummary& segment = segments[i];
     SourceFileRecord& file = metadata.files[i];
-    const bool is_train = metadata.splits.at(file.split).role == "train";
-    file.first_graph = graph_id;
+    file.first_graph = arrays_out.graphs;
     file.graphs = segment.graphs;
-
-    ChunkReader<std::uint32_t> record_reader(segment_file(segment, ".graphs"));
-    record_reader.read(segment.graphs * 4, records);
-    for (std::uint64_t g = 0; g < segment.graphs; ++g) {
-      const std::uint32_t nodes = records[4 * g];
-      const std::uint32_t edges = records[4 * g + 1];
-      const std::uint32_t window = records[4 * g + 2];
-      const auto label = static_cast<std::uint8_t>(records[4 * g + 3]);
-      const auto split = static_cast<std::uint16_t>(file.split);
-      const auto file_index = static_cast<std::uint32_t>(i);
-      const auto attack = static_cast<std::uint16_t>(file.attack_type);
-      node_offset += nodes;
-      edge_offset += edges;
-      graph_num_nodes.writer->write_values(std::span<const std::uint32_t>(&nodes, 1));
-      graph_num_edges.writer->write_values(std::span<const std::uint32_t>(&edges, 1));
-      graph_label.writer->write_values(std::span<const std::uint8_t>(&label, 1));
-      graph_split.writer->write_values(std::span<const std::uint16_t>(&split, 1));
-      graph_file.writer->write_values(std::span<const std::uint32_t>(&file_index, 1));
-      graph_attack_type.writer->write_values(std::span<const std::uint16_t>(&attack, 1));
-      graph_window.writer->write_values(std::span<const std::uint32_t>(&window, 1));
-      node_offsets.writer->write_values(std::span<const std::int64_t>(&node_offset, 1));
-      edge_offsets.writer->write_values(std::span<const std::int64_t>(&edge_offset, 1));
-      (is_train ? training_graphs : test_graphs).push_back(static_cast<std::uint32_t>(graph_id));
-      if (is_train) {
-        training_files.push_back(static_cast<std::uint32_t>(i));
-        training_labels.push_back(label);
-      }
-      ++graph_id;
-    }
-
-    if (segment.graphs > 0 && segment.node_feature_count != nf)
-      throw std::invalid_argument("segment " + segment.prefix.string() + " has " +
-                                  std::to_string(segment.node_feature_count) +
-                                  " node features, the store " + std::to_string(nf));
-    // Node features: feature 0 and the CAN ID are derived from the key, the rest copied.
-    ChunkReader<std::uint32_t> key_reader(segment_file(segment, ".node_keys"));
-    ChunkReader<float> feature_reader(segment_file(segment, ".node_features"));
-    for (std::uint64_t done = 0; done < segment.nodes;) {
-      const std::size_t n =
-          static_cast<std::size_t>(std::min<std::uint64_t>(kChunkNodes, segment.nodes - done));
-      key_reader.read(n, keys);
-      feature_reader.read(n * nf, floats);
-      can_ids.resize(n);
-      for (std::size_t k = 0; k < n; ++k) {
-        std::uint32_t index = keys[k];
-        if (segment.keys == SegmentKeys::kRawCanIds) {
-          can_ids[k] = keys[k];
-          index = vocabulary.index_of(keys[k]);
-        } else {
-          can_ids[k] = index < oov ? vocabulary.ids()[index] : arrays::kOutOfVocabularyCanId;
-        }
-        if (identity_is_can_id) floats[k * nf] = static_cast<float>(index);
-      }
-      node_features.writer->write_values(std::span<const float>(floats));
-      node_can_ids.writer->write_values(std::span<const std::uint32_t>(can_ids));
-      done += n;
-    }
-    {
-      ChunkReader<std::int32_t> index_reader(segment_file(segment, ".edge_index"));
-      ChunkReader<float> edge_feature_reader(segment_file(segment, ".edge_features"));
-      for (std::uint64_t done = 0; done < segment.edges;) {
-        const std::size_t n =
-            static_cast<std::size_t>(std::min<std::uint64_t>(kChunkNodes, segment.edges - done));
-        index_reader.read(n * 2, ints);
-        edge_index.writer->write_values(std::span<const std::int32_t>(ints));
-        edge_feature_reader.read(n * ef, floats);
-        edge_features.writer->write_values(std::span<const float>(floats));
-        done += n;
-      }
-    }
+    append_graph_rows(segment, static_cast<std::uint32_t>(i), file,
+                      metadata.splits.at(file.split).role == "train", arrays_out, members);
+    append_node_rows(segment, metadata, vocabulary, arrays_out);
+    append_edge_rows(segment, metadata.edge_feature_count, arrays_out);
     // Only the builder's own scratch segments go; a store part's stay until the store is in place.
     discard_segment(segment);
   }
 
-  const auto split =
-      metadata.validation_by == "files"
-          ? split_train_validation_by_file(training_graphs, training_files, training_labels,
-                                           metadata.validation_fraction, metadata.validation_seed)
-          : split_train_validation(training_graphs, metadata.validation_fraction,
-                                   metadata.validation_seed);
-  auto split_train = open_array(arrays::kSplitTrain);
-  auto split_validation = open_array(arrays::kSplitValidation);
-  auto split_test = open_array(arrays::kSplitTest);
+  const auto split = validation_split(metadata, members);
+  auto split_train = open_array(temporary_directory(), arrays::kSplitTrain);
+  auto split_validation = open_array(temporary_directory(), arrays::kSplitValidation);
+  auto split_test = open_array(temporary_directory(), arrays::kSplitTest);
   split_train.writer->write_values(std::span<const std::uint32_t>(split.train));
   split_validation.writer->write_values(std::span<const std::uint32_t>(split.validation));
-  split_test.writer->write_values(std::span<const std::uint32_t>(test_graphs));
+  split_test.writer->write_values(std::span<const std::uint32_t>(members.test_graphs));
 
-  metadata.num_graphs = graph_id;
-  metadata.num_nodes = static_cast<std::uint64_t>(node_offset);
-  metadata.num_edges = static_cast<std::uint64_t>(edge_offset);
+  metadata.num_graphs = arrays_out.graphs;
+  metadata.num_nodes = static_cast<std::uint64_t>(arrays_out.node_offset);
+  metadata.num_edges = static_cast<std::uint64_t>(arrays_out.edge_offset);
   metadata.vocabulary.assign(vocabulary.ids().begin(), vocabulary.ids().end());
   metadata.arrays.clear();
-  node_features.rows_of_no_elements = metadata.num_nodes;
-  edge_features.rows_of_no_elements = metadata.num_edges;
-  for (ArrayOutput* out :
-       {&node_features, &node_can_ids, &edge_index, &edge_features, &node_offsets, &edge_offsets,
-        &graph_num_nodes, &graph_num_edges, &graph_label, &graph_split, &graph_file,
-        &graph_attack_type, &graph_window, &split_train, &split_validation, &split_test}) {
+  arrays_out.node_features.rows_of_no_elements = metadata.num_nodes;
+  arrays_out.edge_features.rows_of_no_elements = metadata.num_edges;
+  auto outputs = arrays_out.all();
+  outputs.insert(outputs.end(), {&split_train, &split_validation, &split_test});
+  for (ArrayOutput* out : outputs)
     metadata.arrays.emplace(std::string(out->spec.name), out->finish());
-  }
 
   // The manifest is the commit record: written last, and a store without it never opens.
   util::write_file_atomically(temporary_directory() / kManifestFileName, render_manifest(metadata));
