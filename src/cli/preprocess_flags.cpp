@@ -13,19 +13,37 @@
 namespace headroom::cli {
 
 void PreprocessFlags::add_to(CLI::App& command) {
+  add_reading_flags(command);
+  add_split_flags(command);
+  add_graph_flags(command);
+  add_file_selection_flags(command);
+  add_process_flags(command);
+  add_csv_mapping_flags(command);
+}
+
+// How frames are read and cut into windows.
+void PreprocessFlags::add_reading_flags(CLI::App& command) {
   auto& o = options;
   command.add_option("--window", o.window.window, "Frames per window (W)")->capture_default_str();
   command.add_option("--stride", o.window.stride, "Frames between window starts (S)")
       ->capture_default_str();
-  command
-      .add_option("--threads", o.threads,
-                  "Worker threads (0: all cores; more than the cores is capped)")
+  // The choices and their descriptions come from the format registry (can/log_format.hpp).
+  std::string format_help = "Log format: auto (detected per file)";
+  for (const auto* definition : can::log_formats())
+    format_help += fmt::format("; {} ({})", definition->name, definition->description);
+  command.add_option("--format", format, format_help)
+      ->check(CLI::IsMember(can::log_format_choices()))
       ->capture_default_str();
   command
       .add_option("--on-bad-row", on_bad_row,
                   "What a malformed row does: error (stop, no store) or skip")
       ->check(CLI::IsMember({"error", "skip"}))
       ->capture_default_str();
+}
+
+// The validation split of the training graphs.
+void PreprocessFlags::add_split_flags(CLI::App& command) {
+  auto& o = options;
   command
       .add_option("--val-fraction", o.validation_fraction,
                   "Share of training graphs held out for validation")
@@ -43,6 +61,11 @@ void PreprocessFlags::add_to(CLI::App& command) {
                   "files, so no file is on both sides)")
       ->check(CLI::IsMember({"graphs", "files"}))
       ->capture_default_str();
+}
+
+// What a window's graph holds: the vocabulary, node identity and node features.
+void PreprocessFlags::add_graph_flags(CLI::App& command) {
+  auto& o = options;
   command
       .add_option("--vocabulary-from", o.vocabulary_from,
                   "CAN-ID vocabulary from: all training frames (upstream) or normal frames only "
@@ -65,6 +88,11 @@ void PreprocessFlags::add_to(CLI::App& command) {
       ->delimiter(',')
       ->check(CLI::IsMember({"kd-gat", "timing", "payload"}))
       ->capture_default_str();
+}
+
+// Which files of the dataset are read, and how each is named.
+void PreprocessFlags::add_file_selection_flags(CLI::App& command) {
+  auto& o = options;
   command
       .add_option("--exclude", exclude,
                   "Leave out files whose name contains one of these (comma-separated)")
@@ -77,23 +105,29 @@ void PreprocessFlags::add_to(CLI::App& command) {
                   "its split); a file without attack frames is attack-free either way")
       ->check(CLI::IsMember({"file", "directory"}))
       ->capture_default_str();
-  command.add_flag("--force", o.overwrite, "Replace an existing store");
   command.add_flag("--keep-duplicates", o.keep_duplicate_files,
                    "Keep training files whose frames repeat another training file's (left out by "
                    "default: their windows would be in both training and validation)");
+}
+
+// How the process runs: threads, the store it replaces, progress, locks.
+void PreprocessFlags::add_process_flags(CLI::App& command) {
+  auto& o = options;
+  command
+      .add_option("--threads", o.threads,
+                  "Worker threads (0: all cores; more than the cores is capped)")
+      ->capture_default_str();
+  command.add_flag("--force", o.overwrite, "Replace an existing store");
   command.add_flag("--no-progress", no_progress, "Do not draw the progress bar");
   command.add_flag("--wait-for-lock", wait_for_lock,
                    "When another headroom process is building the same store (or, in `run`, "
                    "training in the same run directory): wait for it instead of failing");
+}
 
+// --format csv's column mapping.
+void PreprocessFlags::add_csv_mapping_flags(CLI::App& command) {
   const std::string mapping = "CSV column mapping (with --format csv)";
-  // The choices and their descriptions come from the format registry (can/log_format.hpp).
-  std::string format_help = "Log format: auto (detected per file)";
-  for (const auto* definition : can::log_formats())
-    format_help += fmt::format("; {} ({})", definition->name, definition->description);
-  command.add_option("--format", format, format_help)
-      ->check(CLI::IsMember(can::log_format_choices()))
-      ->capture_default_str();
+  auto& o = options;
   auto& m = o.reader.mapping;
   m.id.clear();
   command

@@ -84,124 +84,141 @@ void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path 
              util::printable_path(result.training.run_dir / "evaluation.json"));
 }
 
+// `run`'s flags and what they resolve to.
+struct RunState {
+  std::string dataset;
+  std::string store;
+  std::string synthetic_dir = "data/synthetic";
+  synthetic::SyntheticDatasetOptions synthetic;
+  bool regenerate = false;
+  std::string node_model = "gcn";
+  PreprocessFlags flags;
+  TextFlags text;
+  TrainingFlags training;
+  TrackingFlags tracking;
+};
+
+void add_run_flags(CLI::App& command, RunState& state) {
+  command.add_option("DATASET", state.dataset,
+                     "Dataset root (train_*/ and test_*/), or a text corpus (labels.tsv and "
+                     "corpus.txt or corpus.clean.txt); omit for the synthetic default");
+  command.add_option("--store", state.store,
+                     "Graph store to (re)build (default: stores/<dataset name>)");
+  command
+      .add_option("--synthetic-dir", state.synthetic_dir,
+                  "Where the synthetic default dataset lives")
+      ->capture_default_str();
+  command.add_option("--frames", state.synthetic.total_frames, "Frames of the synthetic dataset")
+      ->check(not_negative())
+      ->capture_default_str();
+  command.add_option("--synthetic-seed", state.synthetic.seed, "Seed of the synthetic dataset")
+      ->check(not_negative())
+      ->capture_default_str();
+  command.add_flag("--regenerate", state.regenerate,
+                   "Regenerate the synthetic dataset even if it exists");
+  state.flags.add_to(command);
+  state.text.add_to(command);
+  command
+      .add_option("--node-model", state.node_model,
+                  "A text corpus's node classifier: gcn (TextGCN's) or gat (8 heads × 8 channels)")
+      ->check(CLI::IsMember({"gcn", "gat"}))
+      ->capture_default_str()
+      ->group(std::string(kTextFlagsGroup));
+  state.training.add_to(command, train::option_groups_of_every_stage(), /*with_store=*/false,
+                        /*with_preset=*/false,
+                        /*shares_preprocess_flags=*/true);
+  state.tracking.add_to(command);
+  command.footer(
+      "Example: headroom run            (synthetic default)\n"
+      "         headroom run ../shared/data/can/hcrl_sa --threads 2\n"
+      "         headroom run ../shared/data/text/r8  (TextGCN: node classification)\n"
+      "         headroom run ../shared/data/text/r8 --node-model gat");
+}
+
+// The dataset `run` reads: the one given, or the synthetic default (generated when missing).
+std::filesystem::path can_dataset(const RunState& state) {
+  if (!state.dataset.empty()) return state.dataset;
+  const std::filesystem::path dataset = state.synthetic_dir;
+  if (state.regenerate || !std::filesystem::exists(dataset)) {
+    const auto summary =
+        synthetic::generate_synthetic_dataset(dataset, state.synthetic, /*overwrite=*/true);
+    std::uint64_t frames = 0;
+    for (const auto& f : summary.files) frames += f.frames;
+    fmt::print("generated {} synthetic frames in {} files ({} ECUs) under {}\n", frames,
+               summary.files.size(), summary.ecu_count, util::printable_path(dataset));
+  } else {
+    fmt::print("using the synthetic dataset in {} (--regenerate to rebuild it)\n",
+               util::printable_path(dataset));
+  }
+  return dataset;
+}
+
+// The report written at the end replaces only a page headroom wrote: refused now, not after hours
+// of training.
+void require_replaceable_report(const std::filesystem::path& report_file) {
+  std::error_code ec;
+  const auto report_status = std::filesystem::symlink_status(report_file, ec);
+  if (std::filesystem::exists(report_status) && (!std::filesystem::is_regular_file(report_status) ||
+                                                 !report::is_headroom_report(report_file)))
+    throw std::runtime_error(report_file.string() +
+                             " exists and is not a report headroom wrote; remove it yourself or "
+                             "choose another --runs-dir");
+}
+
+// The KD-GAT chain on a CAN dataset: preprocess -> stages -> evaluation -> summary and report.
+void run_can_dataset(const RunState& state) {
+  const auto dataset = can_dataset(state);
+  std::filesystem::path store = state.store;
+  if (store.empty()) {
+    const auto name = std::filesystem::absolute(dataset).lexically_normal().filename().string();
+    store = std::filesystem::path("stores") / (name.empty() ? "dataset" : name);
+  }
+  auto options = state.flags.resolve();
+  options.overwrite = true;  // the main job rebuilds its own store (and only a store) every run
+  auto config = state.training.resolve(train::kAutoencoderStage);
+  config.run.store = store;
+  // Checked before anything is written: no output may be, hold or lie inside an input.
+  util::require_disjoint(store, "the store (--store)", dataset, "the dataset");
+  const auto runs = config.run.runs_dir / train::dataset_name(config);
+  util::require_disjoint(runs, "the run directories (--runs-dir)", dataset, "the dataset");
+  util::require_disjoint(runs, "the run directories (--runs-dir)", store, "the store");
+  require_replaceable_report(runs / "report.html");
+  // Every rank trains on the one store rank 0 builds.
+  const auto job = join_data_parallel_job(state.training, config);
+  job->run_on_rank0("preprocess the store",
+                    [&] { preprocess_and_summarize(dataset, store, options); });
+
+  config.run.seed = options.seed;
+  config.run.threads = static_cast<int>(options.threads);
+  config.run.when_locked = options.when_locked;
+  const auto trackers = state.tracking.open(std::cerr);
+  trackers->start_parent("headroom run " + train::dataset_name(config), config);
+  const auto result = train::run_pipeline(config, job->hooks(), trackers->observers());
+  fmt::print("\n{}", train::render_pipeline_summary(result));
+  if (!util::process_role().writes()) return;  // the report is rank 0's, like the run files
+  // The run's own report: replaced every run, like its store (only ever a headroom report).
+  const auto report = report::write_html_report(runs, std::nullopt, std::nullopt, true);
+  fmt::print("\nreport: {}\n", util::printable_path(report.path));
+  if (report.missing_chart_js)
+    fmt::print(stderr, "warning: {}\n", report::missing_charts_warning(*report.missing_chart_js));
+  trackers->log_parent_artifact(report.path);
+  trackers->end_parent(tracking::RunStatus::kFinished);
+}
+
 }  // namespace
 
 // The main job: (generate the synthetic default) -> preprocess -> VGAE teacher -> GAT teacher
 // (curriculum) -> VGAE student (KD) -> GAT student (KD) -> evaluation -> summary table.
 void add_run_command(CLI::App& app) {
   auto* command = app.add_subcommand("run", std::string(training_command_summary("run")));
-  struct State {
-    std::string dataset;
-    std::string store;
-    std::string synthetic_dir = "data/synthetic";
-    synthetic::SyntheticDatasetOptions synthetic;
-    bool regenerate = false;
-    std::string node_model = "gcn";
-    PreprocessFlags flags;
-    TextFlags text;
-    TrainingFlags training;
-    TrackingFlags tracking;
-  };
-  auto state = std::make_shared<State>();
-  command->add_option("DATASET", state->dataset,
-                      "Dataset root (train_*/ and test_*/), or a text corpus (labels.tsv and "
-                      "corpus.txt or corpus.clean.txt); omit for the synthetic default");
-  command->add_option("--store", state->store,
-                      "Graph store to (re)build (default: stores/<dataset name>)");
-  command
-      ->add_option("--synthetic-dir", state->synthetic_dir,
-                   "Where the synthetic default dataset lives")
-      ->capture_default_str();
-  command->add_option("--frames", state->synthetic.total_frames, "Frames of the synthetic dataset")
-      ->check(not_negative())
-      ->capture_default_str();
-  command->add_option("--synthetic-seed", state->synthetic.seed, "Seed of the synthetic dataset")
-      ->check(not_negative())
-      ->capture_default_str();
-  command->add_flag("--regenerate", state->regenerate,
-                    "Regenerate the synthetic dataset even if it exists");
-  state->flags.add_to(*command);
-  state->text.add_to(*command);
-  command
-      ->add_option("--node-model", state->node_model,
-                   "A text corpus's node classifier: gcn (TextGCN's) or gat (8 heads × 8 channels)")
-      ->check(CLI::IsMember({"gcn", "gat"}))
-      ->capture_default_str()
-      ->group(std::string(kTextFlagsGroup));
-  state->training.add_to(*command, train::option_groups_of_every_stage(), /*with_store=*/false,
-                         /*with_preset=*/false,
-                         /*shares_preprocess_flags=*/true);
-  state->tracking.add_to(*command);
-  command->footer(
-      "Example: headroom run            (synthetic default)\n"
-      "         headroom run ../shared/data/can/hcrl_sa --threads 2\n"
-      "         headroom run ../shared/data/text/r8  (TextGCN: node classification)\n"
-      "         headroom run ../shared/data/text/r8 --node-model gat");
+  auto state = std::make_shared<RunState>();
+  add_run_flags(*command, *state);
   command->callback([state, command] {
     if (!state->dataset.empty() && text::is_text_corpus(state->dataset))
       return run_text_corpus(state->dataset, state->store, state->node_model,
                              state->flags.resolve(), state->text, state->training, state->tracking,
                              *command);
-    std::filesystem::path dataset = state->dataset;
-    if (dataset.empty()) {
-      dataset = state->synthetic_dir;
-      if (state->regenerate || !std::filesystem::exists(dataset)) {
-        const auto summary =
-            synthetic::generate_synthetic_dataset(dataset, state->synthetic, /*overwrite=*/true);
-        std::uint64_t frames = 0;
-        for (const auto& f : summary.files) frames += f.frames;
-        fmt::print("generated {} synthetic frames in {} files ({} ECUs) under {}\n", frames,
-                   summary.files.size(), summary.ecu_count, util::printable_path(dataset));
-      } else {
-        fmt::print("using the synthetic dataset in {} (--regenerate to rebuild it)\n",
-                   util::printable_path(dataset));
-      }
-    }
-    std::filesystem::path store = state->store;
-    if (store.empty()) {
-      const auto name = std::filesystem::absolute(dataset).lexically_normal().filename().string();
-      store = std::filesystem::path("stores") / (name.empty() ? "dataset" : name);
-    }
-    auto options = state->flags.resolve();
-    options.overwrite = true;  // the main job rebuilds its own store (and only a store) every run
-    auto config = state->training.resolve(train::kAutoencoderStage);
-    config.run.store = store;
-    // Checked before anything is written: no output may be, hold or lie inside an input.
-    util::require_disjoint(store, "the store (--store)", dataset, "the dataset");
-    const auto runs = config.run.runs_dir / train::dataset_name(config);
-    util::require_disjoint(runs, "the run directories (--runs-dir)", dataset, "the dataset");
-    util::require_disjoint(runs, "the run directories (--runs-dir)", store, "the store");
-    // The report written at the end replaces only a page headroom wrote: refused now, not after
-    // hours of training.
-    const auto report_file = runs / "report.html";
-    std::error_code ec;
-    const auto report_status = std::filesystem::symlink_status(report_file, ec);
-    if (std::filesystem::exists(report_status) &&
-        (!std::filesystem::is_regular_file(report_status) ||
-         !report::is_headroom_report(report_file)))
-      throw std::runtime_error(report_file.string() +
-                               " exists and is not a report headroom wrote; remove it yourself or "
-                               "choose another --runs-dir");
-    // Every rank trains on the one store rank 0 builds.
-    const auto job = join_data_parallel_job(state->training, config);
-    job->run_on_rank0("preprocess the store",
-                      [&] { preprocess_and_summarize(dataset, store, options); });
-
-    config.run.seed = options.seed;
-    config.run.threads = static_cast<int>(options.threads);
-    config.run.when_locked = options.when_locked;
-    const auto trackers = state->tracking.open(std::cerr);
-    trackers->start_parent("headroom run " + train::dataset_name(config), config);
-    const auto result = train::run_pipeline(config, job->hooks(), trackers->observers());
-    fmt::print("\n{}", train::render_pipeline_summary(result));
-    if (!util::process_role().writes()) return;  // the report is rank 0's, like the run files
-    // The run's own report: replaced every run, like its store (only ever a headroom report).
-    const auto report = report::write_html_report(runs, std::nullopt, std::nullopt, true);
-    fmt::print("\nreport: {}\n", util::printable_path(report.path));
-    if (report.missing_chart_js)
-      fmt::print(stderr, "warning: {}\n", report::missing_charts_warning(*report.missing_chart_js));
-    trackers->log_parent_artifact(report.path);
-    trackers->end_parent(tracking::RunStatus::kFinished);
+    run_can_dataset(*state);
   });
 }
 

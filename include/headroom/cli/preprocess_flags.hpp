@@ -34,6 +34,15 @@ struct PreprocessFlags {
   void add_to(CLI::App& command);
   // Translates the string flags into `options`; throws std::invalid_argument on a bad value.
   preprocess::PreprocessOptions resolve() const;
+
+ private:
+  // One idea each, in the order --help lists them.
+  void add_reading_flags(CLI::App& command);
+  void add_split_flags(CLI::App& command);
+  void add_graph_flags(CLI::App& command);
+  void add_file_selection_flags(CLI::App& command);
+  void add_process_flags(CLI::App& command);
+  void add_csv_mapping_flags(CLI::App& command);
 };
 
 // Builds the store, then prints per-file skip warnings, exclusions, the totals line and the
