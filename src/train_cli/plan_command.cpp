@@ -322,7 +322,7 @@ struct PlanFlags {
   }
 
   bool node_graph_store() const {
-    return store::store_kind_at(training.store) == store::kNodeGraphStoreKind;
+    return store::store_kind_at(training.config.run.store) == store::kNodeGraphStoreKind;
   }
 };
 

@@ -31,7 +31,9 @@ void TrainingFlags::add_to(CLI::App& command, FlagGroups groups, bool with_store
                            bool shares_preprocess_flags) {
   const std::string system = kRunGroup;
   if (with_store)
-    command.add_option("--store", store, "Graph store to train on (from `headroom preprocess`)")
+    command
+        .add_option("--store", config.run.store,
+                    "Graph store to train on (from `headroom preprocess`)")
         ->required();
   if (with_preset)
     command
@@ -43,7 +45,7 @@ void TrainingFlags::add_to(CLI::App& command, FlagGroups groups, bool with_store
   command
       .add_option("--dataset", config.run.dataset, "Run-directory name (default: the store's name)")
       ->group(system);
-  command.add_option("--runs-dir", runs_dir, "Root of run directories")
+  command.add_option("--runs-dir", config.run.runs_dir, "Root of run directories")
       ->capture_default_str()
       ->group(system);
 
@@ -61,7 +63,7 @@ void TrainingFlags::add_evaluation_flags(CLI::App& command, FlagGroups groups) {
   auto& c = config;
   if (groups.evaluation)
     command
-        .add_option("--models", models,
+        .add_option("--models", c.evaluation.models,
                     "Evaluation: run directories or checkpoints (default: every classifier run)")
         ->delimiter(',')
         ->group("Evaluation");
@@ -96,15 +98,20 @@ void TrainingFlags::add_evaluation_flags(CLI::App& command, FlagGroups groups) {
 void TrainingFlags::add_model_flags(CLI::App& command) {
   auto& c = config;
   const std::string model = kModelGroup;
-  overrides["hidden"] =
-      command.add_option("--hidden", hidden, "GAT hidden channels per head")->group(model);
-  overrides["layers"] = command.add_option("--layers", layers, "GAT layers")->group(model);
-  overrides["heads"] = command.add_option("--heads", heads, "Attention heads")->group(model);
-  overrides["embedding_dim"] =
-      command.add_option("--embedding-dim", embedding_dim, "CAN-ID embedding size")->group(model);
-  overrides["fc_layers"] =
-      command.add_option("--fc-layers", fc_layers, "GAT fully connected layers")->group(model);
-  overrides["latent"] = command.add_option("--latent", latent, "VGAE latent size")->group(model);
+  // An override set only when given, straight into the configuration's optional field.
+  const auto add_override = [&](const char* key, const char* flag, auto& field, const char* help) {
+    using Value = typename std::remove_reference_t<decltype(field)>::value_type;
+    overrides[key] = command
+                         .add_option_function<Value>(
+                             flag, [&field](const Value& value) { field = value; }, help)
+                         ->group(model);
+  };
+  add_override("hidden", "--hidden", c.model.hidden, "GAT hidden channels per head");
+  add_override("layers", "--layers", c.model.layers, "GAT layers");
+  add_override("heads", "--heads", c.model.heads, "Attention heads");
+  add_override("embedding_dim", "--embedding-dim", c.model.embedding_dim, "CAN-ID embedding size");
+  add_override("fc_layers", "--fc-layers", c.model.fc_layers, "GAT fully connected layers");
+  add_override("latent", "--latent", c.model.latent, "VGAE latent size");
   overrides["vgae_hidden"] =
       command
           .add_option("--vgae-hidden", c.model.vgae_hidden, "VGAE encoder widths (comma-separated)")
@@ -117,7 +124,7 @@ void TrainingFlags::add_model_flags(CLI::App& command) {
           ->check(CLI::IsMember({"kd-gat", "mirrored"}))
           ->capture_default_str()
           ->group(model);
-  overrides["dropout"] = command.add_option("--dropout", dropout, "Dropout rate")->group(model);
+  add_override("dropout", "--dropout", c.model.dropout, "Dropout rate");
   overrides["gradient_checkpointing"] =
       command
           .add_option_function<std::string>(
@@ -208,9 +215,10 @@ void TrainingFlags::add_run_flags(CLI::App& command, bool shares_preprocess_flag
       ->group(system);
   if (!shares_preprocess_flags)
     command
-        .add_flag("--wait-for-lock", wait_for_lock,
-                  "When another headroom process is training in the same run directory: wait for "
-                  "it instead of failing")
+        .add_flag_callback(
+            "--wait-for-lock", [&c] { c.run.when_locked = util::WhenLocked::kWait; },
+            "When another headroom process is training in the same run directory: wait for it "
+            "instead of failing")
         ->group(system);
   command
       .add_option("--distributed", distributed,
@@ -270,7 +278,9 @@ void TrainingFlags::add_distillation_flags(CLI::App& command) {
                   "Train a student by distillation (true/false)")
       ->capture_default_str()
       ->group(kd);
-  command.add_option("--teacher-path", teacher_path, "Teacher's best.pt or run directory")
+  command
+      .add_option("--teacher-path", c.distillation.teacher_path,
+                  "Teacher's best.pt or run directory")
       ->group(kd);
   command.add_option("--kd-temperature", c.distillation.temperature, "Softmax temperature T")
       ->capture_default_str()
@@ -294,7 +304,7 @@ void TrainingFlags::add_curriculum_flags(CLI::App& command) {
   auto& c = config;
   const std::string curriculum = kCurriculumGroup;
   command
-      .add_option("--autoencoder-path", autoencoder_path,
+      .add_option("--autoencoder-path", c.curriculum.autoencoder_path,
                   "VGAE scoring difficulty (default: this size's autoencoder run)")
       ->group(curriculum);
   command
@@ -330,12 +340,12 @@ void TrainingFlags::add_fusion_flags(CLI::App& command) {
       ->capture_default_str()
       ->group(fusion);
   command
-      .add_option("--fusion-classifier", fusion_classifier,
+      .add_option("--fusion-classifier", c.fusion.classifier_path,
                   "Classifier run directory or best.pt to fuse (default: "
                   "runs/{dataset}/student_curriculum_kd)")
       ->group(fusion);
   command
-      .add_option("--fusion-autoencoder", fusion_autoencoder,
+      .add_option("--fusion-autoencoder", c.fusion.autoencoder_path,
                   "VGAE run directory or best.pt to fuse (default: "
                   "runs/{dataset}/student_autoencoder_kd)")
       ->group(fusion);
@@ -386,14 +396,6 @@ train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {
     c.model.family = std::string(train::model_family(preset.substr(0, comma)).name());
     c.model.size = models::parse_model_size(preset.substr(comma + 1));
   }
-  c.run.store = store;
-  c.run.runs_dir = runs_dir;
-  if (wait_for_lock) c.run.when_locked = util::WhenLocked::kWait;
-  c.distillation.teacher_path = teacher_path;
-  c.curriculum.autoencoder_path = autoencoder_path;
-  c.fusion.classifier_path = fusion_classifier;
-  c.fusion.autoencoder_path = fusion_autoencoder;
-  c.evaluation.models.assign(models.begin(), models.end());
   // 0 stands for "the default" inside the configuration; given on the command line it is a
   // mistake, not a request for the whole device.
   const auto explicit_budget = [](const std::string& text, const char* flag) {
@@ -406,17 +408,6 @@ train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {
   if (!memory_budget.empty()) c.memory.budget = explicit_budget(memory_budget, "--memory-budget");
   if (!host_memory_budget.empty())
     c.memory.host_budget = explicit_budget(host_memory_budget, "--host-memory-budget");
-  auto given = [this](const char* name) {
-    const auto it = overrides.find(name);
-    return it != overrides.end() && it->second->count() > 0;
-  };
-  if (given("hidden")) c.model.hidden = hidden;
-  if (given("layers")) c.model.layers = layers;
-  if (given("heads")) c.model.heads = heads;
-  if (given("embedding_dim")) c.model.embedding_dim = embedding_dim;
-  if (given("fc_layers")) c.model.fc_layers = fc_layers;
-  if (given("latent")) c.model.latent = latent;
-  if (given("dropout")) c.model.dropout = dropout;
   if (c.run.threads > 0)  // a negative count is refused by the configuration's checks
     c.run.threads = static_cast<int>(
         util::capped_thread_count(static_cast<unsigned>(c.run.threads), "--threads", std::cerr));

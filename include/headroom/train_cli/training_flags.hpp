@@ -21,27 +21,19 @@ namespace headroom::cli {
 // are the model and training flags of a graph model).
 using FlagGroups = train::OptionGroups;
 
+// The flags bind straight into `config`'s fields, the model overrides included (each sets its
+// optional field only when given). What needs parsing beyond a value stays text until resolve():
+// the preset (family and size) and the byte sizes of the budgets.
 struct TrainingFlags {
   train::TrainingConfig config;
   std::string preset = "gat,teacher";
-  std::string store;
-  std::string runs_dir = "runs";
-  std::string teacher_path;
-  std::string autoencoder_path;
-  std::string fusion_classifier;
-  std::string fusion_autoencoder;
-  std::vector<std::string> models;
   std::string memory_budget;  // "1GB", "512MiB", ...; empty: default
   std::string host_memory_budget;
   // Data-parallel launch (not part of the configuration: how a run executes, not what it
   // computes): "auto" joins a torchrun or srun job when launched by one, "off" never does.
   std::string distributed = "auto";
   double distributed_timeout_seconds = 300;
-  // Another process training in the same run directory: wait for it instead of failing.
-  bool wait_for_lock = false;
-  // Model overrides: applied only when given (on the command line or in --config).
-  std::int64_t hidden = 0, layers = 0, heads = 0, embedding_dim = 0, fc_layers = 0, latent = 0;
-  double dropout = 0;
+  // The model override flags by the ModelOptions field each sets (require_flags_of_family).
   std::map<std::string, CLI::Option*> overrides;
 
   // `with_store`: add --store (stages; `run` sets the store itself). `with_preset`: add --preset.
