@@ -46,8 +46,8 @@ struct OptionGroups {
 };
 
 struct StageTraits {
-  std::string_view name =
-      {};  // "autoencoder", "curriculum", ...: the command and the config.json key
+  // "autoencoder", "curriculum", ...: the command and the config.json key.
+  std::string_view name = {};
   // --preset's default, "MODEL,SIZE" ("gat,teacher") or "MODEL" for a stage whose models have no
   // sizes; empty for a stage that trains no model of the user's choice (fusion, evaluation).
   std::string_view default_preset = {};
