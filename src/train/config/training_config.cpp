@@ -5,6 +5,7 @@
 #include "headroom/util/printable_text.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -166,13 +167,10 @@ void validate_model_stage(const TrainingConfig& config, FamilyRole role) {
     fail("--use-kd trains a student: use --preset MODEL,student");
   if (model_family(config.model.family).role() == role) return;
   const auto& stage = config.stage.traits();
-  std::string families;  // "gat or gcn", from the family registry
-  for (const auto name : model_family_names())
-    if (model_family(name).role() == role)
-      families += (families.empty() ? "" : " or ") + std::string(name);
   fail(fmt::format("stage {} trains {} ({}), not '{}': use --preset {},SIZE", stage.name,
                    role == FamilyRole::kAutoencoder ? "an autoencoder" : "a graph classifier",
-                   families, config.model.family, stage.default_family()));
+                   fmt::join(model_family_names(role), " or "), config.model.family,
+                   stage.default_family()));
 }
 
 namespace {

@@ -136,11 +136,9 @@ LoadedAutoencoder load_autoencoder_checkpoint(const std::filesystem::path& file,
   try {
     loaded.family = &autoencoder_family(loaded.info.kind);
   } catch (const std::invalid_argument&) {
-    std::vector<std::string_view> autoencoders;
-    for (const auto name : model_family_names())
-      if (model_family(name).role() == FamilyRole::kAutoencoder) autoencoders.push_back(name);
-    throw std::runtime_error(fmt::format("{}: holds a {} model, expected {}", file.string(),
-                                         loaded.info.kind, fmt::join(autoencoders, " or ")));
+    throw std::runtime_error(
+        fmt::format("{}: holds a {} model, expected {}", file.string(), loaded.info.kind,
+                    fmt::join(model_family_names(FamilyRole::kAutoencoder), " or ")));
   }
   loaded.model = load_weights(archive, loaded.family->build_autoencoder(loaded.info.model_config),
                               file, device);

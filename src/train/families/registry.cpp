@@ -90,6 +90,13 @@ const AutoencoderFamily& autoencoder_family(std::string_view name) {
   return *family;
 }
 
+std::vector<std::string_view> model_family_names(FamilyRole role) {
+  std::vector<std::string_view> names;
+  for (const auto* family : registry())
+    if (family->role() == role) names.push_back(family->name());
+  return names;
+}
+
 std::vector<std::string_view> model_family_names() {
   std::vector<std::string_view> names;
   for (const auto* family : registry()) names.push_back(family->name());

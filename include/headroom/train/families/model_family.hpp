@@ -156,6 +156,8 @@ const ClassifierFamily& classifier_family(std::string_view name);
 const AutoencoderFamily& autoencoder_family(std::string_view name);
 // Every registered family's name, in registration order.
 std::vector<std::string_view> model_family_names();
+// Those of the families of `role`, in registration order (what errors list as the choices).
+std::vector<std::string_view> model_family_names(FamilyRole role);
 
 // P(attack) of each graph of a batch from a classifier's logits [graphs, classes] (class 1 is the
 // attack), float32 on the logits' device: what distillation and fusion take as the probability.
