@@ -97,6 +97,12 @@ DecisionCalibration calibrate_decision(std::span<const std::uint8_t> labels,
     throw std::invalid_argument("calibration method '" + method + "' (expected f1 or fpr)");
   }
   calibration.validation = binary_metrics(labels, scores, calibration.threshold);
+  const auto& m = calibration.validation;
+  const auto flagged = m.confusion.true_positives + m.confusion.false_positives;
+  if (m.count > m.positives && flagged == m.count)
+    throw std::invalid_argument(
+        "the " + method + " threshold flags every one of the " + std::to_string(m.count) +
+        " validation windows, the normal ones too: validation does not separate the classes");
   return calibration;
 }
 

@@ -87,6 +87,27 @@ void TrainingFlags::add_evaluation_flags(CLI::App& command, FlagGroups groups) {
                     "frames); 0: off")
         ->capture_default_str()
         ->group("Evaluation");
+  if (groups.evaluation) {
+    command
+        .add_option("--label-free-windows", c.evaluation.label_free_windows,
+                    "Evaluation: decide each test file at a threshold set on its first N windows "
+                    "whatever their labels (no label read: what a deployment on a new vehicle "
+                    "can do); 0: off")
+        ->capture_default_str()
+        ->group("Evaluation");
+    command
+        .add_option("--label-free-fence", c.evaluation.label_free_fence_mads,
+                    "Label-free threshold: scores above median + K robust spreads (1.4826 MAD) "
+                    "of the first windows are left out as likely attacks before the threshold "
+                    "is set at --target-fpr")
+        ->capture_default_str()
+        ->group("Evaluation");
+    command
+        .add_flag("--baseline,!--no-baseline", c.evaluation.baseline,
+                  "Evaluation: also score the classical baseline (per-ID inter-arrival times and "
+                  "ID transitions of the store's CAN files, no GNN) as a row of every table")
+        ->group("Evaluation");
+  }
   if (groups.calibration)
     command
         .add_option("--target-fpr", c.evaluation.target_fpr,

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace headroom::eval {
@@ -114,6 +115,28 @@ TEST(DecisionThreshold, CalibrationRecordsItsValidationMetrics) {
   const auto back = json.get<DecisionCalibration>();
   EXPECT_EQ(back.method, "fpr");
   EXPECT_DOUBLE_EQ(back.threshold, fpr.threshold);
+}
+
+// Where the attacks score below every normal window, the F1-optimal cut is the lowest score: it
+// flags every window (F1 2/3 from recall 1 with half the windows attacks). That is no decision,
+// and calibration refuses it, saying why; a cut that spares one normal window is kept.
+TEST(DecisionThreshold, RefusesAThresholdThatFlagsEveryValidationWindow) {
+  const std::vector<std::uint8_t> labels = {0, 0, 1, 1};
+  const std::vector<float> inverted = {0.9F, 0.8F, 0.2F, 0.1F};
+  EXPECT_LT(f1_optimal_threshold(labels, inverted), 0.1 + 1e-6);
+  try {
+    calibrate_decision(labels, inverted, "f1");
+    FAIL() << "a flag-everything threshold was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("flags every one of the 4 validation windows"),
+              std::string::npos)
+        << e.what();
+  }
+  const std::vector<float> overlapping = {0.9F, 0.1F, 0.5F, 0.6F};
+  EXPECT_EQ(calibrate_decision(labels, overlapping, "f1").validation.confusion.false_positives, 1);
+  // Without a normal window, flagging every window is right.
+  const std::vector<std::uint8_t> attacks_only = {1, 1};
+  EXPECT_NO_THROW(calibrate_decision(attacks_only, std::vector<float>{0.2F, 0.3F}, "f1"));
 }
 
 TEST(BinaryMetricsForDecisions, FprMccAndAveragePrecision) {

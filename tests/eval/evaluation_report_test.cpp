@@ -6,10 +6,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -17,11 +21,15 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "headroom/eval/label_free_threshold.hpp"
 #include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/store/manifest_seal.hpp"
 #include "headroom/synthetic/synthetic_traffic.hpp"
+#include "headroom/util/file_writer.hpp"
 #include "test_support.hpp"
 
 namespace headroom::eval {
@@ -289,6 +297,180 @@ TEST_F(EvaluationReport, VehicleCalibrationDecidesEachTestFileAtItsOwnThreshold)
   EXPECT_EQ(render_table(plain).find("veh F1"), std::string::npos);
 }
 
+// A copy of store `from` at `to` with the labels of `flip` inverted (graph_label.u8), the array's
+// checksum and the manifest sealed again as headroom writes them, so that it opens as a store.
+void copy_with_flipped_labels(const std::filesystem::path& from, const std::filesystem::path& to,
+                              const std::vector<std::uint32_t>& flip) {
+  std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+  const auto labels_file = to / "graph_label.u8";
+  std::string bytes;
+  {
+    std::ifstream in(labels_file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  for (const auto g : flip) bytes.at(g) = static_cast<char>(bytes.at(g) == 0 ? 1 : 0);
+  std::ofstream(labels_file, std::ios::binary | std::ios::trunc) << bytes;
+  std::ifstream manifest_in(to / "manifest.json");
+  const std::string text((std::istreambuf_iterator<char>(manifest_in)), {});
+  auto manifest = store::unseal_manifest(text, "manifest.json");
+  manifest["arrays"]["graph_label"]["xxh3"] = util::checksum_hex(util::checksum_file(labels_file));
+  std::ofstream(to / "manifest.json", std::ios::trunc) << store::seal_manifest(manifest);
+}
+
+// Scores where attacks sit above normal windows, with a spread, deterministic per graph.
+std::vector<float> separable_scores(const store::GraphStore& store,
+                                    std::span<const std::uint32_t> ids) {
+  const auto index = store.size_index();
+  std::vector<float> scores;
+  for (const auto g : ids)
+    scores.push_back(0.1F + static_cast<float>((g * 37) % 11) / 100.0F +
+                     (index.label[g] != 0 ? 0.5F : 0.0F));
+  return scores;
+}
+
+// The label-free thresholds read scores only: every label of the adaptation windows inverted, the
+// thresholds and every label-free decision stay as they were; only the count of attacks among the
+// adaptation windows (a report, not an input) follows the labels.
+TEST_F(EvaluationReport, LabelFreeDecisionsReadNoLabel) {
+  const std::size_t windows = 4;
+  const auto scores = separable_scores(*store_, all_ids_);
+  const LabelFreeAdaptation adaptation{.windows = windows, .target_fpr = 0.0, .scores = {}};
+  const auto first = label_free_adaptation_windows(*store_, all_ids_, windows);
+  ASSERT_FALSE(first.empty());
+  std::vector<std::uint32_t> flipped;
+  for (const auto& [file, ids] : first) {
+    ASSERT_EQ(ids.size(), windows);
+    flipped.insert(flipped.end(), ids.begin(), ids.end());
+  }
+  copy_with_flipped_labels(*dir_ / "store", *dir_ / "flipped", flipped);
+  const auto flipped_store = store::GraphStore::open(*dir_ / "flipped");
+  ASSERT_NE(flipped_store.size_index().label[flipped[0]], store_->size_index().label[flipped[0]]);
+
+  const auto original =
+      evaluate_scores(*store_, "m", all_ids_, scores, std::nullopt, 0.5, {}, adaptation);
+  const auto relabelled =
+      evaluate_scores(flipped_store, "m", all_ids_, scores, std::nullopt, 0.5, {}, adaptation);
+  ASSERT_FALSE(original.label_free_thresholds.empty());
+  EXPECT_EQ(original.label_free_thresholds, relabelled.label_free_thresholds);
+  // Each threshold is the one the file's first windows' scores give, by the robust rule.
+  for (const auto& [file, ids] : first) {
+    std::vector<float> first_scores;
+    for (const auto g : ids) first_scores.push_back(scores[g]);
+    EXPECT_EQ(original.label_free_thresholds.at(store_->metadata().files[file].path),
+              label_free_threshold(first_scores, 0.0, kDefaultFenceMads));
+  }
+  ASSERT_EQ(original.groups.size(), relabelled.groups.size());
+  std::size_t attack_adaptation_windows = 0;
+  for (std::size_t i = 0; i < original.groups.size(); ++i) {
+    const auto& a = original.groups[i];
+    const auto& b = relabelled.groups[i];
+    ASSERT_EQ(a.label_free.has_value(), a.split != "validation") << a.split;
+    if (!a.label_free) continue;
+    EXPECT_EQ(a.label_free->confusion.true_positives, b.label_free->confusion.true_positives);
+    EXPECT_EQ(a.label_free->confusion.false_positives, b.label_free->confusion.false_positives);
+    EXPECT_EQ(a.label_free->confusion.true_negatives, b.label_free->confusion.true_negatives);
+    EXPECT_EQ(a.label_free->confusion.false_negatives, b.label_free->confusion.false_negatives);
+    EXPECT_EQ(a.adaptation_windows, b.adaptation_windows);
+    if (a.attack_type.empty()) {
+      // The adaptation windows are not judged: the two add up to the split.
+      EXPECT_EQ(a.label_free->count + static_cast<std::int64_t>(a.adaptation_windows),
+                a.metrics.count);
+      attack_adaptation_windows += a.adaptation_attack_windows + b.adaptation_attack_windows;
+    }
+  }
+  // Inverting every adaptation label turns each of its windows into the other class once.
+  EXPECT_EQ(attack_adaptation_windows, flipped.size());
+  const nlohmann::json json = original;
+  bool reported = false;
+  for (const auto& group : json["groups"])
+    if (group.contains("label_free_metrics")) {
+      reported = true;
+      EXPECT_EQ(group["label_free_coverage"]["adaptation_windows"].get<std::size_t>() +
+                    group["label_free_coverage"]["judged"].get<std::size_t>(),
+                group["label_free_coverage"]["windows"].get<std::size_t>())
+          << group.dump();
+    }
+  EXPECT_TRUE(reported);
+  EXPECT_NE(render_table(original).find("lf F1"), std::string::npos);
+}
+
+// A file with no more windows than the adaptation takes is not judged, and the split says how
+// much of it its label-free numbers cover.
+TEST_F(EvaluationReport, LabelFreeCoverageIsReportedWhereFilesAreTooShort) {
+  const auto index = store_->size_index();
+  std::map<std::uint32_t, std::size_t> windows_of_file;
+  for (const auto g : store_->test_ids()) ++windows_of_file[index.file[g]];
+  std::size_t shortest = std::numeric_limits<std::size_t>::max();
+  std::size_t longest = 0;
+  for (const auto& [file, n] : windows_of_file) {
+    shortest = std::min(shortest, n);
+    longest = std::max(longest, n);
+  }
+  ASSERT_LT(shortest, longest) << "every test file has as many windows";
+  const auto scores = separable_scores(*store_, all_ids_);
+  const auto e = evaluate_scores(*store_, "m", all_ids_, scores, std::nullopt, 0.5, {},
+                                 {.windows = shortest, .target_fpr = 0.0, .scores = {}});
+  bool warned = false;
+  for (const auto& warning : e.warnings)
+    warned = warned || warning.find("label-free decision judges") != std::string::npos;
+  EXPECT_TRUE(warned) << fmt::format("{}", fmt::join(e.warnings, "\n"));
+}
+
+// Attack types present in a training file are seen, the others unseen; the synthetic layout names
+// its conditions for it (test_01: known attacks, test_02: an unknown one).
+TEST_F(EvaluationReport, MarksEachAttackTypeSeenOrUnseenInTraining) {
+  const auto scores = separable_scores(*store_, all_ids_);
+  const auto e = evaluate_scores(*store_, "m", all_ids_, scores);
+  std::size_t marked = 0;
+  for (const auto& group : e.groups) {
+    if (group.attack_type.empty() || group.metrics.positives == 0) {
+      EXPECT_FALSE(group.seen_in_training.has_value()) << group.split << "/" << group.attack_type;
+      continue;
+    }
+    ASSERT_TRUE(group.seen_in_training.has_value()) << group.split << "/" << group.attack_type;
+    const bool unknown = group.split.find("unknown_attack") != std::string::npos;
+    EXPECT_EQ(*group.seen_in_training, !unknown) << group.split << "/" << group.attack_type;
+    ++marked;
+  }
+  EXPECT_GE(marked, 3U);
+  const nlohmann::json json = e;
+  EXPECT_NE(json.dump().find("\"seen_in_training\":false"), std::string::npos);
+}
+
+// A decision that flags nearly every normal window, or catches nearly no attack, is named.
+TEST_F(EvaluationReport, WarnsOnNearDegenerateDecisions) {
+  const auto index = store_->size_index();
+  const auto& m = store_->metadata();
+  const std::string known = "test_01_known_vehicle_known_attack";
+  std::int64_t known_normals = 0;
+  for (const auto g : all_ids_)
+    known_normals += m.splits[index.split[g]].name == known && index.label[g] == 0 ? 1 : 0;
+  ASSERT_GE(known_normals, 20) << "too few normal windows for a 95% cut to differ from 100%";
+  // test_01: every window flagged but one normal one. Elsewhere: no attack caught, one normal
+  // window flagged per split.
+  std::vector<float> scores;
+  std::map<std::string, bool> marked;
+  for (const auto g : all_ids_) {
+    const auto& split = m.splits[index.split[g]].name;
+    const bool attack = index.label[g] != 0;
+    const bool first_normal = !attack && !std::exchange(marked[split], true);
+    if (split == known)
+      scores.push_back(first_normal ? 0.1F : 0.9F);
+    else
+      scores.push_back(first_normal ? 0.9F : 0.1F);
+  }
+  const auto e = evaluate_scores(*store_, "m", all_ids_, scores);
+  const auto has = [&](const std::string& a, const std::string& b) {
+    return std::any_of(e.warnings.begin(), e.warnings.end(), [&](const std::string& w) {
+      return w.find(a) != std::string::npos && w.find(b) != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(has("test_01_known_vehicle_known_attack: flags 9", "near-degenerate"))
+      << fmt::format("{}", fmt::join(e.warnings, "\n"));
+  EXPECT_TRUE(has("test_02_known_vehicle_unknown_attack: catches", "near-degenerate"))
+      << fmt::format("{}", fmt::join(e.warnings, "\n"));
+}
+
 TEST_F(EvaluationReport, OnlyTheGivenGraphsCount) {
   // Training graphs outside validation are never evaluated.
   const auto validation = store_->validation_ids();
@@ -328,8 +510,8 @@ TEST_F(EvaluationReport, TableHasAnAlignedRowPerGroup) {
   ASSERT_EQ(lines.size(), 1 + e.groups.size() + 1 + e.warnings.size());
   EXPECT_EQ(lines[0], "attack probability: decisions at 0.5");
   lines.erase(lines.begin());
-  for (const char* column : {"split", "attack type", "n", "accuracy", "precision", "recall", "F1",
-                             "FPR", "MCC", "ROC AUC", "PR AUC"}) {
+  for (const char* column : {"split", "attack type", "seen", "n", "accuracy", "precision", "recall",
+                             "F1", "FPR", "MCC", "ROC AUC", "PR AUC"}) {
     EXPECT_NE(lines[0].find(column), std::string::npos) << column;
   }
   bool saw_na = false;
@@ -337,10 +519,11 @@ TEST_F(EvaluationReport, TableHasAnAlignedRowPerGroup) {
     const auto& group = e.groups[i];
     const std::string& line = lines[i + 1];
     std::istringstream fields(line);
-    std::string split, attack, n;
-    fields >> split >> attack >> n;
+    std::string split, attack, seen, n;
+    fields >> split >> attack >> seen >> n;
     EXPECT_EQ(split, group.split);
     EXPECT_EQ(attack, group.attack_type.empty() ? "all" : group.attack_type);
+    EXPECT_EQ(seen, !group.seen_in_training ? "-" : (*group.seen_in_training ? "yes" : "no"));
     EXPECT_EQ(n, std::to_string(group.metrics.count));
     // Numbers are right-aligned in fixed-width columns: every line ends at the same column.
     EXPECT_EQ(line.size(), lines[0].size()) << line;

@@ -34,8 +34,10 @@ struct DecisionCalibration {
   BinaryMetrics validation;  // on the calibration scores, at `threshold`
 };
 
-// Calibrates on `labels`/`scores` by `method` ("f1" or "fpr"); throws std::invalid_argument for
-// another method.
+// Calibrates on `labels`/`scores` by `method` ("f1" or "fpr"). Throws std::invalid_argument for
+// another method, and refuses (the same exception, saying why) a threshold that flags every
+// calibration window while some are normal: F1-optimal calibration settles there when the scores
+// do not separate the classes, and "flag everything" is no decision.
 DecisionCalibration calibrate_decision(std::span<const std::uint8_t> labels,
                                        std::span<const float> scores, const std::string& method,
                                        double target_fpr = 0.01);

@@ -141,6 +141,8 @@ void EvaluationOptions::validate() const {
     fail("--calibration must be f1, fpr or none, not '" + calibration + "'");
   if (!(target_fpr >= 0 && target_fpr < 1)) fail("--target-fpr must lie in [0, 1)");
   if (vehicle_calibration_windows < 0) fail("--vehicle-calibration must be at least 0");
+  if (label_free_windows < 0) fail("--label-free-windows must be at least 0");
+  if (!(label_free_fence_mads > 0)) fail("--label-free-fence must be above 0");
 }
 
 void FusionOptions::validate() const {

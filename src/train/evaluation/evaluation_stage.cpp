@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "headroom/baseline/store_baseline.hpp"
 #include "headroom/eval/decision_threshold.hpp"
 #include "headroom/train/context/command_budget.hpp"
 #include "headroom/train/context/host_memory.hpp"
@@ -62,9 +63,58 @@ nlohmann::json read_summary(const std::filesystem::path& file) {
   }
 }
 
+// One model's evaluation and the per-graph scores it was made from (in the order of the ids
+// evaluated); `adapted_scores` only where the model adapts its scores to each vehicle without
+// labels (a fusion): the scores of its label-free decisions.
+struct ScoredModel {
+  eval::ModelEvaluation evaluation;
+  std::vector<float> scores;
+  std::vector<float> adapted_scores;
+};
+
+// A CSV field (RFC 4180): quoted, quotes doubled, when it holds a comma, quote or line break (file
+// names may).
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+// scores/{model}.csv: one row per graph evaluated, so that a user can audit any decision or try
+// another threshold without scoring again.
+std::string scores_csv(const store::GraphStore& store, std::span<const std::uint32_t> ids,
+                       const ScoredModel& scored) {
+  const auto index = store.size_index();
+  const auto& metadata = store.metadata();
+  std::vector<std::uint32_t> validation(store.validation_ids().begin(),
+                                        store.validation_ids().end());
+  std::string out = "graph,split,file,window,label,attack_type,score";
+  out += scored.adapted_scores.empty() ? "\n" : ",label_free_score\n";
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto g = ids[i];
+    const bool validates = std::binary_search(validation.begin(), validation.end(), g);
+    out += fmt::format(
+        "{},{},{},{},{},{},{:.9g}", g,
+        validates ? std::string("validation") : metadata.splits.at(index.split[g]).name,
+        csv_field(metadata.files.at(index.file[g]).path), index.window[g], index.label[g],
+        csv_field(metadata.attack_types.at(index.attack_type[g])), scored.scores[i]);
+    if (!scored.adapted_scores.empty()) out += fmt::format(",{:.9g}", scored.adapted_scores[i]);
+    out += '\n';
+  }
+  return out;
+}
+
 eval::VehicleCalibration vehicle_calibration(const TrainingConfig& config) {
   return {.normal_windows = static_cast<std::size_t>(config.evaluation.vehicle_calibration_windows),
           .target_fpr = config.evaluation.target_fpr,
+          .scores = {}};
+}
+
+eval::LabelFreeAdaptation label_free_adaptation(const TrainingConfig& config) {
+  return {.windows = static_cast<std::size_t>(config.evaluation.label_free_windows),
+          .target_fpr = config.evaluation.target_fpr,
+          .fence_mads = config.evaluation.label_free_fence_mads,
           .scores = {}};
 }
 
@@ -75,7 +125,7 @@ std::string model_name(const std::filesystem::path& path) {
 
 // A classifier's attack log-odds, decided at even odds (P(attack) 0.5) and at the threshold its
 // stage calibrated (stored as a probability).
-std::optional<eval::ModelEvaluation> evaluate_classifier(
+std::optional<ScoredModel> evaluate_classifier(
     const TrainingConfig& config, const RunContext& context, const store::GraphStore& store,
     std::span<const std::uint32_t> ids, const std::filesystem::path& checkpoint, std::string name) {
   CheckpointInfo info;
@@ -85,82 +135,117 @@ std::optional<eval::ModelEvaluation> evaluate_classifier(
       *model, store, ids, config.optimisation.eval_batch_size, context.device, context.precision);
   std::optional<double> threshold;
   if (info.decision) threshold = eval::log_odds_of_probability(info.decision->threshold);
-  auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, threshold, kEvenOdds,
-                                          vehicle_calibration(config));
+  auto evaluation =
+      eval::evaluate_scores(store, std::move(name), ids, scores, threshold, kEvenOdds,
+                            vehicle_calibration(config), label_free_adaptation(config));
   evaluation.score = "attack log-odds";
-  return evaluation;
+  return ScoredModel{std::move(evaluation), scores, {}};
 }
 
-// An autoencoder as a detector: its anomaly score per graph (AutoencoderFamily::graph_scores; the
-// VGAE's is its reconstruction error, train/step/losses.hpp, graph_reconstruction_score). It has no
-// fixed cut, so the decision is the threshold chosen on the validation split by --calibration (the
-// F1-optimal one by default; with
-// --calibration none, the 99th percentile of the normal validation graphs' scores). A validation
-// split without attacks falls back to that percentile; one without normal graphs either cannot
-// calibrate anything: the model is then not evaluated (nullopt, with the reason in the log).
-std::optional<eval::ModelEvaluation> evaluate_autoencoder(
-    const TrainingConfig& config, const RunContext& context, RunDirectory& run,
-    const store::GraphStore& store, std::span<const std::uint32_t> ids,
-    const std::filesystem::path& checkpoint, std::string name) {
-  require_store_inputs(read_checkpoint_info(checkpoint).model_config, store, checkpoint);
-  const auto autoencoder = load_autoencoder_checkpoint(checkpoint, context.device);
-  const auto scores = anomaly_scores(autoencoder, store, ids, config.optimisation.eval_batch_size,
-                                     context.device, context.precision);
-  // ids begin with the validation graphs.
+// A threshold for a score without a fixed cut (an anomaly score), chosen on the validation split
+// (the first store.validation_ids().size() of `ids`) by --calibration (the F1-optimal one by
+// default; with --calibration none, the 99th percentile of the normal validation graphs' scores).
+// A validation split without attacks falls back to that percentile; one without normal graphs
+// either cannot calibrate anything: nullopt, with the reason in the log.
+std::optional<double> validation_threshold(const TrainingConfig& config, RunDirectory& run,
+                                           const store::GraphStore& store,
+                                           std::span<const std::uint32_t> ids,
+                                           std::span<const float> scores, const std::string& name) {
   const auto validation = store.validation_ids().size();
   const auto labels = store.size_index().label;
   std::vector<std::uint8_t> validation_labels;
   for (std::size_t i = 0; i < validation; ++i) validation_labels.push_back(labels[ids[i]]);
-  const std::span<const float> validation_scores(scores.data(), validation);
+  const auto validation_scores = scores.first(validation);
   const auto method =
       config.evaluation.calibration == "none" ? "fpr" : config.evaluation.calibration;
   const double target_fpr =
       config.evaluation.calibration == "none" ? 0.01 : config.evaluation.target_fpr;
-  std::optional<eval::DecisionCalibration> decision;
   for (const auto& [m, fpr] : {std::pair<std::string, double>{method, target_fpr}, {"fpr", 0.01}}) {
     try {
-      decision = eval::calibrate_decision(validation_labels, validation_scores, m, fpr);
-      break;
+      return eval::calibrate_decision(validation_labels, validation_scores, m, fpr).threshold;
     } catch (const std::invalid_argument& error) {
       run.log(fmt::format("{}: no {} threshold ({})", util::printable_name(name), m, error.what()));
     }
   }
-  if (!decision) {
-    run.log(fmt::format("{}: not evaluated: its validation split gives no threshold",
-                        util::printable_name(name)));
+  run.log(fmt::format("{}: not evaluated: its validation split gives no threshold",
+                      util::printable_name(name)));
+  return std::nullopt;
+}
+
+// An autoencoder as a detector: its anomaly score per graph (AutoencoderFamily::graph_scores; the
+// VGAE's is its reconstruction error, train/step/losses.hpp, graph_reconstruction_score), decided
+// at its validation_threshold.
+std::optional<ScoredModel> evaluate_autoencoder(const TrainingConfig& config,
+                                                const RunContext& context, RunDirectory& run,
+                                                const store::GraphStore& store,
+                                                std::span<const std::uint32_t> ids,
+                                                const std::filesystem::path& checkpoint,
+                                                std::string name) {
+  require_store_inputs(read_checkpoint_info(checkpoint).model_config, store, checkpoint);
+  const auto autoencoder = load_autoencoder_checkpoint(checkpoint, context.device);
+  const auto scores = anomaly_scores(autoencoder, store, ids, config.optimisation.eval_batch_size,
+                                     context.device, context.precision);
+  const auto threshold = validation_threshold(config, run, store, ids, scores, name);
+  if (!threshold) return std::nullopt;
+  auto evaluation =
+      eval::evaluate_scores(store, std::move(name), ids, scores, std::nullopt, *threshold,
+                            vehicle_calibration(config), label_free_adaptation(config));
+  evaluation.score = "anomaly score";
+  return ScoredModel{std::move(evaluation), scores, {}};
+}
+
+// The classical baseline (baseline/store_baseline.hpp): each window's mean frame surprise under
+// per-ID inter-arrival times and ID transitions learnt from the training windows, decided like an
+// autoencoder's anomaly score. nullopt, with the reason in the log, when the store's CAN files
+// cannot be read back.
+std::optional<ScoredModel> evaluate_baseline(const TrainingConfig& config, RunDirectory& run,
+                                             const store::GraphStore& store,
+                                             std::span<const std::uint32_t> ids) {
+  baseline::StoreBaseline baseline;
+  try {
+    baseline = baseline::score_store_windows(store, ids);
+  } catch (const baseline::BaselineUnavailable& error) {
+    run.log(fmt::format("{}: not evaluated: {}", kBaselineModel, error.what()));
     return std::nullopt;
   }
-  auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, std::nullopt,
-                                          decision->threshold, vehicle_calibration(config));
-  evaluation.score = "anomaly score";
-  return evaluation;
+  run.log(
+      fmt::format("{}: learnt the inter-arrival times of {} CAN IDs and {} ID transitions from "
+                  "the training windows' normal frames",
+                  kBaselineModel, baseline.profile.ids(), baseline.profile.transitions()));
+  const auto threshold =
+      validation_threshold(config, run, store, ids, baseline.scores, std::string(kBaselineModel));
+  if (!threshold) return std::nullopt;
+  auto evaluation =
+      eval::evaluate_scores(store, std::string(kBaselineModel), ids, baseline.scores, std::nullopt,
+                            *threshold, vehicle_calibration(config), label_free_adaptation(config));
+  evaluation.score = "mean frame surprise (per-ID timing, ID transitions)";
+  return ScoredModel{std::move(evaluation), std::move(baseline.scores), {}};
 }
 
 // A fusion's fused P(attack), decided at 0.5 and at the threshold its stage calibrated.
-eval::ModelEvaluation evaluate_fusion(const TrainingConfig& config, const RunContext& context,
-                                      const store::GraphStore& store,
-                                      std::span<const std::uint32_t> ids,
-                                      const std::filesystem::path& checkpoint, std::string name) {
+ScoredModel evaluate_fusion(const TrainingConfig& config, const RunContext& context,
+                            const store::GraphStore& store, std::span<const std::uint32_t> ids,
+                            const std::filesystem::path& checkpoint, std::string name) {
   CheckpointInfo info;
-  std::vector<float> vehicle_scores;
-  const auto scores =
-      fused_attack_scores(checkpoint, store, ids, config, context, &info, &vehicle_scores);
+  FusionAdaptedScores adapted;
+  const auto scores = fused_attack_scores(checkpoint, store, ids, config, context, &info, &adapted);
   std::optional<double> threshold;
   if (info.decision) threshold = info.decision->threshold;
   auto vehicle = vehicle_calibration(config);
-  vehicle.scores = vehicle_scores;
-  auto evaluation =
-      eval::evaluate_scores(store, std::move(name), ids, scores, threshold, 0.5, vehicle);
+  vehicle.scores = adapted.vehicle;
+  auto label_free = label_free_adaptation(config);
+  label_free.scores = adapted.label_free;
+  auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, threshold, 0.5,
+                                          vehicle, label_free);
   evaluation.score = "fused P(attack)";
-  return evaluation;
+  return ScoredModel{std::move(evaluation), scores, std::move(adapted.label_free)};
 }
 
-std::optional<eval::ModelEvaluation> evaluate_model(const TrainingConfig& config,
-                                                    const RunContext& context, RunDirectory& run,
-                                                    const store::GraphStore& store,
-                                                    std::span<const std::uint32_t> ids,
-                                                    const std::filesystem::path& checkpoint,
-                                                    std::string name) {
+std::optional<ScoredModel> evaluate_model(const TrainingConfig& config, const RunContext& context,
+                                          RunDirectory& run, const store::GraphStore& store,
+                                          std::span<const std::uint32_t> ids,
+                                          const std::filesystem::path& checkpoint,
+                                          std::string name) {
   const auto kind = read_checkpoint_info(checkpoint).kind;
   if (is_fusion_kind(kind))
     return evaluate_fusion(config, context, store, ids, checkpoint, std::move(name));
@@ -195,29 +280,44 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   apply_command_budgets(config, context, run);
   // Earlier evaluations of other models stay: a model's entry is replaced only by its own.
   nlohmann::json summary = read_summary(run.path() / "evaluation.json");
-  for (const auto& source : sources) {
-    const auto checkpoint = resolve_checkpoint_path(source);
-    std::optional<eval::ModelEvaluation> evaluated;
-    const auto peak = run_phase(context.device, [&] {
-      evaluated = evaluate_model(config, context, run, store, ids, checkpoint, model_name(source));
-    });
-    check_host_memory(context.host, "evaluating " + model_name(source),
-                      "lower --eval-batch-size, or raise --host-memory-budget");
-    if (!evaluated) continue;
-    auto& evaluation = *evaluated;
+  // Logs, writes and records one model's evaluation; `source` is its checkpoint, or what it is.
+  const auto record = [&](ScoredModel& scored, const std::string& source, std::int64_t peak) {
+    auto& evaluation = scored.evaluation;
     run.log(fmt::format("\n{} ({})\n{}", util::printable_name(evaluation.model),
-                        util::printable_path(checkpoint), eval::render_table(evaluation)));
+                        util::printable_path(source), eval::render_table(evaluation)));
     run.log(fmt::format("{} on {}: tensor {}", util::printable_name(evaluation.model),
                         context.device.str(), phase_peak_text(peak, context.device_budget)));
     nlohmann::json json = evaluation;
-    json["checkpoint"] = checkpoint.string();
+    json["checkpoint"] = source;
     json["memory"] = {{"device", context.device.str()},
                       {"peak_tensor_bytes", peak},
                       {"memory_budget", context.device_budget}};
-    if (util::process_role().writes())
+    if (util::process_role().writes()) {
       util::write_file_atomically(run.path() / (evaluation.model + ".json"), json.dump(2) + "\n");
+      std::filesystem::create_directories(run.path() / "scores");
+      util::write_file_atomically(run.path() / "scores" / (evaluation.model + ".csv"),
+                                  scores_csv(store, ids, scored));
+    }
     summary[evaluation.model] = json;
+    result.peak_tensor_bytes[evaluation.model] = peak;
     result.models.push_back(std::move(evaluation));
+  };
+  for (const auto& source : sources) {
+    const auto checkpoint = resolve_checkpoint_path(source);
+    std::optional<ScoredModel> scored;
+    const auto peak = run_phase(context.device, [&] {
+      scored = evaluate_model(config, context, run, store, ids, checkpoint, model_name(source));
+    });
+    check_host_memory(context.host, "evaluating " + model_name(source),
+                      "lower --eval-batch-size, or raise --host-memory-budget");
+    if (scored) record(*scored, checkpoint.string(), peak);
+  }
+  if (config.evaluation.baseline) {
+    std::optional<ScoredModel> scored;
+    const auto peak =
+        run_phase(context.device, [&] { scored = evaluate_baseline(config, run, store, ids); });
+    check_host_memory(context.host, "evaluating the baseline", "raise --host-memory-budget");
+    if (scored) record(*scored, "per-ID timing and ID transitions of the store's CAN files", peak);
   }
   if (util::process_role().writes())
     util::write_file_atomically(run.path() / "evaluation.json", summary.dump(2) + "\n");
@@ -233,6 +333,8 @@ const StageTraits kEvaluationStage{
     .record =
         [](nlohmann::json& json, const TrainingConfig& config) {
           json["vehicle_calibration"] = config.evaluation.vehicle_calibration_windows;
+          json["label_free_windows"] = config.evaluation.label_free_windows;
+          json["label_free_fence"] = config.evaluation.label_free_fence_mads;
         },
 };
 

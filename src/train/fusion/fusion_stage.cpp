@@ -146,7 +146,9 @@ class FusionStage {
       run_.clear();
     }
     record_training_config(config_, run_, store::content_identity(store_.metadata()));
-    train(outcome);
+    const auto training_peak = run_phase(context_.device, [&] { train(outcome); });
+    // The stage's peak is its highest phase: scoring both models usually, not the small learner.
+    outcome.peak_tensor_bytes = std::max(peak, training_peak);
     calibrate();
     if (util::process_role().writes()) run_.write_result({{"training", outcome}});
     return result;
@@ -325,11 +327,17 @@ class FusionStage {
     info.epoch = state_.best_epoch;
     info.validation_loss = state_.best_loss;
     const auto scores = to_vector(learner_->fused_scores(all_));
-    info.decision = eval::calibrate_decision(
-        validation_labels_, scores, config_.evaluation.calibration, config_.evaluation.target_fpr);
-    run_.log(fmt::format("decision threshold {:.4f} ({} on the validation split: F1 {:.4f})",
-                         info.decision->threshold, info.decision->method,
-                         info.decision->validation.f1));
+    try {
+      info.decision =
+          eval::calibrate_decision(validation_labels_, scores, config_.evaluation.calibration,
+                                   config_.evaluation.target_fpr);
+      run_.log(fmt::format("decision threshold {:.4f} ({} on the validation split: F1 {:.4f})",
+                           info.decision->threshold, info.decision->method,
+                           info.decision->validation.f1));
+    } catch (const std::invalid_argument& error) {
+      run_.log(fmt::format("decision threshold not calibrated: {}", error.what()));
+      info.decision.reset();
+    }
     if (util::process_role().writes())
       save_model_checkpoint(run_.best_checkpoint(), learner_->model(), info);
   }
@@ -419,15 +427,13 @@ const StageDefinition kFusionStageDefinition{
 
 namespace {
 
-// `scores` with each vehicle-calibrated test file's graphs fused again on states scaled against
-// the file's calibration windows.
-std::vector<float> vehicle_rescaled_scores(FusionLearner& learner, const at::Tensor& signals,
-                                           std::span<const std::uint8_t> labels,
-                                           std::vector<float> scores,
-                                           const store::GraphStore& store,
-                                           std::span<const std::uint32_t> graph_ids,
-                                           std::size_t normal_windows) {
-  const auto windows = eval::vehicle_calibration_windows(store, graph_ids, normal_windows);
+// `scores` with each adapted test file's graphs fused again on states scaled against the file's
+// adaptation windows (`windows`, by file; every one is taken as normal traffic).
+std::vector<float> rescaled_per_file(
+    FusionLearner& learner, const at::Tensor& signals, std::span<const std::uint8_t> labels,
+    std::vector<float> scores, const store::GraphStore& store,
+    std::span<const std::uint32_t> graph_ids,
+    const std::map<std::uint32_t, std::vector<std::uint32_t>>& windows) {
   const auto file_of = store.size_index().file;
   std::map<std::uint32_t, std::vector<std::int64_t>> rows_of_file;
   for (std::size_t i = 0; i < graph_ids.size(); ++i)
@@ -462,8 +468,7 @@ std::vector<float> fused_attack_scores(const std::filesystem::path& checkpoint,
                                        const store::GraphStore& store,
                                        std::span<const std::uint32_t> graph_ids,
                                        const TrainingConfig& config, const RunContext& context,
-                                       CheckpointInfo* info_out,
-                                       std::vector<float>* vehicle_scores) {
+                                       CheckpointInfo* info_out, FusionAdaptedScores* adapted) {
   const auto info = read_checkpoint_info(checkpoint);
   if (!is_fusion_kind(info.kind))
     throw std::runtime_error(
@@ -477,10 +482,18 @@ std::vector<float> fused_attack_scores(const std::filesystem::path& checkpoint,
   const auto labels = labels_of(store, graph_ids);
   if (info_out != nullptr) *info_out = info;
   auto scores = to_vector(learner->fused_scores(fusion_data(signals, labels, scaling)));
-  const auto windows = static_cast<std::size_t>(config.evaluation.vehicle_calibration_windows);
-  if (vehicle_scores != nullptr && windows > 0)
-    *vehicle_scores =
-        vehicle_rescaled_scores(*learner, signals, labels, scores, store, graph_ids, windows);
+  if (adapted == nullptr) return scores;
+  const auto& evaluation = config.evaluation;
+  if (evaluation.vehicle_calibration_windows > 0)
+    adapted->vehicle = rescaled_per_file(
+        *learner, signals, labels, scores, store, graph_ids,
+        eval::vehicle_calibration_windows(
+            store, graph_ids, static_cast<std::size_t>(evaluation.vehicle_calibration_windows)));
+  if (evaluation.label_free_windows > 0)
+    adapted->label_free = rescaled_per_file(
+        *learner, signals, labels, scores, store, graph_ids,
+        eval::label_free_adaptation_windows(
+            store, graph_ids, static_cast<std::size_t>(evaluation.label_free_windows)));
   return scores;
 }
 

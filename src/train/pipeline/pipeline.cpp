@@ -93,56 +93,150 @@ PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks,
   for (const auto& stage : result.stages)
     eval_config.evaluation.models.push_back(stage.result.run_dir);
   const auto eval_dir = run_directory(eval_config);
+  const auto eval_start = std::chrono::steady_clock::now();
   result.evaluation =
       observed_stage(observers, eval_dir.filename().string(), eval_config, eval_dir, {},
                      [&](const LoopHooks&) { return run_evaluation_stage(eval_config); });
+  result.evaluation_wall_seconds = seconds_since(eval_start);
   result.wall_seconds = seconds_since(start);
   result.peak_rss_bytes = memory::process_peak_rss_bytes();
   return result;
 }
 
-std::string render_pipeline_summary(const PipelineResult& result) {
-  std::string out =
-      "F1 by model and test condition (decision at 0.5 / at the model's calibrated threshold"
-      "[ / at the test split's vehicle threshold, with --vehicle-calibration])\n";
+namespace {
+
+// The F1 of a group at the decision a deployment makes: label-free where evaluation ran it, else
+// the calibrated threshold, else the model's own (0.5, or the VGAE's validation threshold).
+double deployed_f1(const eval::EvaluationGroup& group) {
+  if (group.label_free) return group.label_free->f1;
+  if (group.calibrated) return group.calibrated->f1;
+  return group.metrics.f1;
+}
+
+const eval::EvaluationGroup* whole_split(const eval::ModelEvaluation& model,
+                                         const std::string& split) {
+  for (const auto& group : model.groups)
+    if (group.split == split && group.attack_type.empty()) return &group;
+  return nullptr;
+}
+
+// The attack types of a test split, each marked * when no training file holds it.
+std::string attack_types_of(const eval::ModelEvaluation& model, const std::string& split) {
+  std::string types;
+  for (const auto& group : model.groups) {
+    if (group.split != split || !group.seen_in_training) continue;
+    if (!types.empty()) types += ", ";
+    types += util::printable_name(group.attack_type) + (*group.seen_in_training ? "" : "*");
+  }
+  return types.empty() ? "-" : types;
+}
+
+// `text` cut to `width` columns, its end replaced by "~" when cut.
+std::string fit(const std::string& text, std::size_t width) {
+  return text.size() <= width ? text : text.substr(0, width - 1) + "~";
+}
+
+// Lines of at most kSummaryColumns, broken at spaces, continuation lines indented.
+constexpr std::size_t kSummaryColumns = 100;
+std::string wrapped(const std::string& text) {
+  std::string out;
+  std::string line;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const auto word = text.substr(start, end - start);
+    if (!line.empty() && line.size() + 1 + word.size() > kSummaryColumns) {
+      out += line + "\n";
+      line = "    ";
+    }
+    line += (line.empty() || line == "    " ? "" : " ") + word;
+    start = end + 1;
+  }
+  return out + line + "\n";
+}
+
+// Per test condition: its attack types, the best model at the deployed decision, and the baseline.
+std::string render_conditions(const EvaluationStageResult& evaluation) {
+  const eval::ModelEvaluation* baseline = nullptr;
+  std::vector<const eval::ModelEvaluation*> models;
+  for (const auto& model : evaluation.models) {
+    if (model.model == kBaselineModel)
+      baseline = &model;
+    else
+      models.push_back(&model);
+  }
   std::vector<std::string> splits;
-  for (const auto& model : result.evaluation.models)
+  for (const auto& model : evaluation.models)
     for (const auto& group : model.groups)
-      if (group.attack_type.empty() &&
+      if (group.attack_type.empty() && group.split != "validation" &&
           std::find(splits.begin(), splits.end(), group.split) == splits.end())
         splits.push_back(group.split);
-  // Split and model names come from directory names: printed escaped.
-  std::size_t width = 24;
-  for (const auto& s : splits) width = std::max(width, util::printable_name(s).size() + 2);
-  out += fmt::format("{:<{}}", "condition", width);
-  for (const auto& model : result.evaluation.models)
-    out += fmt::format("{:>33}", util::printable_name(model.model));
-  out += "\n";
+  const bool label_free =
+      std::any_of(evaluation.models.begin(), evaluation.models.end(),
+                  [](const auto& m) { return !m.label_free_thresholds.empty(); });
+  std::string out = wrapped(fmt::format(
+      "F1 by test condition at the {} decision{}: the best model there, and the classical "
+      "baseline (per-ID timing and ID transitions, no GNN). * an attack type no training file "
+      "holds. Every model, split, attack type and decision: evaluation.json and the report.",
+      label_free ? "label-free" : "calibrated",
+      label_free ? " (a threshold per test file from its first windows, no label read)" : ""));
+  out += fmt::format("{:<38}  {:<14}  {:<22}  {:>6}  {:>8}\n", "condition", "attack types",
+                     "best model", "F1", "baseline");
+  std::vector<std::string> baseline_wins;
   for (const auto& split : splits) {
-    out += fmt::format("{:<{}}", util::printable_name(split), width);
-    for (const auto& model : result.evaluation.models) {
-      std::string cell = "-";
-      for (const auto& group : model.groups)
-        if (group.split == split && group.attack_type.empty()) {
-          cell = format_f1(group.metrics.f1);
-          if (group.calibrated) cell += " / " + format_f1(group.calibrated->f1);
-          if (group.vehicle) cell += " / " + format_f1(group.vehicle->f1);
-        }
-      out += fmt::format("{:>33}", cell);
+    const eval::ModelEvaluation* best = nullptr;
+    double best_f1 = -1;
+    for (const auto* model : models) {
+      const auto* group = whole_split(*model, split);
+      if (group == nullptr || std::isnan(deployed_f1(*group))) continue;
+      if (deployed_f1(*group) > best_f1) {
+        best_f1 = deployed_f1(*group);
+        best = model;
+      }
     }
-    out += "\n";
+    const auto* base = baseline == nullptr ? nullptr : whole_split(*baseline, split);
+    const double base_f1 = base == nullptr ? std::nan("") : deployed_f1(*base);
+    if (!std::isnan(base_f1) && base_f1 >= best_f1) baseline_wins.push_back(split);
+    out += fmt::format(
+        "{:<38}  {:<14}  {:<22}  {:>6}  {:>8}\n", fit(util::printable_name(split), 38),
+        fit(attack_types_of(models.empty() ? *baseline : *models.front(), split), 14),
+        best == nullptr ? "-" : fit(util::printable_name(best->model), 22),
+        best == nullptr ? "-" : format_f1(best_f1), base == nullptr ? "-" : format_f1(base_f1));
   }
-  for (const auto& model : result.evaluation.models)
-    for (const auto& warning : model.warnings)
-      out += fmt::format("WARNING: {}: {}\n", util::printable_name(model.model), warning);
+  if (!baseline_wins.empty()) {
+    std::string names;
+    for (const auto& split : baseline_wins)
+      names += (names.empty() ? "" : ", ") + util::printable_name(split);
+    out += wrapped("No GNN model beats the baseline on: " + names + ".");
+  }
+  std::size_t warnings = 0;
+  for (const auto& model : evaluation.models) warnings += model.warnings.size();
+  if (warnings > 0)
+    out +=
+        wrapped(fmt::format("{} warning(s) on decisions (degenerate, near-degenerate or partly "
+                            "covered): see the evaluation log and evaluation.json.",
+                            warnings));
+  return out;
+}
+
+}  // namespace
+
+std::string render_pipeline_summary(const PipelineResult& result) {
+  std::string out = render_conditions(result.evaluation);
   out +=
       "\nstage                        epochs  best   wall time   graphs/s   peak tensor memory\n";
   for (const auto& stage : result.stages) {
     const auto& o = stage.result.outcome;
-    out += fmt::format("{:<28} {:>6} {:>5} {:>10.1f}s {:>10.0f}   {}{}\n", stage.name, o.epochs,
-                       o.best_epoch + 1, stage.wall_seconds, o.graphs_per_second,
+    out += fmt::format("{:<28} {:>6} {:>5} {:>10.1f}s {:>10.0f}   {}{}\n", fit(stage.name, 28),
+                       o.epochs, o.best_epoch + 1, stage.wall_seconds, o.graphs_per_second,
                        format_mib(o.peak_tensor_bytes), o.already_complete ? "  (reused)" : "");
   }
+  std::int64_t evaluation_peak = 0;
+  for (const auto& [model, peak] : result.evaluation.peak_tensor_bytes)
+    evaluation_peak = std::max(evaluation_peak, peak);
+  out += fmt::format("{:<28} {:>6} {:>5} {:>10.1f}s {:>10}   {}\n", "evaluation", "-", "-",
+                     result.evaluation_wall_seconds, "-", format_mib(evaluation_peak));
   out += fmt::format("\ntotal wall time {:.1f} s, peak RSS {}\n", result.wall_seconds,
                      format_mib(result.peak_rss_bytes));
   return out;

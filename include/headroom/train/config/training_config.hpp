@@ -10,6 +10,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "headroom/eval/label_free_threshold.hpp"
 #include "headroom/models/model_config.hpp"
 #include "headroom/models/model_inputs.hpp"
 #include "headroom/train/config/curriculum.hpp"
@@ -108,6 +109,14 @@ struct EvaluationOptions {
   // attack-free recording of the vehicle under test) at target_fpr, beside the others
   // (eval::VehicleCalibration). 0: off.
   std::int64_t vehicle_calibration_windows = 0;
+  // Stage evaluation, per test split: a threshold set without labels on its first N windows
+  // whatever their labels, at target_fpr among the scores inside a robust fence of fence_mads
+  // spreads (eval::LabelFreeAdaptation, eval/label_free_threshold.hpp); the decision a deployment
+  // on a new vehicle makes. 0: off.
+  std::int64_t label_free_windows = 200;
+  double label_free_fence_mads = eval::kDefaultFenceMads;
+  // Stage evaluation also scores the classical baseline (baseline/store_baseline.hpp).
+  bool baseline = true;
   // The classifiers to evaluate (run directories or best.pt files); default: every classifier
   // stage found in runs/{dataset}/.
   std::vector<std::filesystem::path> models;

@@ -4,7 +4,11 @@
 // and prints tables.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "headroom/eval/evaluation_report.hpp"
@@ -16,14 +20,20 @@ namespace headroom::train {
 struct EvaluationStageResult {
   std::filesystem::path run_dir;
   std::vector<eval::ModelEvaluation> models;
+  std::map<std::string, std::int64_t> peak_tensor_bytes;  // by model, of scoring it
 };
+
+// The classical baseline's name in every table (baseline/store_baseline.hpp).
+inline constexpr std::string_view kBaselineModel = "baseline";
 
 // Evaluates config.evaluation.models (run directories or checkpoints); when empty, every run
 // directory under runs/{dataset}/ with a best.pt. A classifier is scored by its attack
 // probability, decided at 0.5 and at its calibrated threshold; a VGAE by its reconstruction error
 // as an anomaly score, decided at a threshold calibrated on the validation split
 // (config.evaluation.calibration); a fusion (fusion_stage.hpp) by its fused P(attack), decided at
-// 0.5 and at its calibrated threshold. Throws std::runtime_error when there is no model.
+// 0.5 and at its calibrated threshold. Unless config.evaluation.baseline is off, the classical
+// baseline is evaluated last, decided like a VGAE. Throws std::runtime_error when there is no
+// model.
 EvaluationStageResult run_evaluation_stage(const TrainingConfig& config);
 
 // Its definition runs run_evaluation_stage without the job's hooks (evaluation trains nothing).

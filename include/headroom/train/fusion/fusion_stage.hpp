@@ -42,15 +42,23 @@ bool is_fusion_kind(std::string_view kind);
 
 // The fused P(attack) of the fusion checkpoint `checkpoint` for `graph_ids`, computed with the
 // classifier and VGAE it names, on config.run's device and precision; its info in *info when
-// given. With `vehicle_scores` and vehicle calibration on (config.evaluation), also the scores
-// for the per-file decisions: each calibrated test file's states scaled against that file's
-// calibration windows (eval::vehicle_calibration_windows) instead of the fitting graphs, so that
-// the VGAE's signals of a new vehicle are measured against that vehicle's normal traffic.
+// given. With `adapted`, also the scores for the per-file decisions (config.evaluation):
+// - `vehicle`, with vehicle calibration on: each calibrated test file's states scaled against that
+//   file's calibration windows (eval::vehicle_calibration_windows) instead of the fitting graphs,
+//   so that the VGAE's signals of a new vehicle are measured against that vehicle's normal
+//   traffic;
+// - `label_free`, with label-free adaptation on: the same against each file's first windows
+//   whatever their labels (eval::label_free_adaptation_windows), no label read.
+// Each is empty where its decision is off.
+struct FusionAdaptedScores {
+  std::vector<float> vehicle;
+  std::vector<float> label_free;
+};
 std::vector<float> fused_attack_scores(const std::filesystem::path& checkpoint,
                                        const store::GraphStore& store,
                                        std::span<const std::uint32_t> graph_ids,
                                        const TrainingConfig& config, const RunContext& context,
                                        CheckpointInfo* info = nullptr,
-                                       std::vector<float>* vehicle_scores = nullptr);
+                                       FusionAdaptedScores* adapted = nullptr);
 
 }  // namespace headroom::train

@@ -23,6 +23,7 @@ struct PipelineStage {
 struct PipelineResult {
   std::vector<PipelineStage> stages;
   EvaluationStageResult evaluation;
+  double evaluation_wall_seconds = 0;
   double wall_seconds = 0;
   std::int64_t peak_rss_bytes = 0;
 };
@@ -34,8 +35,9 @@ struct PipelineResult {
 PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks = {},
                             const StageObservers& observers = {});
 
-// F1 per model and test condition (validation and each test directory), then per stage wall time
-// and peak tensor memory.
+// Per test condition (test directory): its attack types (unseen ones marked), the best model's F1
+// at the label-free decision and the baseline's; then per stage wall time and peak tensor memory,
+// evaluation included. At most 100 columns wide; the full tables are evaluation.json's.
 std::string render_pipeline_summary(const PipelineResult& result);
 
 }  // namespace headroom::train
