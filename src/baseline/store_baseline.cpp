@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <exception>
 #include <map>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "headroom/can/frame_reader.hpp"
 #include "headroom/can/log_format.hpp"
+#include "headroom/eval/label_free_threshold.hpp"
 
 namespace headroom::baseline {
 namespace {
@@ -45,7 +47,7 @@ std::pair<std::size_t, std::size_t> window_frames(const store::StoreMetadata& me
 
 // Learns from each training file's normal frames outside the validation windows; a validation
 // window splits the file into separate runs (no inter-arrival or transition across it).
-TrafficProfile learn_profile(const store::GraphStore& store) {
+TrafficProfileBuilder learn_profile(const store::GraphStore& store) {
   const auto& metadata = store.metadata();
   const auto index = store.size_index();
   std::vector<std::uint32_t> validation(store.validation_ids().begin(),
@@ -73,16 +75,85 @@ TrafficProfile learn_profile(const store::GraphStore& store) {
       }
     }
   }
-  return builder.build();
+  return builder;
+}
+
+// The window scores of `positions` (indices into graph_ids, all of one file of `frames`) under
+// `profile`, into `scores`.
+void score_windows(const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
+                   std::span<const std::size_t> positions, std::span<const can::CanFrame> frames,
+                   const TrafficProfile& profile, std::vector<float>& scores) {
+  const auto surprise = frame_surprise(profile, frames);
+  const auto index = store.size_index();
+  for (const auto i : positions) {
+    const auto [begin, end] =
+        window_frames(store.metadata(), index.window[graph_ids[i]], frames.size());
+    scores[i] = static_cast<float>(window_score(profile, frames.subspan(begin, end - begin),
+                                                std::span(surprise).subspan(begin, end - begin)));
+  }
+}
+
+// The vehicle's own first `learned_windows` windows, labels unread, into `builder`, when the
+// training profile does not know the vehicle (the median window holds a frame of an unknown ID):
+// those windows whose score under the training profile lies inside the robust fence of those
+// scores, each run of consecutive such windows learnt as one run of traffic.
+void learn_vehicle(const store::StoreMetadata& metadata, std::span<const can::CanFrame> frames,
+                   const TrafficProfile& training, const BaselineAdaptation& adaptation,
+                   TrafficProfileBuilder& builder) {
+  const std::size_t file_windows = frames.size() <= metadata.window
+                                       ? 1
+                                       : (frames.size() - metadata.window) / metadata.stride + 1;
+  const std::size_t windows = std::min(adaptation.learned_windows, file_windows);
+  if (windows == 0) return;
+  const auto surprise = frame_surprise(training, frames);
+  std::vector<float> scores(windows);
+  for (std::size_t w = 0; w < windows; ++w) {
+    const auto [begin, end] = window_frames(metadata, static_cast<std::uint32_t>(w), frames.size());
+    scores[w] = static_cast<float>(window_score(training, frames.subspan(begin, end - begin),
+                                                std::span(surprise).subspan(begin, end - begin)));
+  }
+  // A vehicle the training profile knows (most of its windows without an unknown ID: score < 1)
+  // keeps the training profile: learning its first windows would only learn attacks among them.
+  const auto fenced = eval::robust_fence(scores, adaptation.fence_mads);
+  if (fenced.median < 1.0) return;
+  const double fence = fenced.fence;
+  std::size_t run_begin = 0;  // first frame of the current run of accepted windows
+  std::size_t run_end = 0;    // one past its last frame; run_end == run_begin: no run
+  for (std::size_t w = 0; w <= windows; ++w) {
+    if (w < windows && static_cast<double>(scores[w]) <= fence) {
+      const auto [begin, end] =
+          window_frames(metadata, static_cast<std::uint32_t>(w), frames.size());
+      if (run_end == run_begin) run_begin = begin;
+      run_end = end;
+      continue;
+    }
+    if (run_end > run_begin) builder.learn_run(frames.subspan(run_begin, run_end - run_begin));
+    run_begin = run_end = 0;
+  }
+}
+
+// Whether test file `file` is adapted: more windows than the adaptation takes, as
+// eval::label_free_adaptation_windows decides.
+bool adapts(const store::StoreMetadata& metadata, std::uint32_t file,
+            const BaselineAdaptation& adaptation) {
+  const auto& record = metadata.files.at(file);
+  return adaptation.adaptation_windows > 0 && metadata.splits.at(record.split).role == "test" &&
+         record.graphs > adaptation.adaptation_windows;
 }
 
 }  // namespace
 
 StoreBaseline score_store_windows(const store::GraphStore& store,
-                                  std::span<const std::uint32_t> graph_ids) {
+                                  std::span<const std::uint32_t> graph_ids,
+                                  const BaselineAdaptation& adaptation) {
+  if (adaptation.learned_windows > adaptation.adaptation_windows)
+    throw std::invalid_argument(fmt::format("baseline: learns from {} of {} adaptation windows",
+                                            adaptation.learned_windows,
+                                            adaptation.adaptation_windows));
   const auto& metadata = store.metadata();
   const auto index = store.size_index();
-  StoreBaseline result{learn_profile(store), std::vector<float>(graph_ids.size(), 0.0F)};
+  const TrafficProfileBuilder training = learn_profile(store);
+  StoreBaseline result{training.build(), std::vector<float>(graph_ids.size(), 0.0F), {}};
   std::map<std::uint32_t, std::vector<std::size_t>> positions_of_file;
   for (std::size_t i = 0; i < graph_ids.size(); ++i) {
     if (graph_ids[i] >= store.num_graphs())
@@ -90,16 +161,18 @@ StoreBaseline score_store_windows(const store::GraphStore& store,
                                           graph_ids[i], store.num_graphs()));
     positions_of_file[index.file[graph_ids[i]]].push_back(i);
   }
+  if (adaptation.adaptation_windows > 0) result.label_free_scores.resize(graph_ids.size());
   for (const auto& [file, positions] : positions_of_file) {
     const auto frames = read_store_file(metadata, file);
-    const auto surprise = frame_surprise(result.profile, frames);
-    for (const auto i : positions) {
-      const auto [begin, end] = window_frames(metadata, index.window[graph_ids[i]], frames.size());
-      double sum = 0;
-      for (std::size_t f = begin; f < end; ++f) sum += surprise[f];
-      result.scores[i] =
-          end > begin ? static_cast<float>(sum / static_cast<double>(end - begin)) : 0.0F;
+    score_windows(store, graph_ids, positions, frames, result.profile, result.scores);
+    if (adaptation.adaptation_windows == 0) continue;
+    if (!adapts(metadata, file, adaptation)) {
+      for (const auto i : positions) result.label_free_scores[i] = result.scores[i];
+      continue;
     }
+    TrafficProfileBuilder extended = training;
+    learn_vehicle(metadata, frames, result.profile, adaptation, extended);
+    score_windows(store, graph_ids, positions, frames, extended.build(), result.label_free_scores);
   }
   return result;
 }

@@ -29,6 +29,7 @@ void TrafficProfileBuilder::learn_run(std::span<const can::CanFrame> frames) {
   std::unordered_map<std::uint32_t, double> last_seen_s;
   for (std::size_t i = 0; i < frames.size(); ++i) {
     const auto& frame = frames[i];
+    ids_.insert(frame.id);
     if (i > 0) transitions_.insert(transition_key(frames[i - 1].id, frame.id));
     const auto [it, first] = last_seen_s.try_emplace(frame.id, frame.timestamp_s);
     if (!first) {
@@ -44,6 +45,7 @@ void TrafficProfileBuilder::learn_run(std::span<const can::CanFrame> frames) {
 
 TrafficProfile TrafficProfileBuilder::build() const {
   TrafficProfile profile;
+  profile.ids_ = ids_;
   profile.transitions_ = transitions_;
   for (const auto& [id, m] : moments_) {
     if (m.count < 2) continue;
@@ -75,6 +77,18 @@ std::vector<float> frame_surprise(const TrafficProfile& profile,
     surprise[i] = static_cast<float>(std::min(z, kNovelSurprise));
   }
   return surprise;
+}
+
+double window_score(const TrafficProfile& profile, std::span<const can::CanFrame> frames,
+                    std::span<const float> surprise) {
+  if (frames.empty()) return 0;
+  double unknown = 0;
+  double sum = 0;
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    unknown += profile.knows_id(frames[i].id) ? 0 : 1;
+    sum += surprise[i];
+  }
+  return unknown + sum / static_cast<double>(frames.size()) / kNovelSurprise;
 }
 
 }  // namespace headroom::baseline

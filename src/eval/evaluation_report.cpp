@@ -318,11 +318,17 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
   }
   FileDecisions label_free_decisions;
   if (label_free.windows > 0) {
+    if (label_free.learned_windows >= label_free.windows)
+      throw std::invalid_argument(fmt::format(
+          "evaluate_scores: {} of {} label-free adaptation windows learnt from: none left to set "
+          "the threshold on",
+          label_free.learned_windows, label_free.windows));
     label_free_decisions = decide_files(
         store, label_free_adaptation_windows(store, graph_ids, label_free.windows),
         score_by_graph(store, graph_ids, label_free_scores),
         [&](std::span<const float> first) {
-          return label_free_threshold(first, label_free.target_fpr, label_free.fence_mads);
+          return label_free_threshold(first.subspan(label_free.learned_windows),
+                                      label_free.target_fpr, label_free.fence_mads);
         },
         evaluation.label_free_thresholds);
   }

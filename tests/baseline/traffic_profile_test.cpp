@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <span>
 #include <vector>
 
 namespace headroom::baseline {
@@ -40,6 +41,9 @@ TEST(TrafficProfile, LearnsLogInterArrivalsAndTransitions) {
   EXPECT_TRUE(profile.knows_transition(kB, kA));
   EXPECT_FALSE(profile.knows_transition(kA, kA));
   EXPECT_EQ(profile.transitions(), 2U);
+  EXPECT_TRUE(profile.knows_id(kB));  // seen, though too rarely for timing statistics
+  EXPECT_FALSE(profile.knows_id(kC));
+  EXPECT_EQ(profile.ids(), 2U);
 }
 
 // A at 10, B at 10.2, A at 10.5, C at 10.6, A at 14.5:
@@ -57,6 +61,14 @@ TEST(TrafficProfile, FrameSurpriseWorkedByHand) {
   EXPECT_NEAR(surprise[2], 1.5 * std::sqrt(2.0), 1e-5);
   EXPECT_EQ(surprise[3], static_cast<float>(kNovelSurprise));
   EXPECT_EQ(surprise[4], static_cast<float>(kNovelSurprise));
+  // The window of all five: one frame of an ID never seen (C), plus the mean surprise / 10.
+  EXPECT_NEAR(window_score(hand_profile(), recording, surprise),
+              1 + (1.5 * std::sqrt(2.0) + 2 * kNovelSurprise) / 5 / kNovelSurprise, 1e-6);
+  // Without C: no unknown ID, only the surprise.
+  EXPECT_NEAR(
+      window_score(hand_profile(), std::span(recording).first(3), std::span(surprise).first(3)),
+      1.5 * std::sqrt(2.0) / 3 / kNovelSurprise, 1e-6);
+  EXPECT_EQ(window_score(hand_profile(), {}, {}), 0.0);
 }
 
 // Runs are learnt apart: no transition or inter-arrival from the end of one to the next; and a

@@ -394,6 +394,30 @@ TEST_F(EvaluationReport, LabelFreeDecisionsReadNoLabel) {
   EXPECT_NE(render_table(original).find("lf F1"), std::string::npos);
 }
 
+// A model that learnt from the first adaptation windows (in-sample scores there) has its threshold
+// set on the adaptation windows after them; all of them stay out of the metrics.
+TEST_F(EvaluationReport, LabelFreeThresholdSkipsTheWindowsTheModelLearntFrom) {
+  const auto scores = separable_scores(*store_, all_ids_);
+  const LabelFreeAdaptation adaptation{
+      .windows = 5, .learned_windows = 3, .target_fpr = 0.0, .scores = {}};
+  const auto e = evaluate_scores(*store_, "m", all_ids_, scores, std::nullopt, 0.5, {}, adaptation);
+  const auto windows = label_free_adaptation_windows(*store_, all_ids_, 5);
+  ASSERT_FALSE(windows.empty());
+  for (const auto& [file, ids] : windows) {
+    const std::vector<float> after = {scores[ids[3]], scores[ids[4]]};
+    EXPECT_EQ(e.label_free_thresholds.at(store_->metadata().files[file].path),
+              label_free_threshold(after, 0.0, kDefaultFenceMads));
+  }
+  for (const auto& group : e.groups) {
+    if (!group.label_free || !group.attack_type.empty()) continue;
+    EXPECT_EQ(group.label_free->count + static_cast<std::int64_t>(group.adaptation_windows),
+              group.metrics.count);
+  }
+  EXPECT_THROW(evaluate_scores(*store_, "m", all_ids_, scores, std::nullopt, 0.5, {},
+                               {.windows = 3, .learned_windows = 3, .scores = {}}),
+               std::invalid_argument);
+}
+
 // A file with no more windows than the adaptation takes is not judged, and the split says how
 // much of it its label-free numbers cover.
 TEST_F(EvaluationReport, LabelFreeCoverageIsReportedWhereFilesAreTooShort) {

@@ -22,15 +22,35 @@ class BaselineUnavailable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Label-free adaptation to the vehicle of each test file (eval::LabelFreeAdaptation): a test file
+// with more than `adaptation_windows` windows whose vehicle the training profile does not know
+// (the median of its first `learned_windows` windows holds a frame of an ID never seen in
+// training) is scored again under the training profile extended with those windows, labels
+// unread; a file of a known vehicle keeps the training profile, whose scores the label-free
+// threshold then reads as they are. Only the windows whose training-profile score lies inside
+// their robust fence (eval::robust_fence, `fence_mads`) are learnt. The evaluation then sets the file's
+// threshold on the adaptation windows after those, which the profile did not learn from
+// (LabelFreeAdaptation::learned_windows).
+struct BaselineAdaptation {
+  std::size_t adaptation_windows = 0;  // 0: off
+  std::size_t learned_windows = 0;     // at most adaptation_windows
+  double fence_mads = 3.0;
+};
+
 struct StoreBaseline {
-  TrafficProfile profile;
-  std::vector<float> scores;  // one per graph id asked for, in that order
+  TrafficProfile profile;     // learnt from the training windows
+  std::vector<float> scores;  // one per graph id asked for, in that order (window_score)
+  // With adaptation: the same, each adapted test file's windows under its extended profile (the
+  // others as in `scores`); empty without.
+  std::vector<float> label_free_scores;
 };
 
 // Learns the profile from the store's training windows and scores `graph_ids` (any split). Reads
 // one file at a time; memory is one file's frames (24 bytes each) plus the profile. Throws
-// BaselineUnavailable, std::out_of_range for a graph id outside the store.
+// BaselineUnavailable, std::out_of_range for a graph id outside the store, std::invalid_argument
+// for learned_windows above adaptation_windows.
 StoreBaseline score_store_windows(const store::GraphStore& store,
-                                  std::span<const std::uint32_t> graph_ids);
+                                  std::span<const std::uint32_t> graph_ids,
+                                  const BaselineAdaptation& adaptation = {});
 
 }  // namespace headroom::baseline

@@ -4,8 +4,10 @@
 // and scores each frame by its surprise: a frame whose transition from the previous frame's ID
 // was never seen in training (an unknown ID included) scores kNovelSurprise; any other frame, the
 // distance of its log inter-arrival from its ID's mean in spreads, capped there. A window's score
-// is the mean surprise of its frames. Timing-based (per-ID interval) and transition-based
-// detectors are what the CAN IDS literature compares with; this is one of each, summed per frame.
+// (window_score) counts its frames of IDs never seen, and adds the mean surprise of its frames
+// scaled into [0, 1]: an ID the bus never carried outranks any timing or transition evidence.
+// ID whitelists, per-ID timing and ID transitions are what the CAN IDS literature compares with;
+// this is the three in one score.
 #pragma once
 
 #include <cstdint>
@@ -39,19 +41,21 @@ class TrafficProfile {
   // The inter-arrival statistics of `id`, or null for an ID without at least two inter-arrivals
   // in training.
   const InterArrival* inter_arrival(std::uint32_t id) const;
+  bool knows_id(std::uint32_t id) const { return ids_.contains(id); }
   bool knows_transition(std::uint32_t from, std::uint32_t to) const;
-  std::size_t ids() const { return inter_arrival_.size(); }
+  std::size_t ids() const { return ids_.size(); }
   std::size_t transitions() const { return transitions_.size(); }
 
  private:
   friend class TrafficProfileBuilder;
+  std::unordered_set<std::uint32_t> ids_;
   std::unordered_map<std::uint32_t, InterArrival> inter_arrival_;
   std::unordered_set<std::uint64_t> transitions_;  // from << 32 | to
 };
 
 // Learns a TrafficProfile from runs of normal frames, each in time order. A run is contiguous
-// traffic: inter-arrivals and transitions are taken within a run, never across two. Not
-// thread-safe.
+// traffic: inter-arrivals and transitions are taken within a run, never across two. Copyable, so
+// that one learnt on training traffic can go on learning a new vehicle's. Not thread-safe.
 class TrafficProfileBuilder {
  public:
   void learn_run(std::span<const can::CanFrame> frames);
@@ -62,6 +66,7 @@ class TrafficProfileBuilder {
     double sum = 0, sum_squares = 0;
     std::uint64_t count = 0;
   };
+  std::unordered_set<std::uint32_t> ids_;
   std::unordered_map<std::uint32_t, Moments> moments_;
   std::unordered_set<std::uint64_t> transitions_;
 };
@@ -72,5 +77,11 @@ class TrafficProfileBuilder {
 // inter-arrival: each scores 0 on what it lacks.
 std::vector<float> frame_surprise(const TrafficProfile& profile,
                                   std::span<const can::CanFrame> frames);
+
+// The score of a window of frames (`surprise` theirs, from frame_surprise over the recording):
+// how many of its frames carry an ID the profile never saw, plus their mean surprise divided by
+// kNovelSurprise (so in [0, 1]). 0 for an empty window.
+double window_score(const TrafficProfile& profile, std::span<const can::CanFrame> frames,
+                    std::span<const float> surprise);
 
 }  // namespace headroom::baseline

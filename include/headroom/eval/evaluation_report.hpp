@@ -61,6 +61,10 @@ struct VehicleCalibration {
 // at it. No label is read to decide.
 struct LabelFreeAdaptation {
   std::size_t windows = 0;  // 0: off
+  // The first this many of each file's adaptation windows adapted the model itself (its scores
+  // there are in-sample, lower than they would be): the threshold is set on the others only. All
+  // `windows` stay out of the metrics. At most `windows - 1`.
+  std::size_t learned_windows = 0;
   double target_fpr = 0.01;
   double fence_mads = kDefaultFenceMads;
   // Scores adapted to each file without labels (a fusion rescaled on the adaptation windows), one

@@ -194,16 +194,24 @@ std::optional<ScoredModel> evaluate_autoencoder(const TrainingConfig& config,
   return ScoredModel{std::move(evaluation), scores, {}};
 }
 
-// The classical baseline (baseline/store_baseline.hpp): each window's mean frame surprise under
-// per-ID inter-arrival times and ID transitions learnt from the training windows, decided like an
-// autoencoder's anomaly score. nullopt, with the reason in the log, when the store's CAN files
-// cannot be read back.
+// The classical baseline (baseline/store_baseline.hpp): each window's frames of unknown IDs and
+// mean frame surprise under the per-ID inter-arrival times and ID transitions learnt from the
+// training windows, decided like an autoencoder's anomaly score; label-free, under a profile that
+// also learnt each test file's first adaptation windows. nullopt, with the reason in the log, when
+// the store's CAN files cannot be read back.
 std::optional<ScoredModel> evaluate_baseline(const TrainingConfig& config, RunDirectory& run,
                                              const store::GraphStore& store,
                                              std::span<const std::uint32_t> ids) {
+  // Label-free, the baseline learns the new vehicle's IDs, transitions and timing from the first
+  // half of each test file's adaptation windows; the second half sets the threshold.
+  const auto windows = static_cast<std::size_t>(config.evaluation.label_free_windows);
+  const baseline::BaselineAdaptation adaptation{
+      .adaptation_windows = windows,
+      .learned_windows = windows / 2,
+      .fence_mads = config.evaluation.label_free_fence_mads};
   baseline::StoreBaseline baseline;
   try {
-    baseline = baseline::score_store_windows(store, ids);
+    baseline = baseline::score_store_windows(store, ids, adaptation);
   } catch (const baseline::BaselineUnavailable& error) {
     run.log(fmt::format("{}: not evaluated: {}", kBaselineModel, error.what()));
     return std::nullopt;
@@ -215,11 +223,15 @@ std::optional<ScoredModel> evaluate_baseline(const TrainingConfig& config, RunDi
   const auto threshold =
       validation_threshold(config, run, store, ids, baseline.scores, std::string(kBaselineModel));
   if (!threshold) return std::nullopt;
+  auto label_free = label_free_adaptation(config);
+  label_free.scores = baseline.label_free_scores;
+  label_free.learned_windows = adaptation.learned_windows;
   auto evaluation =
       eval::evaluate_scores(store, std::string(kBaselineModel), ids, baseline.scores, std::nullopt,
-                            *threshold, vehicle_calibration(config), label_free_adaptation(config));
-  evaluation.score = "mean frame surprise (per-ID timing, ID transitions)";
-  return ScoredModel{std::move(evaluation), std::move(baseline.scores), {}};
+                            *threshold, vehicle_calibration(config), label_free);
+  evaluation.score = "unknown-ID frames + mean frame surprise / 10 (per-ID timing, ID transitions)";
+  return ScoredModel{std::move(evaluation), std::move(baseline.scores),
+                     std::move(baseline.label_free_scores)};
 }
 
 // A fusion's fused P(attack), decided at 0.5 and at the threshold its stage calibrated.
