@@ -335,8 +335,8 @@ std::string utc_now() {
   return text;
 }
 
-// The whole-split rows' F1 per model, as `headroom run` prints it: at 0.5 / at the calibrated
-// threshold / at the vehicle threshold.
+// The whole-split rows' F1 per model: at 0.5 / at the calibrated threshold / at the vehicle
+// threshold / at the label-free threshold.
 std::string f1_by_condition_table(const json& evaluation) {
   std::vector<std::string> splits;
   for (const auto& [model, report] : evaluation.items())
@@ -360,6 +360,8 @@ std::string f1_by_condition_table(const json& evaluation) {
             cell += " / " + format_metric(group["calibrated_metrics"]["f1"]);
           if (group.contains("vehicle_calibrated_metrics"))
             cell += " / " + format_metric(group["vehicle_calibrated_metrics"]["f1"]);
+          if (group.contains("label_free_metrics"))
+            cell += " / " + format_metric(group["label_free_metrics"]["f1"]);
         }
       html += "<td>" + cell + "</td>";
     }
@@ -368,14 +370,15 @@ std::string f1_by_condition_table(const json& evaluation) {
   return html + "</table>";
 }
 
-// One model's rows: split, attack type, n, F1, precision, recall, ROC AUC (at 0.5, and the F1 at
-// the calibrated threshold), and the confusion matrix at 0.5.
+// One model's rows: split, attack type, whether training saw it, n, F1, precision, recall, ROC AUC
+// (at the decision; and the F1 at the calibrated and the label-free thresholds), and the confusion
+// matrix at the decision.
 std::string model_metrics_table(const std::string& model, const json& report) {
   std::string html = fmt::format(
       "<h3>{}</h3><p class=\"note\">score: {}; decision at {}{}</p><table class=\"metrics\">"
-      "<tr><th>condition</th><th>attack type</th><th>n</th><th>F1</th><th>precision</th>"
-      "<th>recall</th><th>ROC AUC</th><th>F1 (calibrated)</th><th>confusion (at the decision)"
-      "</th></tr>",
+      "<tr><th>condition</th><th>attack type</th><th>seen in training</th><th>n</th><th>F1</th>"
+      "<th>precision</th><th>recall</th><th>ROC AUC</th><th>F1 (calibrated)</th>"
+      "<th>F1 (label-free)</th><th>confusion (at the decision)</th></tr>",
       html_escape(model), html_escape(report.value("score", "")),
       format_metric(report.value("decision_threshold", json())),
       report.contains("calibrated_threshold")
@@ -387,11 +390,17 @@ std::string model_metrics_table(const std::string& model, const json& report) {
     const auto attack = group.value("attack_type", "");
     html += fmt::format(
         "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td></tr>",
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
         attack.empty() ? " class=\"split\"" : "", html_escape(group.value("split", "")),
-        attack.empty() ? "all" : html_escape(attack), m.value("count", 0), format_metric(m["f1"]),
-        format_metric(m["precision"]), format_metric(m["recall"]), format_metric(m["roc_auc"]),
+        attack.empty() ? "all" : html_escape(attack),
+        !group.contains("seen_in_training")     ? "-"
+        : group["seen_in_training"].get<bool>() ? "yes"
+                                                : "no",
+        m.value("count", 0), format_metric(m["f1"]), format_metric(m["precision"]),
+        format_metric(m["recall"]), format_metric(m["roc_auc"]),
         group.contains("calibrated_metrics") ? format_metric(group["calibrated_metrics"]["f1"])
+                                             : "-",
+        group.contains("label_free_metrics") ? format_metric(group["label_free_metrics"]["f1"])
                                              : "-",
         confusion_matrix_html(c.value("true_negatives", 0), c.value("false_positives", 0),
                               c.value("false_negatives", 0), c.value("true_positives", 0)));
@@ -491,7 +500,8 @@ std::string render_html_report(const nlohmann::json& data, const std::string& ch
   if (!evaluation.empty()) {
     tables +=
         "<h2>F1 by model and test condition</h2><p class=\"note\">decision at 0.5 / at the "
-        "model's calibrated threshold [/ at the test split's vehicle threshold]</p>";
+        "model's calibrated threshold [/ per test file at the label-picked vehicle threshold, "
+        "an upper bound] [/ per test file at the label-free threshold, no label read]</p>";
     tables += f1_by_condition_table(evaluation);
     tables += "<h2>Per test condition and attack type</h2>";
     for (const auto& [model, report] : evaluation.items())

@@ -103,6 +103,13 @@ void TrainingFlags::add_evaluation_flags(CLI::App& command, FlagGroups groups) {
         ->capture_default_str()
         ->group("Evaluation");
     command
+        .add_option("--anomaly-top-nodes", c.evaluation.anomaly_top_nodes,
+                    "Evaluation: score an autoencoder by the mean z of its K most anomalous "
+                    "nodes, each against normal nodes of its identity; 0: its graph score (the "
+                    "mean node error)")
+        ->capture_default_str()
+        ->group("Evaluation");
+    command
         .add_flag("--baseline,!--no-baseline", c.evaluation.baseline,
                   "Evaluation: also score the classical baseline (per-ID inter-arrival times and "
                   "ID transitions of the store's CAN files, no GNN) as a row of every table")

@@ -2,9 +2,11 @@
 // (run directories, metrics, best checkpoints, evaluation, summary) and the stage errors.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "test_support.hpp"
@@ -32,7 +34,8 @@ TEST(TrainingCli, RunChainsEveryStageAndSummarises) {
   std::string output;
   const auto command = "cd " + dir.path().string() + " && " + binary() +
                        " run --frames 30000 --max-epochs 2 --batch-size 128 --threads 2"
-                       " --vgae-hidden 32,16 --latent 8 --progress false 2>&1";
+                       " --vgae-hidden 32,16 --latent 8 --label-free-windows 10"
+                       " --progress false 2>&1";
   ASSERT_EQ(testing::run_command(command, &output), 0) << output;
   const auto runs = dir / "runs" / "synthetic";
   for (const char* stage : {"teacher_autoencoder", "teacher_curriculum", "student_autoencoder_kd",
@@ -55,7 +58,8 @@ TEST(TrainingCli, RunChainsEveryStageAndSummarises) {
   // validation split; the classifiers at 0.5 and at their stored calibrated threshold.
   for (const char* vgae : {"teacher_autoencoder", "student_autoencoder_kd"}) {
     ASSERT_TRUE(evaluation.contains(vgae)) << vgae;
-    EXPECT_EQ(evaluation[vgae]["score"], "anomaly score");
+    // By default, the mean z of the 10 most anomalous nodes (against normal nodes of their kind).
+    EXPECT_EQ(evaluation[vgae]["score"], "anomaly score (mean z of the 10 most anomalous nodes)");
     EXPECT_GT(evaluation[vgae]["decision_threshold"].get<double>(), 0.0);
     EXPECT_FALSE(evaluation[vgae].contains("calibrated_threshold"));
   }
@@ -84,9 +88,26 @@ TEST(TrainingCli, RunChainsEveryStageAndSummarises) {
     EXPECT_GE(f1.get<double>(), 0.0);
     EXPECT_LE(f1.get<double>(), 1.0);
   }
-  EXPECT_NE(output.find("F1 by model and test condition"), std::string::npos) << output;
-  EXPECT_NE(output.find("test_01_known_vehicle_known_attack"), std::string::npos);
-  EXPECT_NE(output.find("peak RSS"), std::string::npos);
+  // The summary: per condition, the best model and the baseline at the label-free decision, with
+  // the unseen attack marked, in at most 100 columns.
+  const auto summary = output.find("F1 by test condition at the label-free decision");
+  ASSERT_NE(summary, std::string::npos) << output;
+  EXPECT_NE(output.find("test_02_known_vehicle_unknown_attack    spoofing*", summary),
+            std::string::npos)
+      << output.substr(summary);
+  EXPECT_NE(output.find("baseline", summary), std::string::npos);
+  EXPECT_NE(output.find("peak RSS", summary), std::string::npos);
+  std::istringstream summary_lines(output.substr(summary));
+  for (std::string line; std::getline(summary_lines, line);) {
+    if (line.rfind("report:", 0) == 0) break;
+    EXPECT_LE(line.size(), 100U) << line;
+  }
+  // The scores behind every decision, per window, for every model and the baseline.
+  const auto scores = runs / "evaluation" / "scores";
+  EXPECT_TRUE(std::filesystem::exists(scores / "baseline.csv")) << scores;
+  EXPECT_TRUE(std::filesystem::exists(scores / "student_curriculum_kd.csv"));
+  EXPECT_TRUE(evaluation["baseline"]["groups"][1].contains("label_free_metrics"))
+      << evaluation["baseline"]["groups"][1].dump();
 
   // A second run reuses every finished stage.
   ASSERT_EQ(testing::run_command(command, &output), 0) << output;

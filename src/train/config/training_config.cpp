@@ -143,6 +143,7 @@ void EvaluationOptions::validate() const {
   if (vehicle_calibration_windows < 0) fail("--vehicle-calibration must be at least 0");
   if (label_free_windows < 0) fail("--label-free-windows must be at least 0");
   if (!(label_free_fence_mads > 0)) fail("--label-free-fence must be above 0");
+  if (anomaly_top_nodes < 0) fail("--anomaly-top-nodes must be at least 0");
 }
 
 void FusionOptions::validate() const {

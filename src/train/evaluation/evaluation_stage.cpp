@@ -19,6 +19,7 @@
 #include "headroom/train/fusion/fusion_stage.hpp"
 #include "headroom/train/loop/training_loop.hpp"
 #include "headroom/train/stages/graph_scores.hpp"
+#include "headroom/train/stages/node_anomaly.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
@@ -183,14 +184,40 @@ std::optional<ScoredModel> evaluate_autoencoder(const TrainingConfig& config,
                                                 std::string name) {
   require_store_inputs(read_checkpoint_info(checkpoint).model_config, store, checkpoint);
   const auto autoencoder = load_autoencoder_checkpoint(checkpoint, context.device);
-  const auto scores = anomaly_scores(autoencoder, store, ids, config.optimisation.eval_batch_size,
-                                     context.device, context.precision);
+  const auto top_nodes = static_cast<std::size_t>(config.evaluation.anomaly_top_nodes);
+  std::vector<float> scores;
+  if (top_nodes == 0) {
+    scores = anomaly_scores(autoencoder, store, ids, config.optimisation.eval_batch_size,
+                            context.device, context.precision);
+  } else {
+    // Node errors are read against the normal validation graphs' nodes of the same identity.
+    std::vector<std::uint32_t> normal;
+    const auto labels = store.size_index().label;
+    for (const auto id : store.validation_ids())
+      if (labels[id] == 0) normal.push_back(id);
+    if (normal.empty()) {
+      run.log(
+          fmt::format("{}: not evaluated: no normal validation graph to read node errors "
+                      "against (--anomaly-top-nodes 0 scores without them)",
+                      util::printable_name(name)));
+      return std::nullopt;
+    }
+    const auto normaliser =
+        fit_node_errors(autoencoder, store, normal, config.optimisation.eval_batch_size,
+                        context.device, context.precision);
+    scores = top_node_anomaly_scores(autoencoder, normaliser, store, ids, top_nodes,
+                                     config.optimisation.eval_batch_size, context.device,
+                                     context.precision);
+  }
   const auto threshold = validation_threshold(config, run, store, ids, scores, name);
   if (!threshold) return std::nullopt;
   auto evaluation =
       eval::evaluate_scores(store, std::move(name), ids, scores, std::nullopt, *threshold,
                             vehicle_calibration(config), label_free_adaptation(config));
-  evaluation.score = "anomaly score";
+  evaluation.score =
+      top_nodes == 0
+          ? std::string("anomaly score")
+          : fmt::format("anomaly score (mean z of the {} most anomalous nodes)", top_nodes);
   return ScoredModel{std::move(evaluation), scores, {}};
 }
 
@@ -347,6 +374,7 @@ const StageTraits kEvaluationStage{
           json["vehicle_calibration"] = config.evaluation.vehicle_calibration_windows;
           json["label_free_windows"] = config.evaluation.label_free_windows;
           json["label_free_fence"] = config.evaluation.label_free_fence_mads;
+          json["anomaly_top_nodes"] = config.evaluation.anomaly_top_nodes;
         },
 };
 

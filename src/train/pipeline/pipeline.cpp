@@ -214,8 +214,8 @@ std::string render_conditions(const EvaluationStageResult& evaluation) {
   for (const auto& model : evaluation.models) warnings += model.warnings.size();
   if (warnings > 0)
     out +=
-        wrapped(fmt::format("{} warning(s) on decisions (degenerate, near-degenerate or partly "
-                            "covered): see the evaluation log and evaluation.json.",
+        wrapped(fmt::format("WARNING: {} decision(s) degenerate, near-degenerate or partly "
+                            "covered: see the evaluation log and evaluation.json.",
                             warnings));
   return out;
 }

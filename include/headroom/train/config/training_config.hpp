@@ -117,6 +117,11 @@ struct EvaluationOptions {
   double label_free_fence_mads = eval::kDefaultFenceMads;
   // Stage evaluation also scores the classical baseline (baseline/store_baseline.hpp).
   bool baseline = true;
+  // An autoencoder's anomaly score in evaluation: 0, its graph score (the mean node error, as it
+  // trained); K > 0, the mean z of its K most anomalous nodes, each node's error read against
+  // the normal validation graphs' nodes of its identity (train/stages/node_anomaly.hpp). 10: the
+  // best measured on the conditions with unseen attacks (docs/detection.md).
+  std::int64_t anomaly_top_nodes = 10;
   // The classifiers to evaluate (run directories or best.pt files); default: every classifier
   // stage found in runs/{dataset}/.
   std::vector<std::filesystem::path> models;
