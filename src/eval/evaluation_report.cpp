@@ -193,47 +193,20 @@ void add_decision_warnings(ModelEvaluation& evaluation, const std::string& split
   coverage(g.label_free, g.adaptation_windows, "label-free");
 }
 
-}  // namespace
-
-std::map<std::uint32_t, std::vector<std::uint32_t>> vehicle_calibration_windows(
-    const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
-    std::size_t normal_windows) {
-  std::map<std::uint32_t, std::vector<std::uint32_t>> windows;
-  if (normal_windows == 0) return windows;
-  std::vector<std::uint32_t> validation(store.validation_ids().begin(),
-                                        store.validation_ids().end());
-  std::sort(validation.begin(), validation.end());
-  const store::GraphSizeIndex index = store.size_index();
-  for (const auto id : graph_ids) {
-    if (id >= store.num_graphs() || index.label[id] != 0) continue;
-    const std::size_t split = report_split(store, validation, id);
-    if (split == 0 || split == kNotEvaluated) continue;
-    windows[index.file[id]].push_back(id);
-  }
-  for (auto it = windows.begin(); it != windows.end();) {
-    auto& ids = it->second;
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    if (ids.size() <= normal_windows) {
-      it = windows.erase(it);
-      continue;
-    }
-    ids.resize(normal_windows);
-    ++it;
-  }
-  return windows;
-}
-
-std::map<std::uint32_t, std::vector<std::uint32_t>> label_free_adaptation_windows(
-    const store::GraphStore& store, std::span<const std::uint32_t> graph_ids, std::size_t windows) {
+// Per test file, its first `count` graphs among `graph_ids` in store (time) order (only normal
+// ones with `normal_only`), for files with more such graphs than that; validation graphs never
+// count. The one rule of both per-file decisions.
+std::map<std::uint32_t, std::vector<std::uint32_t>> first_test_windows(
+    const store::GraphStore& store, std::span<const std::uint32_t> graph_ids, std::size_t count,
+    bool normal_only) {
   std::map<std::uint32_t, std::vector<std::uint32_t>> by_file;
-  if (windows == 0) return by_file;
+  if (count == 0) return by_file;
   std::vector<std::uint32_t> validation(store.validation_ids().begin(),
                                         store.validation_ids().end());
   std::sort(validation.begin(), validation.end());
   const store::GraphSizeIndex index = store.size_index();
   for (const auto id : graph_ids) {
-    if (id >= store.num_graphs()) continue;
+    if (id >= store.num_graphs() || (normal_only && index.label[id] != 0)) continue;
     const std::size_t split = report_split(store, validation, id);
     if (split == 0 || split == kNotEvaluated) continue;
     by_file[index.file[id]].push_back(id);
@@ -242,14 +215,27 @@ std::map<std::uint32_t, std::vector<std::uint32_t>> label_free_adaptation_window
     auto& ids = it->second;
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    if (ids.size() <= windows) {
+    if (ids.size() <= count) {
       it = by_file.erase(it);
       continue;
     }
-    ids.resize(windows);
+    ids.resize(count);
     ++it;
   }
   return by_file;
+}
+
+}  // namespace
+
+std::map<std::uint32_t, std::vector<std::uint32_t>> vehicle_calibration_windows(
+    const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
+    std::size_t normal_windows) {
+  return first_test_windows(store, graph_ids, normal_windows, /*normal_only=*/true);
+}
+
+std::map<std::uint32_t, std::vector<std::uint32_t>> label_free_adaptation_windows(
+    const store::GraphStore& store, std::span<const std::uint32_t> graph_ids, std::size_t windows) {
+  return first_test_windows(store, graph_ids, windows, /*normal_only=*/false);
 }
 
 ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string model,

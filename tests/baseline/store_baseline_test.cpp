@@ -29,12 +29,7 @@ class StoreBaselineTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir();
-    synthetic::generate_synthetic_dataset(*dir_ / "data", {.seed = 5, .total_frames = 30'000},
-                                          false);
-    preprocess::PreprocessOptions options;
-    options.threads = 2;
-    options.progress = 0;
-    preprocess::preprocess_dataset(*dir_ / "data", *dir_ / "store", options);
+    testing::build_synthetic_store(dir_->path(), 30'000, 5);
   }
   static void TearDownTestSuite() {
     delete dir_;

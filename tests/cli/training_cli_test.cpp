@@ -171,6 +171,21 @@ TEST_F(TrainingCliErrors, NanNegativeAndZeroValuesAreRefused) {
   }
 }
 
+// Evaluation's own values are checked before anything is read, naming the flag: a negative window
+// count used to wrap to a huge one, and a zero fence failed deep inside the threshold.
+TEST_F(TrainingCliErrors, BadEvaluationValuesAreRefusedByFlag) {
+  for (const char* args : {"evaluation --label-free-windows -1", "evaluation --label-free-fence 0",
+                           "evaluation --label-free-fence nan", "evaluation --anomaly-top-nodes -2",
+                           "evaluation --target-fpr 1", "fusion --label-free-windows -5"}) {
+    std::string output;
+    EXPECT_NE(testing::run_command(stage(args), &output), 0) << args;
+    const std::string text(args);
+    const auto flag_begin = text.find("--");
+    const std::string flag = text.substr(flag_begin, text.find(' ', flag_begin) - flag_begin);
+    EXPECT_NE(output.find(flag), std::string::npos) << args << "\n" << output;
+  }
+}
+
 TEST_F(TrainingCliErrors, WrongModelForStageIsRefused) {
   std::string output;
   EXPECT_EQ(testing::run_command(stage("autoencoder --preset gat,teacher"), &output), 1);

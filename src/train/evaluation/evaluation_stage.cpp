@@ -296,10 +296,11 @@ std::optional<ScoredModel> evaluate_model(const TrainingConfig& config, const Ru
 }  // namespace
 
 EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
-  const auto store = store::GraphStore::open(config.run.store);
-  const auto context = resolve_run_context(config, store, CommandWork::kInference);
   TrainingConfig eval_config = config;
   eval_config.stage = kEvaluationStage;
+  validate(eval_config);
+  const auto store = store::GraphStore::open(config.run.store);
+  const auto context = resolve_run_context(config, store, CommandWork::kInference);
   RunDirectory run(checked_run_directory(eval_config), /*echo=*/true, config.run.when_locked);
 
   auto sources = config.evaluation.models;

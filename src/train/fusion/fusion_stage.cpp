@@ -361,6 +361,9 @@ class FusionStage {
 }  // namespace
 
 StageResult run_fusion_stage(const TrainingConfig& config, const LoopHooks& hooks) {
+  TrainingConfig fusion_config = config;
+  fusion_config.stage = kFusionStage;
+  validate(fusion_config);
   FusionStage stage(config, hooks);
   return stage.run();
 }
