@@ -66,7 +66,7 @@ nlohmann::json read_summary(const std::filesystem::path& file) {
 
 // One model's evaluation and the per-graph scores it was made from (in the order of the ids
 // evaluated); `adapted_scores` only where the model adapts its scores to each vehicle without
-// labels (a fusion): the scores of its label-free decisions.
+// labels (a fusion, the baseline): the scores of its label-free decisions.
 struct ScoredModel {
   eval::ModelEvaluation evaluation;
   std::vector<float> scores;
@@ -90,6 +90,7 @@ std::string scores_csv(const store::GraphStore& store, std::span<const std::uint
   const auto& metadata = store.metadata();
   std::vector<std::uint32_t> validation(store.validation_ids().begin(),
                                         store.validation_ids().end());
+  std::sort(validation.begin(), validation.end());
   std::string out = "graph,split,file,window,label,attack_type,score";
   out += scored.adapted_scores.empty() ? "\n" : ",label_free_score\n";
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -97,7 +98,7 @@ std::string scores_csv(const store::GraphStore& store, std::span<const std::uint
     const bool validates = std::binary_search(validation.begin(), validation.end(), g);
     out += fmt::format(
         "{},{},{},{},{},{},{:.9g}", g,
-        validates ? std::string("validation") : metadata.splits.at(index.split[g]).name,
+        validates ? std::string("validation") : csv_field(metadata.splits.at(index.split[g]).name),
         csv_field(metadata.files.at(index.file[g]).path), index.window[g], index.label[g],
         csv_field(metadata.attack_types.at(index.attack_type[g])), scored.scores[i]);
     if (!scored.adapted_scores.empty()) out += fmt::format(",{:.9g}", scored.adapted_scores[i]);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train/fusion/fusion_stage.hpp"
@@ -156,6 +157,22 @@ std::string wrapped(const std::string& text) {
   return out + line + "\n";
 }
 
+// The model of `models` with the highest deployed F1 on `split`, and that F1 (null and -1 when none
+// has one).
+std::pair<const eval::ModelEvaluation*, double> best_on(
+    const std::vector<const eval::ModelEvaluation*>& models, const std::string& split) {
+  const eval::ModelEvaluation* best = nullptr;
+  double best_f1 = -1;
+  for (const auto* model : models) {
+    const auto* group = whole_split(*model, split);
+    if (group == nullptr || std::isnan(deployed_f1(*group)) || deployed_f1(*group) <= best_f1)
+      continue;
+    best_f1 = deployed_f1(*group);
+    best = model;
+  }
+  return {best, best_f1};
+}
+
 // Per test condition: its attack types, the best model at the deployed decision, and the baseline.
 std::string render_conditions(const EvaluationStageResult& evaluation) {
   const eval::ModelEvaluation* baseline = nullptr;
@@ -185,16 +202,7 @@ std::string render_conditions(const EvaluationStageResult& evaluation) {
                      "best model", "F1", "baseline");
   std::vector<std::string> baseline_wins;
   for (const auto& split : splits) {
-    const eval::ModelEvaluation* best = nullptr;
-    double best_f1 = -1;
-    for (const auto* model : models) {
-      const auto* group = whole_split(*model, split);
-      if (group == nullptr || std::isnan(deployed_f1(*group))) continue;
-      if (deployed_f1(*group) > best_f1) {
-        best_f1 = deployed_f1(*group);
-        best = model;
-      }
-    }
+    const auto [best, best_f1] = best_on(models, split);
     const auto* base = baseline == nullptr ? nullptr : whole_split(*baseline, split);
     const double base_f1 = base == nullptr ? std::nan("") : deployed_f1(*base);
     if (!std::isnan(base_f1) && base_f1 >= best_f1) baseline_wins.push_back(split);
