@@ -96,15 +96,16 @@ void score_windows(const store::GraphStore& store, std::span<const std::uint32_t
 // The vehicle's own first `learned_windows` windows, labels unread, into `builder`, when the
 // training profile does not know the vehicle (the median window holds a frame of an unknown ID):
 // those windows whose score under the training profile lies inside the robust fence of those
-// scores, each run of consecutive such windows learnt as one run of traffic.
-void learn_vehicle(const store::StoreMetadata& metadata, std::span<const can::CanFrame> frames,
+// scores, each run of consecutive such windows learnt as one run of traffic. Returns whether it
+// learnt.
+bool learn_vehicle(const store::StoreMetadata& metadata, std::span<const can::CanFrame> frames,
                    const TrafficProfile& training, const BaselineAdaptation& adaptation,
                    TrafficProfileBuilder& builder) {
   const std::size_t file_windows = frames.size() <= metadata.window
                                        ? 1
                                        : (frames.size() - metadata.window) / metadata.stride + 1;
   const std::size_t windows = std::min(adaptation.learned_windows, file_windows);
-  if (windows == 0) return;
+  if (windows == 0) return false;
   const auto surprise = frame_surprise(training, frames);
   std::vector<float> scores(windows);
   for (std::size_t w = 0; w < windows; ++w) {
@@ -115,7 +116,7 @@ void learn_vehicle(const store::StoreMetadata& metadata, std::span<const can::Ca
   // A vehicle the training profile knows (most of its windows without an unknown ID: score < 1)
   // keeps the training profile: learning its first windows would only learn attacks among them.
   const auto fenced = eval::robust_fence(scores, adaptation.fence_mads);
-  if (fenced.median < 1.0) return;
+  if (fenced.median < 1.0) return false;
   const double fence = fenced.fence;
   std::size_t run_begin = 0;  // first frame of the current run of accepted windows
   std::size_t run_end = 0;    // one past its last frame; run_end == run_begin: no run
@@ -130,6 +131,7 @@ void learn_vehicle(const store::StoreMetadata& metadata, std::span<const can::Ca
     if (run_end > run_begin) builder.learn_run(frames.subspan(run_begin, run_end - run_begin));
     run_begin = run_end = 0;
   }
+  return true;
 }
 
 // Whether test file `file` is adapted: more windows than the adaptation takes, as
@@ -171,8 +173,10 @@ StoreBaseline score_store_windows(const store::GraphStore& store,
       continue;
     }
     TrafficProfileBuilder extended = training;
-    learn_vehicle(metadata, frames, result.profile, adaptation, extended);
-    score_windows(store, graph_ids, positions, frames, extended.build(), result.label_free_scores);
+    const bool learnt = learn_vehicle(metadata, frames, result.profile, adaptation, extended);
+    // Minutes of a vehicle teach its IDs and their periods, not its transitions.
+    score_windows(store, graph_ids, positions, frames,
+                  extended.build(/*judge_transitions=*/!learnt), result.label_free_scores);
   }
   return result;
 }

@@ -43,8 +43,9 @@ void TrafficProfileBuilder::learn_run(std::span<const can::CanFrame> frames) {
   }
 }
 
-TrafficProfile TrafficProfileBuilder::build() const {
+TrafficProfile TrafficProfileBuilder::build(bool judge_transitions) const {
   TrafficProfile profile;
+  profile.judges_transitions_ = judge_transitions;
   profile.ids_ = ids_;
   profile.transitions_ = transitions_;
   for (const auto& [id, m] : moments_) {
@@ -66,7 +67,10 @@ std::vector<float> frame_surprise(const TrafficProfile& profile,
     const auto [it, first] = last_seen_s.try_emplace(frame.id, frame.timestamp_s);
     const double previous_s = it->second;
     it->second = frame.timestamp_s;
-    if (i > 0 && !profile.knows_transition(frames[i - 1].id, frame.id)) {
+    const bool novel =
+        !profile.knows_id(frame.id) || (profile.judges_transitions() && i > 0 &&
+                                        !profile.knows_transition(frames[i - 1].id, frame.id));
+    if (novel) {
       surprise[i] = static_cast<float>(kNovelSurprise);
       continue;
     }

@@ -71,6 +71,24 @@ TEST(TrafficProfile, FrameSurpriseWorkedByHand) {
   EXPECT_EQ(window_score(hand_profile(), {}, {}), 0.0);
 }
 
+// A profile that does not judge transitions still flags an ID never seen, and reads the others by
+// their timing alone.
+TEST(TrafficProfile, WithoutTransitionsUnknownIdsStillScore) {
+  TrafficProfileBuilder builder;
+  const std::vector<can::CanFrame> run = {frame(0.0, kA), frame(0.5, kB), frame(1.0, kA),
+                                          frame(1.5, kB), frame(3.0, kA)};
+  builder.learn_run(run);
+  const auto profile = builder.build(/*judge_transitions=*/false);
+  EXPECT_FALSE(profile.judges_transitions());
+  // A->A was never seen: no matter. C was never seen: kNovelSurprise.
+  const std::vector<can::CanFrame> recording = {frame(10.0, kA), frame(11.0, kA), frame(11.1, kC)};
+  const auto surprise = frame_surprise(profile, recording);
+  EXPECT_NEAR(surprise[1], std::fabs(0.0 - std::log(2.0) / 2) / (std::log(2.0) / std::sqrt(2.0)),
+              1e-5);
+  EXPECT_EQ(surprise[2], static_cast<float>(kNovelSurprise));
+  EXPECT_EQ(frame_surprise(builder.build(), recording)[1], static_cast<float>(kNovelSurprise));
+}
+
 // Runs are learnt apart: no transition or inter-arrival from the end of one to the next; and a
 // deviation is capped at kNovelSurprise.
 TEST(TrafficProfile, RunsAreLearntApartAndSurpriseIsCapped) {

@@ -28,8 +28,8 @@ class BaselineUnavailable : public std::runtime_error {
 // training) is scored again under the training profile extended with those windows, labels
 // unread; a file of a known vehicle keeps the training profile, whose scores the label-free
 // threshold then reads as they are. Only the windows whose training-profile score lies inside
-// their robust fence (eval::robust_fence, `fence_mads`) are learnt. The evaluation then sets the file's
-// threshold on the adaptation windows after those, which the profile did not learn from
+// their robust fence (eval::robust_fence, `fence_mads`) are learnt. The evaluation then sets the
+// file's threshold on the adaptation windows after those, which the profile did not learn from
 // (LabelFreeAdaptation::learned_windows).
 struct BaselineAdaptation {
   std::size_t adaptation_windows = 0;  // 0: off
