@@ -2,7 +2,8 @@
 // evaluation scores it like any model: it learns from the normal frames of the store's training
 // windows (validation windows left out, as the models never train on them) and scores each window
 // by the mean surprise of its frames. The frames are re-read from the CAN files the store was
-// built from (its dataset root and file paths), which must still be there, unchanged.
+// built from (its dataset root and file paths), which must still be there, unchanged. Stateless:
+// calls on one store may run concurrently (each reads its own copy of the files).
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,8 @@
 // graph score weighs: features + 0.1 x identity) against the errors of nodes of the same identity
 // class on normal graphs, and a graph scored by the mean of its k most anomalous nodes. A window
 // where a few frames are odd (a handful of injected frames among a hundred) shows there, where
-// the mean over all its nodes dilutes it.
+// the mean over all its nodes dilutes it. Both passes run the model in eval mode without
+// gradients, batch by batch within --eval-batch-size; not for concurrent use of one model.
 #pragma once
 
 #include <cstdint>
