@@ -13,6 +13,7 @@ training file are marked *. Standard library only.
 import argparse
 import json
 import math
+import os
 import sys
 
 BEGIN = "<!-- detection-bench:begin -->"
@@ -104,7 +105,6 @@ def main():
     _, tail = rest.split(END, 1)
     with open(args.doc + ".tmp", "w") as f:
         f.write(head + BEGIN + "\n" + table + "\n" + END + tail)
-    import os
     os.replace(args.doc + ".tmp", args.doc)
 
 

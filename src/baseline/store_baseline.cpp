@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -78,50 +79,43 @@ TrafficProfileBuilder learn_profile(const store::GraphStore& store) {
   return builder;
 }
 
-// The window scores of `positions` (indices into graph_ids, all of one file of `frames`) under
-// `profile`, into `scores`.
-void score_windows(const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
-                   std::span<const std::size_t> positions, std::span<const can::CanFrame> frames,
-                   const TrafficProfile& profile, std::vector<float>& scores) {
+// The score of every window of store file `file` (its `frames`) under `profile`, by window number.
+std::vector<float> file_window_scores(const store::StoreMetadata& metadata, std::uint32_t file,
+                                      std::span<const can::CanFrame> frames,
+                                      const TrafficProfile& profile) {
   const auto surprise = frame_surprise(profile, frames);
-  const auto index = store.size_index();
-  for (const auto i : positions) {
-    const auto [begin, end] =
-        window_frames(store.metadata(), index.window[graph_ids[i]], frames.size());
-    scores[i] = static_cast<float>(window_score(profile, frames.subspan(begin, end - begin),
+  std::vector<float> scores(metadata.files.at(file).graphs);
+  for (std::size_t w = 0; w < scores.size(); ++w) {
+    const auto [begin, end] = window_frames(metadata, static_cast<std::uint32_t>(w), frames.size());
+    scores[w] = static_cast<float>(window_score(profile, frames.subspan(begin, end - begin),
                                                 std::span(surprise).subspan(begin, end - begin)));
   }
+  return scores;
 }
 
-// The vehicle's own first `learned_windows` windows, labels unread, into `builder`, when the
-// training profile does not know the vehicle (the median window holds a frame of an unknown ID):
-// those windows whose score under the training profile lies inside the robust fence of those
-// scores, each run of consecutive such windows learnt as one run of traffic. Returns whether it
-// learnt.
-bool learn_vehicle(const store::StoreMetadata& metadata, std::span<const can::CanFrame> frames,
-                   const TrafficProfile& training, const BaselineAdaptation& adaptation,
-                   TrafficProfileBuilder& builder) {
-  const std::size_t file_windows = frames.size() <= metadata.window
-                                       ? 1
-                                       : (frames.size() - metadata.window) / metadata.stride + 1;
-  const std::size_t windows = std::min(adaptation.learned_windows, file_windows);
-  if (windows == 0) return false;
-  const auto surprise = frame_surprise(training, frames);
-  std::vector<float> scores(windows);
-  for (std::size_t w = 0; w < windows; ++w) {
-    const auto [begin, end] = window_frames(metadata, static_cast<std::uint32_t>(w), frames.size());
-    scores[w] = static_cast<float>(window_score(training, frames.subspan(begin, end - begin),
-                                                std::span(surprise).subspan(begin, end - begin)));
-  }
+// The training profile extended with the vehicle's own first `learned_windows` windows, labels
+// unread, when the training profile does not know the vehicle (the median of those windows'
+// `training_scores` holds a frame of an unknown ID); nullopt when it does. Only the windows whose
+// training score lies inside the robust fence of those scores are learnt, each run of consecutive
+// such windows as one run of traffic. Minutes of a vehicle teach its IDs and their periods, not
+// which ID follows which: the profile does not judge transitions.
+std::optional<TrafficProfile> learn_vehicle(const store::StoreMetadata& metadata,
+                                            std::span<const can::CanFrame> frames,
+                                            std::span<const float> training_scores,
+                                            const TrafficProfileBuilder& training,
+                                            const BaselineAdaptation& adaptation) {
+  const auto scores =
+      training_scores.first(std::min(adaptation.learned_windows, training_scores.size()));
+  if (scores.empty()) return std::nullopt;
   // A vehicle the training profile knows (most of its windows without an unknown ID: score < 1)
   // keeps the training profile: learning its first windows would only learn attacks among them.
   const auto fenced = eval::robust_fence(scores, adaptation.fence_mads);
-  if (fenced.median < 1.0) return false;
-  const double fence = fenced.fence;
+  if (fenced.median < 1.0) return std::nullopt;
+  TrafficProfileBuilder builder = training;
   std::size_t run_begin = 0;  // first frame of the current run of accepted windows
   std::size_t run_end = 0;    // one past its last frame; run_end == run_begin: no run
-  for (std::size_t w = 0; w <= windows; ++w) {
-    if (w < windows && static_cast<double>(scores[w]) <= fence) {
+  for (std::size_t w = 0; w <= scores.size(); ++w) {
+    if (w < scores.size() && static_cast<double>(scores[w]) <= fenced.fence) {
       const auto [begin, end] =
           window_frames(metadata, static_cast<std::uint32_t>(w), frames.size());
       if (run_end == run_begin) run_begin = begin;
@@ -131,7 +125,7 @@ bool learn_vehicle(const store::StoreMetadata& metadata, std::span<const can::Ca
     if (run_end > run_begin) builder.learn_run(frames.subspan(run_begin, run_end - run_begin));
     run_begin = run_end = 0;
   }
-  return true;
+  return builder.build(/*judge_transitions=*/false);
 }
 
 // Whether test file `file` is adapted: more windows than the adaptation takes, as
@@ -166,17 +160,17 @@ StoreBaseline score_store_windows(const store::GraphStore& store,
   if (adaptation.adaptation_windows > 0) result.label_free_scores.resize(graph_ids.size());
   for (const auto& [file, positions] : positions_of_file) {
     const auto frames = read_store_file(metadata, file);
-    score_windows(store, graph_ids, positions, frames, result.profile, result.scores);
+    const auto plain = file_window_scores(metadata, file, frames, result.profile);
+    for (const auto i : positions) result.scores[i] = plain[index.window[graph_ids[i]]];
     if (adaptation.adaptation_windows == 0) continue;
-    if (!adapts(metadata, file, adaptation)) {
-      for (const auto i : positions) result.label_free_scores[i] = result.scores[i];
-      continue;
-    }
-    TrafficProfileBuilder extended = training;
-    const bool learnt = learn_vehicle(metadata, frames, result.profile, adaptation, extended);
-    // Minutes of a vehicle teach its IDs and their periods, not its transitions.
-    score_windows(store, graph_ids, positions, frames,
-                  extended.build(/*judge_transitions=*/!learnt), result.label_free_scores);
+    const auto vehicle = adapts(metadata, file, adaptation)
+                             ? learn_vehicle(metadata, frames, plain, training, adaptation)
+                             : std::nullopt;
+    const auto adapted =
+        vehicle ? file_window_scores(metadata, file, frames, *vehicle) : std::vector<float>{};
+    const auto& label_free = vehicle ? adapted : plain;
+    for (const auto i : positions)
+      result.label_free_scores[i] = label_free[index.window[graph_ids[i]]];
   }
   return result;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 
 #include "headroom/train/batches/sharded_pass.hpp"
@@ -29,6 +30,23 @@ NodeErrors node_errors(const LoadedAutoencoder& autoencoder, const loader::Graph
           node_id_classes(batch.x).to(torch::kCPU, torch::kLong).contiguous()};
 }
 
+// Runs `contribute` on each batch of `ids` with its node errors, without gradients and with the
+// model in eval mode (sharded over the ranks like every inference pass; sharded_pass.hpp).
+std::vector<BatchContribution> node_error_contributions(
+    const LoadedAutoencoder& autoencoder, const store::GraphStore& store,
+    std::span<const std::uint32_t> ids, std::int64_t batch_size, const c10::Device& device,
+    Precision precision,
+    const std::function<BatchContribution(const NodeErrors&, const loader::GraphBatch&)>&
+        contribute) {
+  torch::NoGradGuard no_grad;
+  autoencoder.model->eval();
+  return contributions_across_ranks(store, ids, batch_size, device,
+                                    [&](const loader::GraphBatch& batch) {
+                                      AutocastScope autocast(precision, device);
+                                      return contribute(node_errors(autoencoder, batch), batch);
+                                    });
+}
+
 double spread_of(double squares, double count, double mean) {
   const double variance = std::max(0.0, (squares - count * mean * mean) / (count - 1));
   return std::max(std::sqrt(variance), kMinNodeErrorSpread);
@@ -47,13 +65,11 @@ NodeErrorNormaliser fit_node_errors(const LoadedAutoencoder& autoencoder,
                                     std::span<const std::uint32_t> normal_ids,
                                     std::int64_t batch_size, const c10::Device& device,
                                     Precision precision) {
-  torch::NoGradGuard no_grad;
-  autoencoder.model->eval();
   // Each batch: [classes, sums[classes], squares[classes], counts[classes]].
-  const auto contributions = contributions_across_ranks(
-      store, normal_ids, batch_size, device, [&](const loader::GraphBatch& batch) {
-        AutocastScope autocast(precision, device);
-        const auto [error, identity] = node_errors(autoencoder, batch);
+  const auto contributions = node_error_contributions(
+      autoencoder, store, normal_ids, batch_size, device, precision,
+      [&](const NodeErrors& errors, const loader::GraphBatch&) {
+        const auto& [error, identity] = errors;
         const auto classes = identity.numel() == 0 ? 0 : identity.max().item<std::int64_t>() + 1;
         BatchContribution out(1 + 3 * static_cast<std::size_t>(classes), 0.0);
         out[0] = static_cast<double>(classes);
@@ -103,12 +119,10 @@ std::vector<float> top_node_anomaly_scores(const LoadedAutoencoder& autoencoder,
                                            std::span<const std::uint32_t> graph_ids,
                                            std::size_t top_k, std::int64_t batch_size,
                                            const c10::Device& device, Precision precision) {
-  torch::NoGradGuard no_grad;
-  autoencoder.model->eval();
-  const auto contributions = contributions_across_ranks(
-      store, graph_ids, batch_size, device, [&](const loader::GraphBatch& batch) {
-        AutocastScope autocast(precision, device);
-        const auto [error, identity] = node_errors(autoencoder, batch);
+  const auto contributions = node_error_contributions(
+      autoencoder, store, graph_ids, batch_size, device, precision,
+      [&](const NodeErrors& errors, const loader::GraphBatch& batch) {
+        const auto& [error, identity] = errors;
         const at::Tensor membership = batch.batch.to(torch::kCPU, torch::kLong).contiguous();
         std::vector<std::vector<double>> z_of(static_cast<std::size_t>(batch.num_graphs));
         const auto* e = error.data_ptr<double>();
