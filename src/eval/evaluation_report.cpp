@@ -394,6 +394,7 @@ void to_json(nlohmann::json& json, const ModelEvaluation& evaluation) {
                         {"decision_threshold", evaluation.decision_threshold},
                         {"groups", std::move(groups)},
                         {"warnings", evaluation.warnings}};
+  if (evaluation.hybrid) json["hybrid"] = true;
   if (evaluation.calibrated_threshold)
     json["calibrated_threshold"] = *evaluation.calibrated_threshold;
   if (!evaluation.vehicle_thresholds.empty())

@@ -392,6 +392,11 @@ void TrainingFlags::add_fusion_flags(CLI::App& command) {
                   "Share of the validation graphs held out of fitting to choose the best epoch")
       ->capture_default_str()
       ->group(fusion);
+  command
+      .add_flag("--fusion-with-baseline", c.fusion.with_baseline,
+                "A hybrid fusion: the classical baseline's window score is one more input "
+                "(logistic only; run directory hybrid_{method})")
+      ->group(fusion);
 }
 
 void TrainingFlags::require_flags_of_family(std::string_view family) const {

@@ -66,13 +66,19 @@ TEST(TrainingCli, RunChainsEveryStageAndSummarises) {
   // The students' scores fused by the DQN and by logistic regression, evaluated like the others.
   for (const char* fusion : {"fusion_dqn", "fusion_logistic"}) {
     ASSERT_TRUE(evaluation.contains(fusion)) << fusion;
-    EXPECT_EQ(evaluation[fusion]["score"], "fused P(attack)");
+    EXPECT_EQ(evaluation[fusion]["score"], "fused attack log-odds");
+    EXPECT_EQ(evaluation[fusion]["decision_threshold"], 0.0);
     // Fusion epochs are their own (--fusion-epochs), not the graph models' --max-epochs.
     const auto fused = read_json(runs / fusion / "result.json");
     EXPECT_EQ(count_lines(runs / fusion / "metrics.jsonl"),
               fused["training"]["epochs"].get<std::size_t>());
     EXPECT_GT(fused["training"]["epochs"].get<int>(), 2);
   }
+  // With the baseline on, the hybrid: the logistic fusion of the students and the baseline.
+  ASSERT_TRUE(evaluation.contains("hybrid_logistic"));
+  EXPECT_EQ(evaluation["hybrid_logistic"]["hybrid"], true);
+  EXPECT_FALSE(evaluation["fusion_logistic"].contains("hybrid"));
+  EXPECT_NE(output.find("== hybrid_logistic =="), std::string::npos) << output;
   // Classifiers are decided on their attack log-odds: even odds (P(attack) 0.5) is 0.
   EXPECT_EQ(evaluation["student_curriculum_kd"]["score"], "attack log-odds");
   EXPECT_EQ(evaluation["student_curriculum_kd"]["decision_threshold"], 0.0);
@@ -88,14 +94,16 @@ TEST(TrainingCli, RunChainsEveryStageAndSummarises) {
     EXPECT_GE(f1.get<double>(), 0.0);
     EXPECT_LE(f1.get<double>(), 1.0);
   }
-  // The summary: per condition, the best model and the baseline at the label-free decision, with
-  // the unseen attack marked, in at most 100 columns.
+  // The summary: per condition, the best GNN model, the hybrid and the baseline at the label-free
+  // decision, with the unseen attack marked, in at most 100 columns.
   const auto summary = output.find("F1 by test condition at the label-free decision");
   ASSERT_NE(summary, std::string::npos) << output;
-  EXPECT_NE(output.find("test_02_known_vehicle_unknown_attack    spoofing*", summary),
+  EXPECT_NE(output.find("test_02_known_vehicle_unknown_att~  spoofing*", summary),
             std::string::npos)
       << output.substr(summary);
-  EXPECT_NE(output.find("baseline", summary), std::string::npos);
+  EXPECT_NE(output.find("best GNN model              F1  hybrid  baseline", summary),
+            std::string::npos)
+      << output.substr(summary);
   EXPECT_NE(output.find("peak RSS", summary), std::string::npos);
   std::istringstream summary_lines(output.substr(summary));
   for (std::string line; std::getline(summary_lines, line);) {

@@ -282,7 +282,7 @@ TEST(DocExamples, ReadmeShellExamplesRunInOrder) {
   for (const char* stage :
        {"teacher_autoencoder", "student_autoencoder_kd", "teacher_curriculum",
         "student_curriculum_kd", "student_normal", "teacher_normal_gcn", "fusion_dqn",
-        "fusion_logistic", "fusion_dqn_teacher_curriculum+teacher_autoencoder"})
+        "fusion_logistic", "hybrid_logistic", "fusion_dqn_teacher_curriculum+teacher_autoencoder"})
     EXPECT_TRUE(fs::exists(runs / stage / "best.pt")) << stage;
   EXPECT_TRUE(fs::exists(runs / "evaluation" / "evaluation.json"));
   EXPECT_TRUE(fs::exists(work / "runs" / "synthetic" / "report.html"));

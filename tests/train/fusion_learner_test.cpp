@@ -7,6 +7,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "headroom/models/fusion_networks.hpp"
@@ -209,6 +210,46 @@ TEST(FusionFeatures, ScalingRoundTripsThroughJson) {
   nlohmann::json broken = json;
   broken["mean"] = std::vector<double>{1.0};
   EXPECT_THROW(broken.get<FusionScaling>(), std::invalid_argument);
+}
+
+// A hybrid fusion's signals carry the baseline's window score as one more column; its state is the
+// GNN state plus log(1 + score) standardised against the normal graphs, worked by hand here. The
+// GNN columns are untouched, and a scaling without the baseline's statistics refuses such signals.
+TEST(FusionFeatures, HybridStateAddsTheBaselineScoreScaledAgainstNormalGraphs) {
+  const at::Tensor gnn = example_signals();
+  const std::vector<float> baseline = {0.02F, 0.05F, 0.08F, 3.0F};  // the attack has unknown IDs
+  EXPECT_THROW(with_baseline_signal(gnn, std::vector<float>{1.F}), std::invalid_argument);
+  const at::Tensor signals = with_baseline_signal(gnn, baseline);
+  ASSERT_EQ(signals.size(1), kFusionSignalCount + 1);
+  EXPECT_TRUE(has_baseline_signal(signals));
+  EXPECT_FALSE(has_baseline_signal(gnn));
+
+  const std::vector<std::uint8_t> labels = {0, 0, 0, 1};
+  const auto scaling = FusionScaling::fit(signals, labels);
+  ASSERT_TRUE(scaling.has_baseline());
+  const std::vector<double> logs = {std::log1p(0.02), std::log1p(0.05), std::log1p(0.08)};
+  const double mean = (logs[0] + logs[1] + logs[2]) / 3;
+  double squares = 0;
+  for (const double v : logs) squares += (v - mean) * (v - mean);
+  const double spread = std::sqrt(squares / 2);  // the sample standard deviation
+  EXPECT_NEAR(scaling.baseline_mean, mean, 1e-9);
+  EXPECT_NEAR(scaling.baseline_spread, spread, 1e-9);
+
+  const at::Tensor states = fusion_states(signals, scaling);
+  ASSERT_EQ(states.sizes(), (std::vector<std::int64_t>{4, kHybridFusionStateSize}));
+  const auto gnn_scaling = FusionScaling::fit(gnn, labels);
+  EXPECT_TRUE(
+      torch::allclose(states.slice(1, 0, kFusionStateSize), fusion_states(gnn, gnn_scaling)));
+  EXPECT_NEAR(states[0][kFusionStateSize].item<float>(), (logs[0] - mean) / spread, 1e-5);
+  EXPECT_FLOAT_EQ(states[3][kFusionStateSize].item<float>(), 10.F);  // far out: clipped
+
+  // The statistics travel with the checkpoint; a GNN fusion's scaling has none.
+  const nlohmann::json json = scaling;
+  const auto back = json.get<FusionScaling>();
+  EXPECT_DOUBLE_EQ(back.baseline_mean, scaling.baseline_mean);
+  EXPECT_DOUBLE_EQ(back.baseline_spread, scaling.baseline_spread);
+  EXPECT_FALSE(nlohmann::json(gnn_scaling).contains("baseline_mean"));
+  EXPECT_THROW(fusion_states(signals, gnn_scaling), std::invalid_argument);
 }
 
 // The unknown-ID share is read from the store's CAN IDs, so it means the same under every node

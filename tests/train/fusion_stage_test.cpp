@@ -90,7 +90,8 @@ TEST_F(FusionStage, KilledRunEndsLikeAnUninterruptedOneAndIsEvaluated) {
   // follows the line), the second's was.
   EXPECT_GE(result["training"]["resumed_after"].get<int>(), 2);
 
-  // Evaluated like any model: the fused score, decided at 0.5 and at the calibrated threshold.
+  // Evaluated like any model: the fused score as log-odds, decided at 0 (P 0.5) and at the
+  // calibrated threshold.
   ASSERT_EQ(testing::run_command(std::string(HEADROOM_BINARY) + " evaluation --store " +
                                      store_.string() + " --runs-dir " + resumed.string() +
                                      " --threads 2 --progress false --models " + run_dir.string(),
@@ -99,8 +100,8 @@ TEST_F(FusionStage, KilledRunEndsLikeAnUninterruptedOneAndIsEvaluated) {
       << output;
   const auto evaluation = read_json(resumed / "store" / "evaluation" /
                                     "fusion_dqn_student_normal+student_autoencoder.json");
-  EXPECT_EQ(evaluation["score"], "fused P(attack)");
-  EXPECT_EQ(evaluation["decision_threshold"], 0.5);
+  EXPECT_EQ(evaluation["score"], "fused attack log-odds");
+  EXPECT_EQ(evaluation["decision_threshold"], 0.0);
   EXPECT_TRUE(evaluation.contains("calibrated_threshold"));
   bool saw_test_split = false;
   for (const auto& group : evaluation["groups"]) {
@@ -193,6 +194,47 @@ TEST_F(FusionStage, EvaluationAndFusionScoringKeepToTheMemoryBudget) {
   const auto open = log.rfind('(', share);
   EXPECT_LE(std::stod(log.substr(open + 1, share - open - 1)), 100.0) << log.substr(line, 120);
   EXPECT_EQ(result["training"]["best_metrics"], free_result["training"]["best_metrics"]);
+}
+
+// A hybrid fusion (--fusion-with-baseline) fits on the two models' signals and the classical
+// baseline's window score, runs in its own directory, and is evaluated as a hybrid: its per-file
+// label-free decisions, like the baseline's, are set on the adaptation windows the baseline did not
+// learn. The DQN, whose fused score mixes the two models' scores alone, refuses it.
+TEST_F(FusionStage, HybridFusionReadsTheBaselineAndIsEvaluatedAsAHybrid) {
+  const auto runs = dir_->path() / "hybrid";
+  std::string output;
+  EXPECT_NE(testing::run_command(fusion(runs, "dqn") + " --fusion-with-baseline 2>&1", &output), 0);
+  EXPECT_NE(output.find("--fusion-with-baseline needs --fusion-method logistic"), std::string::npos)
+      << output;
+
+  ASSERT_EQ(
+      testing::run_command(fusion(runs, "logistic") + " --fusion-with-baseline 2>&1", &output), 0)
+      << output;
+  EXPECT_NE(output.find("hybrid: with the classical baseline's window score"), std::string::npos)
+      << output;
+  const auto run_dir = runs / "store" / "hybrid_logistic_student_normal+student_autoencoder";
+  EXPECT_EQ(read_json(run_dir / "config.json")["config"]["fusion_with_baseline"], true);
+  EXPECT_GT(read_json(run_dir / "result.json")["training"]["best_metrics"]["roc_auc"].get<double>(),
+            0.5);
+
+  ASSERT_EQ(testing::run_command(std::string(HEADROOM_BINARY) + " evaluation --store " +
+                                     store_.string() + " --runs-dir " + runs.string() +
+                                     " --threads 2 --progress false --label-free-windows 10" +
+                                     " --models " + run_dir.string(),
+                                 &output),
+            0)
+      << output;
+  const auto evaluation = read_json(runs / "store" / "evaluation" / "evaluation.json");
+  const auto& hybrid = evaluation.at("hybrid_logistic_student_normal+student_autoencoder");
+  EXPECT_EQ(hybrid["hybrid"], true);
+  EXPECT_EQ(hybrid["score"], "fused attack log-odds of the two models and the classical baseline");
+  EXPECT_EQ(hybrid["decision_threshold"], 0.0);
+  EXPECT_FALSE(hybrid["label_free_thresholds"].empty()) << hybrid.dump(2);
+  // The baseline is still a row of its own, computed once for both.
+  EXPECT_EQ(evaluation.at("baseline").value("hybrid", false), false);
+  EXPECT_EQ(output.find("learnt the inter-arrival times"),
+            output.rfind("learnt the inter-arrival times"))
+      << output;
 }
 
 TEST_F(FusionStage, MissingModelNamesTheFlag) {

@@ -89,9 +89,13 @@ std::map<std::uint32_t, std::vector<std::uint32_t>> vehicle_calibration_windows(
 struct ModelEvaluation {
   std::string model;  // e.g. "teacher_curriculum"
   // The score's meaning, which the thresholds are on: "attack log-odds" (the stages'
-  // classifiers: 0 is P(attack) 0.5), "fused P(attack)" (fusion), "anomaly score" (the VGAE's
-  // reconstruction error, whose scale has no fixed cut), or by default "attack probability".
+  // classifiers: 0 is P(attack) 0.5), "fused attack log-odds" (fusion: 0 is P 0.5), "anomaly score"
+  // (the VGAE's reconstruction error, whose scale has no fixed cut), or by default "attack
+  // probability".
   std::string score = "attack probability";
+  // A hybrid: its score also reads the classical baseline's (a fusion with --fusion-with-baseline),
+  // so it is no measure of what the GNNs alone do.
+  bool hybrid = false;
   double decision_threshold = 0.5;  // the decision of `metrics`
   std::optional<double> calibrated_threshold;
   std::map<std::string, double> vehicle_thresholds;     // by test file, with vehicle calibration

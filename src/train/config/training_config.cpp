@@ -152,6 +152,10 @@ void FusionOptions::validate() const {
   if (!(gamma >= 0 && gamma < 1)) fail("--fusion-gamma must lie in [0, 1)");
   if (!(holdout_fraction > 0 && holdout_fraction < 1)) fail("--fusion-holdout must lie in (0, 1)");
   if (max_epochs < 1) fail("--fusion-epochs must be at least 1");
+  if (with_baseline && method != "logistic")
+    fail(
+        "--fusion-with-baseline needs --fusion-method logistic: the DQN's fused score mixes the "
+        "two models' scores alone");
 }
 
 void validate(const TrainingConfig& config) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -27,7 +28,8 @@
 namespace headroom::train {
 namespace {
 
-// Teachers, then students, then fusions, each by name: the order the summary reads best in.
+// Teachers, then students, then fusions, then hybrids, each by name: the order the summary reads
+// best in.
 std::vector<std::filesystem::path> discover_models(const std::filesystem::path& dataset_dir) {
   std::vector<std::filesystem::path> found;
   if (!std::filesystem::is_directory(dataset_dir)) return found;
@@ -39,6 +41,7 @@ std::vector<std::filesystem::path> discover_models(const std::filesystem::path& 
   const auto rank = [](const std::filesystem::path& path) {
     const auto name = path.filename().string();
     if (name.rfind("teacher", 0) == 0) return 0;
+    if (name.rfind("hybrid", 0) == 0) return 3;
     return name.rfind("fusion", 0) == 0 ? 2 : 1;
   };
   std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) {
@@ -222,73 +225,128 @@ std::optional<ScoredModel> evaluate_autoencoder(const TrainingConfig& config,
   return ScoredModel{std::move(evaluation), scores, {}};
 }
 
-// The classical baseline (baseline/store_baseline.hpp): each window's frames of unknown IDs and
-// mean frame surprise under the per-ID inter-arrival times and ID transitions learnt from the
-// training windows, decided like an autoencoder's anomaly score; label-free, under a profile that
-// also learnt each test file's first adaptation windows. nullopt, with the reason in the log, when
-// the store's CAN files cannot be read back.
+// The classical baseline's window scores (baseline/store_baseline.hpp), computed at most once per
+// evaluation for its own row and for the hybrid fusions, which read them too.
+class SharedBaseline {
+ public:
+  SharedBaseline(const TrainingConfig& config, RunDirectory& run, const store::GraphStore& store,
+                 std::span<const std::uint32_t> ids)
+      : config_(config), run_(run), store_(store), ids_(ids) {}
+
+  // The scores of the evaluated ids, label-free ones adapted by label_free_baseline_adaptation;
+  // null when the store's CAN files cannot be read back (why_unavailable() says why).
+  const baseline::StoreBaseline* scores() {
+    if (tried_) return scores_ ? &*scores_ : nullptr;
+    tried_ = true;
+    try {
+      scores_ = baseline::score_store_windows(store_, ids_,
+                                              label_free_baseline_adaptation(config_.evaluation));
+    } catch (const baseline::BaselineUnavailable& error) {
+      why_ = error.what();
+      return nullptr;
+    }
+    run_.log(
+        fmt::format("{}: learnt the inter-arrival times of {} CAN IDs and {} ID transitions from "
+                    "the training windows' normal frames",
+                    kBaselineModel, scores_->profile.ids(), scores_->profile.transitions()));
+    return &*scores_;
+  }
+  const std::string& why_unavailable() const { return why_; }
+
+ private:
+  const TrainingConfig& config_;
+  RunDirectory& run_;
+  const store::GraphStore& store_;
+  std::span<const std::uint32_t> ids_;
+  bool tried_ = false;
+  std::optional<baseline::StoreBaseline> scores_;
+  std::string why_;
+};
+
+// The classical baseline: each window's frames of unknown IDs and mean frame surprise under the
+// per-ID inter-arrival times and ID transitions learnt from the training windows, decided like an
+// autoencoder's anomaly score; label-free, under a profile that also learnt the first half of each
+// test file's adaptation windows, the second half setting the threshold. nullopt, with the reason
+// in the log, when the store's CAN files cannot be read back.
 std::optional<ScoredModel> evaluate_baseline(const TrainingConfig& config, RunDirectory& run,
                                              const store::GraphStore& store,
-                                             std::span<const std::uint32_t> ids) {
-  // Label-free, the baseline learns the new vehicle's IDs, transitions and timing from the first
-  // half of each test file's adaptation windows; the second half sets the threshold.
-  const auto windows = static_cast<std::size_t>(config.evaluation.label_free_windows);
-  const baseline::BaselineAdaptation adaptation{
-      .adaptation_windows = windows,
-      .learned_windows = windows / 2,
-      .fence_mads = config.evaluation.label_free_fence_mads};
-  baseline::StoreBaseline baseline;
-  try {
-    baseline = baseline::score_store_windows(store, ids, adaptation);
-  } catch (const baseline::BaselineUnavailable& error) {
-    run.log(fmt::format("{}: not evaluated: {}", kBaselineModel, error.what()));
+                                             std::span<const std::uint32_t> ids,
+                                             SharedBaseline& shared) {
+  const auto* baseline = shared.scores();
+  if (baseline == nullptr) {
+    run.log(fmt::format("{}: not evaluated: {}", kBaselineModel, shared.why_unavailable()));
     return std::nullopt;
   }
-  run.log(
-      fmt::format("{}: learnt the inter-arrival times of {} CAN IDs and {} ID transitions from "
-                  "the training windows' normal frames",
-                  kBaselineModel, baseline.profile.ids(), baseline.profile.transitions()));
   const auto threshold =
-      validation_threshold(config, run, store, ids, baseline.scores, std::string(kBaselineModel));
+      validation_threshold(config, run, store, ids, baseline->scores, std::string(kBaselineModel));
   if (!threshold) return std::nullopt;
   auto label_free = label_free_adaptation(config);
-  label_free.scores = baseline.label_free_scores;
-  label_free.learned_windows = adaptation.learned_windows;
+  label_free.scores = baseline->label_free_scores;
+  label_free.learned_windows = label_free_baseline_adaptation(config.evaluation).learned_windows;
   auto evaluation =
-      eval::evaluate_scores(store, std::string(kBaselineModel), ids, baseline.scores, std::nullopt,
+      eval::evaluate_scores(store, std::string(kBaselineModel), ids, baseline->scores, std::nullopt,
                             *threshold, vehicle_calibration(config), label_free);
   evaluation.score = "unknown-ID frames + mean frame surprise / 10 (per-ID timing, ID transitions)";
-  return ScoredModel{std::move(evaluation), std::move(baseline.scores),
-                     std::move(baseline.label_free_scores)};
+  return ScoredModel{std::move(evaluation), baseline->scores, baseline->label_free_scores};
 }
 
-// A fusion's fused P(attack), decided at 0.5 and at the threshold its stage calibrated.
-ScoredModel evaluate_fusion(const TrainingConfig& config, const RunContext& context,
-                            const store::GraphStore& store, std::span<const std::uint32_t> ids,
-                            const std::filesystem::path& checkpoint, std::string name) {
+// log(p / (1 - p)) of each fused P(attack), p clamped to [1e-12, 1 - 1e-12].
+double fused_log_odds(double p) {
+  const double clamped = std::clamp(p, 1e-12, 1.0 - 1e-12);
+  return std::log(clamped / (1.0 - clamped));
+}
+std::vector<float> fused_log_odds(std::vector<float> scores) {
+  for (auto& score : scores) score = static_cast<float>(fused_log_odds(score));
+  return scores;
+}
+
+// A fusion's fused P(attack) as log-odds, decided at 0 (P 0.5) and at the threshold its stage
+// calibrated. Log-odds because the per-file decisions read the spread of a file's normal windows,
+// which P(attack) squeezes against 0 and 1 (docs/detection.md). A hybrid's label-free threshold,
+// like the baseline's, is set on the adaptation windows its baseline did not learn. nullopt, with
+// the reason in the log, when a hybrid's baseline cannot be computed.
+std::optional<ScoredModel> evaluate_fusion(const TrainingConfig& config, const RunContext& context,
+                                           RunDirectory& run, const store::GraphStore& store,
+                                           std::span<const std::uint32_t> ids,
+                                           const std::filesystem::path& checkpoint,
+                                           std::string name, SharedBaseline& shared) {
+  const bool hybrid = is_hybrid_fusion(read_checkpoint_info(checkpoint));
+  const baseline::StoreBaseline* baseline = nullptr;
+  if (hybrid && (baseline = shared.scores()) == nullptr) {
+    run.log(fmt::format("{}: not evaluated: it reads the classical baseline's scores: {}",
+                        util::printable_name(name), shared.why_unavailable()));
+    return std::nullopt;
+  }
   CheckpointInfo info;
   FusionAdaptedScores adapted;
-  const auto scores = fused_attack_scores(checkpoint, store, ids, config, context, &info, &adapted);
+  const auto scores = fused_log_odds(
+      fused_attack_scores(checkpoint, store, ids, config, context, &info, &adapted, baseline));
+  adapted.vehicle = fused_log_odds(std::move(adapted.vehicle));
+  adapted.label_free = fused_log_odds(std::move(adapted.label_free));
   std::optional<double> threshold;
-  if (info.decision) threshold = info.decision->threshold;
+  if (info.decision) threshold = fused_log_odds(info.decision->threshold);
   auto vehicle = vehicle_calibration(config);
   vehicle.scores = adapted.vehicle;
   auto label_free = label_free_adaptation(config);
   label_free.scores = adapted.label_free;
-  auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, threshold, 0.5,
+  if (hybrid)
+    label_free.learned_windows = label_free_baseline_adaptation(config.evaluation).learned_windows;
+  auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, threshold, 0.0,
                                           vehicle, label_free);
-  evaluation.score = "fused P(attack)";
+  evaluation.score = hybrid ? "fused attack log-odds of the two models and the classical baseline"
+                            : "fused attack log-odds";
+  evaluation.hybrid = hybrid;
   return ScoredModel{std::move(evaluation), scores, std::move(adapted.label_free)};
 }
 
 std::optional<ScoredModel> evaluate_model(const TrainingConfig& config, const RunContext& context,
                                           RunDirectory& run, const store::GraphStore& store,
                                           std::span<const std::uint32_t> ids,
-                                          const std::filesystem::path& checkpoint,
-                                          std::string name) {
+                                          const std::filesystem::path& checkpoint, std::string name,
+                                          SharedBaseline& shared) {
   const auto kind = read_checkpoint_info(checkpoint).kind;
   if (is_fusion_kind(kind))
-    return evaluate_fusion(config, context, store, ids, checkpoint, std::move(name));
+    return evaluate_fusion(config, context, run, store, ids, checkpoint, std::move(name), shared);
   if (model_family(kind).role() == FamilyRole::kClassifier)
     return evaluate_classifier(config, context, store, ids, checkpoint, std::move(name));
   return evaluate_autoencoder(config, context, run, store, ids, checkpoint, std::move(name));
@@ -321,6 +379,7 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   apply_command_budgets(config, context, run);
   // Earlier evaluations of other models stay: a model's entry is replaced only by its own.
   nlohmann::json summary = read_summary(run.path() / "evaluation.json");
+  SharedBaseline shared_baseline(config, run, store, ids);
   // Logs, writes and records one model's evaluation; `source` is its checkpoint, or what it is.
   const auto record = [&](ScoredModel& scored, const std::string& source, std::int64_t peak) {
     auto& evaluation = scored.evaluation;
@@ -347,7 +406,8 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
     const auto checkpoint = resolve_checkpoint_path(source);
     std::optional<ScoredModel> scored;
     const auto peak = run_phase(context.device, [&] {
-      scored = evaluate_model(config, context, run, store, ids, checkpoint, model_name(source));
+      scored = evaluate_model(config, context, run, store, ids, checkpoint, model_name(source),
+                              shared_baseline);
     });
     check_host_memory(context.host, "evaluating " + model_name(source),
                       "lower --eval-batch-size, or raise --host-memory-budget");
@@ -355,8 +415,9 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   }
   if (config.evaluation.baseline) {
     std::optional<ScoredModel> scored;
-    const auto peak =
-        run_phase(context.device, [&] { scored = evaluate_baseline(config, run, store, ids); });
+    const auto peak = run_phase(context.device, [&] {
+      scored = evaluate_baseline(config, run, store, ids, shared_baseline);
+    });
     check_host_memory(context.host, "evaluating the baseline", "raise --host-memory-budget");
     if (scored) record(*scored, "per-ID timing and ID transitions of the store's CAN files", peak);
   }

@@ -48,6 +48,12 @@ at::Tensor log_scale(const at::Tensor& signals) {
   return at::log(signals.slice(1, kFirstScaled, kFirstScaled + kScaledCount).clamp_min(0) + 1e-6);
 }
 
+// log(1 + the baseline's score), double [G]: a window's score counts its frames of unknown IDs,
+// so it is skewed like the error columns.
+at::Tensor log_baseline(const at::Tensor& signals) {
+  return at::log1p(signals.select(1, kBaselineSignal).to(at::kDouble).clamp_min(0));
+}
+
 struct GraphMeans {
   at::Tensor membership;
   at::Tensor counts;
@@ -127,10 +133,25 @@ at::Tensor unknown_id_shares(const store::GraphStore& store,
   return torch::tensor(shares, torch::kFloat);
 }
 
+at::Tensor with_baseline_signal(const at::Tensor& signals, std::span<const float> baseline_scores) {
+  if (signals.dim() != 2 || signals.size(1) != kFusionSignalCount ||
+      signals.size(0) != static_cast<std::int64_t>(baseline_scores.size()))
+    throw std::invalid_argument(
+        "with_baseline_signal: one baseline score per row of GNN signals needed");
+  const std::vector<float> scores(baseline_scores.begin(), baseline_scores.end());
+  return at::cat({signals.to(at::kFloat), torch::tensor(scores, torch::kFloat).unsqueeze(1)}, 1)
+      .contiguous();
+}
+
+bool has_baseline_signal(const at::Tensor& signals) {
+  return signals.size(1) == kFusionSignalCount + 1;
+}
+
 FusionScaling FusionScaling::fit(const at::Tensor& signals, std::span<const std::uint8_t> labels) {
-  TORCH_CHECK(signals.dim() == 2 && signals.size(1) == kFusionSignalCount &&
+  TORCH_CHECK(signals.dim() == 2 &&
+                  (signals.size(1) == kFusionSignalCount || has_baseline_signal(signals)) &&
                   signals.size(0) == static_cast<std::int64_t>(labels.size()),
-              "FusionScaling::fit: signals must be [labels, ", kFusionSignalCount, "]");
+              "FusionScaling::fit: signals must be [labels, ", kFusionSignalCount, "(+1)]");
   std::vector<std::int64_t> normal;
   for (std::size_t i = 0; i < labels.size(); ++i)
     if (labels[i] == 0) normal.push_back(static_cast<std::int64_t>(i));
@@ -150,6 +171,12 @@ FusionScaling FusionScaling::fit(const at::Tensor& signals, std::span<const std:
   scaling.normal_log_odds = sorted_quantiles(log_odds);
   scaling.log_odds_spread =
       std::max(log_odds.size(0) > 1 ? log_odds.to(at::kDouble).std().item<double>() : 0.0, 1e-3);
+  if (has_baseline_signal(rows)) {
+    const at::Tensor baseline = log_baseline(rows);
+    scaling.baseline_mean = baseline.mean().item<double>();
+    scaling.baseline_spread =
+        std::max(baseline.size(0) > 1 ? baseline.std().item<double>() : 0.0, 1e-6);
+  }
   return scaling;
 }
 
@@ -159,6 +186,10 @@ void to_json(nlohmann::json& json, const FusionScaling& s) {
     json["normal_log_odds"] = s.normal_log_odds;
     json["log_odds_spread"] = s.log_odds_spread;
   }
+  if (s.has_baseline()) {
+    json["baseline_mean"] = s.baseline_mean;
+    json["baseline_spread"] = s.baseline_spread;
+  }
 }
 
 void from_json(const nlohmann::json& json, FusionScaling& s) {
@@ -167,6 +198,9 @@ void from_json(const nlohmann::json& json, FusionScaling& s) {
   json.at("normal_scores").get_to(s.normal_scores);
   s.normal_log_odds = json.value("normal_log_odds", std::vector<float>{});
   s.log_odds_spread = json.value("log_odds_spread", 1.0);
+  s.baseline_mean = json.value("baseline_mean", 0.0);
+  s.baseline_spread = json.value("baseline_spread", 0.0);
+  if (!(s.baseline_spread >= 0)) throw std::invalid_argument("fusion scaling: negative spread");
   if (s.mean.size() != kScaledCount || s.spread.size() != kScaledCount || s.normal_scores.empty())
     throw std::invalid_argument("fusion scaling: wrong number of values");
 }
@@ -200,10 +234,21 @@ at::Tensor fusion_states(const at::Tensor& signals, const FusionScaling& scaling
                                 .clamp(-kScaledClip, kScaledClip)
                                 .to(at::kFloat);
   const at::Tensor unknown = signals.select(1, kUnknownIdShare).to(at::kFloat);
-  auto state = at::cat({at::stack({p, logit, (2 * p - 1).abs(), a}, 1), scaled,
-                        at::stack({unknown, p - a, p * a}, 1)},
-                       1);
-  TORCH_INTERNAL_ASSERT(state.size(1) == kFusionStateSize);
+  std::vector<at::Tensor> parts = {at::stack({p, logit, (2 * p - 1).abs(), a}, 1), scaled,
+                                   at::stack({unknown, p - a, p * a}, 1)};
+  if (has_baseline_signal(signals)) {
+    if (!scaling.has_baseline())
+      throw std::invalid_argument(
+          "fusion states: the signals carry the baseline's score, the scaling has no statistics "
+          "of it");
+    parts.push_back(((log_baseline(signals) - scaling.baseline_mean) / scaling.baseline_spread)
+                        .clamp(-kScaledClip, kScaledClip)
+                        .to(at::kFloat)
+                        .unsqueeze(1));
+  }
+  auto state = at::cat(parts, 1);
+  TORCH_INTERNAL_ASSERT(state.size(1) ==
+                        (has_baseline_signal(signals) ? kHybridFusionStateSize : kFusionStateSize));
   return state.contiguous();
 }
 

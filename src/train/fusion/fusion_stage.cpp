@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "headroom/baseline/store_baseline.hpp"
 #include "headroom/eval/binary_metrics.hpp"
 #include "headroom/eval/decision_threshold.hpp"
 #include "headroom/eval/evaluation_report.hpp"
@@ -134,7 +135,11 @@ class FusionStage {
     run_.log(fmt::format("scoring on {}: tensor {}", context_.device.str(),
                          phase_peak_text(peak, context_.device_budget)));
     torch::manual_seed(config_.run.seed);
-    learner_ = make_fusion_learner(config_.fusion.method, nullptr, learner_options());
+    learner_ = make_fusion_learner(config_.fusion.method,
+                                   config_.fusion.with_baseline
+                                       ? nlohmann::json{{"state_size", kHybridFusionStateSize}}
+                                       : nlohmann::json(nullptr),
+                                   learner_options());
     auto& outcome = result.outcome;
     if (resumable_training(config_, run_)) {
       load_state();
@@ -178,6 +183,13 @@ class FusionStage {
                          config_.fusion.method, util::printable_path(sources_.classifier),
                          util::printable_path(sources_.autoencoder), graphs, attacks));
     signals_ = signals_of(sources_, store_, ids, config_, context_);
+    if (config_.fusion.with_baseline) {
+      // Validation windows are outside what the baseline learns from, as they are for the models.
+      const auto baseline = baseline::score_store_windows(store_, ids);
+      signals_ = with_baseline_signal(signals_, baseline.scores);
+      run_.log(fmt::format("hybrid: with the classical baseline's window score ({} CAN IDs)",
+                           baseline.profile.ids()));
+    }
 
     auto split = at::make_generator<at::CPUGeneratorImpl>(config_.run.seed);
     const at::Tensor order = at::randperm(graphs, split, torch::kLong);
@@ -207,6 +219,7 @@ class FusionStage {
                          {"scaling", scaling_},
                          {"classifier", sources_.classifier.string()},
                          {"autoencoder", sources_.autoencoder.string()}};
+    if (config_.fusion.with_baseline) info.model_config["baseline"] = true;
     return info;
   }
 
@@ -370,6 +383,17 @@ StageResult run_fusion_stage(const TrainingConfig& config, const LoopHooks& hook
 
 bool is_fusion_kind(std::string_view kind) { return kind.rfind("fusion-", 0) == 0; }
 
+bool is_hybrid_fusion(const CheckpointInfo& info) {
+  return is_fusion_kind(info.kind) && info.model_config.value("baseline", false);
+}
+
+baseline::BaselineAdaptation label_free_baseline_adaptation(const EvaluationOptions& evaluation) {
+  const auto windows = static_cast<std::size_t>(evaluation.label_free_windows);
+  return {.adaptation_windows = windows,
+          .learned_windows = windows / 2,
+          .fence_mads = evaluation.label_free_fence_mads};
+}
+
 namespace {
 
 // A fusion input's run-directory name: the directory itself, or the one holding a given
@@ -390,7 +414,7 @@ std::string fusion_directory_name(const TrainingConfig& config) {
   const auto& fusion = config.fusion;
   const auto classifier = fusion_input_name(fusion.classifier_path, kDefaultClassifier);
   const auto autoencoder = fusion_input_name(fusion.autoencoder_path, kDefaultAutoencoder);
-  std::string name = "fusion_" + fusion.method;
+  std::string name = (fusion.with_baseline ? "hybrid_" : "fusion_") + fusion.method;
   if (classifier != kDefaultClassifier || autoencoder != kDefaultAutoencoder)
     name += "_" + classifier + "+" + autoencoder;
   return name;
@@ -406,6 +430,8 @@ void record_fusion_options(nlohmann::json& json, const TrainingConfig& config) {
   json["fusion_gamma"] = fusion.gamma;
   json["fusion_holdout"] = fusion.holdout_fraction;
   json["fusion_epochs"] = fusion.max_epochs;
+  // Only a hybrid records it: the runs of GNN fusions recorded before it existed still resume.
+  if (fusion.with_baseline) json["fusion_with_baseline"] = true;
 }
 
 }  // namespace
@@ -465,13 +491,23 @@ std::vector<float> rescaled_per_file(
   return scores;
 }
 
+// Each file's adaptation windows after its first `learned`, which a hybrid's baseline learnt from.
+std::map<std::uint32_t, std::vector<std::uint32_t>> unlearned(
+    std::map<std::uint32_t, std::vector<std::uint32_t>> windows, std::size_t learned) {
+  for (auto& [file, ids] : windows)
+    ids.erase(ids.begin(),
+              ids.begin() + static_cast<std::ptrdiff_t>(std::min(learned, ids.size())));
+  return windows;
+}
+
 }  // namespace
 
 std::vector<float> fused_attack_scores(const std::filesystem::path& checkpoint,
                                        const store::GraphStore& store,
                                        std::span<const std::uint32_t> graph_ids,
                                        const TrainingConfig& config, const RunContext& context,
-                                       CheckpointInfo* info_out, FusionAdaptedScores* adapted) {
+                                       CheckpointInfo* info_out, FusionAdaptedScores* adapted,
+                                       const baseline::StoreBaseline* baseline) {
   const auto info = read_checkpoint_info(checkpoint);
   if (!is_fusion_kind(info.kind))
     throw std::runtime_error(
@@ -481,7 +517,13 @@ std::vector<float> fused_attack_scores(const std::filesystem::path& checkpoint,
   const auto scaling = info.model_config.at("scaling").get<FusionScaling>();
   const FusionSources sources{info.model_config.at("classifier").get<std::string>(),
                               info.model_config.at("autoencoder").get<std::string>()};
-  const auto signals = signals_of(sources, store, graph_ids, config, context);
+  const auto gnn_signals = signals_of(sources, store, graph_ids, config, context);
+  const bool hybrid = is_hybrid_fusion(info);
+  const auto adaptation = label_free_baseline_adaptation(config.evaluation);
+  std::optional<baseline::StoreBaseline> computed;
+  if (hybrid && baseline == nullptr)
+    baseline = &computed.emplace(baseline::score_store_windows(store, graph_ids, adaptation));
+  const auto signals = hybrid ? with_baseline_signal(gnn_signals, baseline->scores) : gnn_signals;
   const auto labels = labels_of(store, graph_ids);
   if (info_out != nullptr) *info_out = info;
   auto scores = to_vector(learner->fused_scores(fusion_data(signals, labels, scaling)));
@@ -492,11 +534,16 @@ std::vector<float> fused_attack_scores(const std::filesystem::path& checkpoint,
         *learner, signals, labels, scores, store, graph_ids,
         eval::vehicle_calibration_windows(
             store, graph_ids, static_cast<std::size_t>(evaluation.vehicle_calibration_windows)));
-  if (evaluation.label_free_windows > 0)
+  if (evaluation.label_free_windows > 0) {
+    auto windows = eval::label_free_adaptation_windows(
+        store, graph_ids, static_cast<std::size_t>(evaluation.label_free_windows));
+    if (hybrid) windows = unlearned(std::move(windows), adaptation.learned_windows);
+    const bool adapted_baseline = hybrid && !baseline->label_free_scores.empty();
     adapted->label_free = rescaled_per_file(
-        *learner, signals, labels, scores, store, graph_ids,
-        eval::label_free_adaptation_windows(
-            store, graph_ids, static_cast<std::size_t>(evaluation.label_free_windows)));
+        *learner,
+        adapted_baseline ? with_baseline_signal(gnn_signals, baseline->label_free_scores) : signals,
+        labels, scores, store, graph_ids, windows);
+  }
   return scores;
 }
 

@@ -75,15 +75,25 @@ PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks,
     run_stage(stage_config(step.stage, std::string(step.stage.traits->default_family()), step.size,
                            step.teacher),
               step.stage);
-  // The students' scores fused, by upstream's DQN and by a logistic regression.
-  for (const char* method : {"dqn", "logistic"}) {
+  // The students' scores fused, by upstream's DQN and by a logistic regression; with the
+  // baseline on, also the hybrid: the logistic fusion of the students and the baseline's score.
+  struct FusionRun {
+    const char* method;
+    bool with_baseline;
+  };
+  for (const auto& [method, with_baseline] :
+       {FusionRun{"dqn", false}, FusionRun{"logistic", false}, FusionRun{"logistic", true}}) {
+    if (with_baseline && !base.evaluation.baseline) continue;
     TrainingConfig config = base;
     config.stage = kFusionStage;
     config.fusion.method = method;
+    config.fusion.with_baseline = with_baseline;
     try {
       run_stage(config, kFusionStageDefinition);
     } catch (const FusionUnavailable& e) {
       fmt::print("skipped: {}\n", e.what());
+    } catch (const baseline::BaselineUnavailable& e) {
+      fmt::print("skipped: the hybrid reads the classical baseline's scores: {}\n", e.what());
     }
   }
   fmt::print("\n== evaluation ==\n");
@@ -173,13 +183,17 @@ std::pair<const eval::ModelEvaluation*, double> best_on(
   return {best, best_f1};
 }
 
-// Per test condition: its attack types, the best model at the deployed decision, and the baseline.
+// Per test condition: its attack types, the best GNN model at the deployed decision, the best
+// hybrid (GNNs fused with the baseline), and the baseline.
 std::string render_conditions(const EvaluationStageResult& evaluation) {
   const eval::ModelEvaluation* baseline = nullptr;
   std::vector<const eval::ModelEvaluation*> models;
+  std::vector<const eval::ModelEvaluation*> hybrids;
   for (const auto& model : evaluation.models) {
     if (model.model == kBaselineModel)
       baseline = &model;
+    else if (model.hybrid)
+      hybrids.push_back(&model);
     else
       models.push_back(&model);
   }
@@ -193,24 +207,30 @@ std::string render_conditions(const EvaluationStageResult& evaluation) {
       std::any_of(evaluation.models.begin(), evaluation.models.end(),
                   [](const auto& m) { return !m.label_free_thresholds.empty(); });
   std::string out = wrapped(fmt::format(
-      "F1 by test condition at the {} decision{}: the best model there, and the classical "
-      "baseline (per-ID timing and ID transitions, no GNN). * an attack type no training file "
-      "holds. Every model, split, attack type and decision: evaluation.json and the report.",
+      "F1 by test condition at the {} decision{}: the best GNN model there, the hybrid (the "
+      "students fused with the baseline's score) and the classical baseline (per-ID timing and ID "
+      "transitions, no GNN). * an attack type no training file holds. Every model, split, attack "
+      "type and decision: evaluation.json and the report.",
       label_free ? "label-free" : "calibrated",
       label_free ? " (a threshold per test file from its first windows, no label read)" : ""));
-  out += fmt::format("{:<38}  {:<14}  {:<22}  {:>6}  {:>8}\n", "condition", "attack types",
-                     "best model", "F1", "baseline");
+  out += fmt::format("{:<34}  {:<12}  {:<22}  {:>6}  {:>6}  {:>8}\n", "condition", "attack types",
+                     "best GNN model", "F1", "hybrid", "baseline");
   std::vector<std::string> baseline_wins;
   for (const auto& split : splits) {
     const auto [best, best_f1] = best_on(models, split);
+    const auto [hybrid, hybrid_f1] = best_on(hybrids, split);
     const auto* base = baseline == nullptr ? nullptr : whole_split(*baseline, split);
     const double base_f1 = base == nullptr ? std::nan("") : deployed_f1(*base);
     if (!std::isnan(base_f1) && base_f1 >= best_f1) baseline_wins.push_back(split);
-    out += fmt::format(
-        "{:<38}  {:<14}  {:<22}  {:>6}  {:>8}\n", fit(util::printable_name(split), 38),
-        fit(attack_types_of(models.empty() ? *baseline : *models.front(), split), 14),
-        best == nullptr ? "-" : fit(util::printable_name(best->model), 22),
-        best == nullptr ? "-" : format_f1(best_f1), base == nullptr ? "-" : format_f1(base_f1));
+    const auto& typed = !models.empty()    ? *models.front()
+                        : !hybrids.empty() ? *hybrids.front()
+                                           : *baseline;
+    out += fmt::format("{:<34}  {:<12}  {:<22}  {:>6}  {:>6}  {:>8}\n",
+                       fit(util::printable_name(split), 34), fit(attack_types_of(typed, split), 12),
+                       best == nullptr ? "-" : fit(util::printable_name(best->model), 22),
+                       best == nullptr ? "-" : format_f1(best_f1),
+                       hybrid == nullptr ? "-" : format_f1(hybrid_f1),
+                       base == nullptr ? "-" : format_f1(base_f1));
   }
   if (!baseline_wins.empty()) {
     std::string names;

@@ -145,6 +145,11 @@ struct FusionOptions {
   // Epochs over the fitting graphs (early stopping: optimisation.patience). An epoch takes
   // milliseconds, so it is not tied to the graph models' --max-epochs.
   std::int64_t max_epochs = 50;
+  // A hybrid fusion: the classical baseline's window score (baseline/store_baseline.hpp) is one
+  // more input beside the two models' signals, so that what only a per-vehicle profile of CAN IDs
+  // and timing sees (an ID the vehicle never carries) reaches the fused score. Logistic only: the
+  // DQN's fused score mixes the two models' scores alone. Run directory hybrid_{method}[...].
+  bool with_baseline = false;
 
   void validate() const;
 };
@@ -167,7 +172,8 @@ struct TrainingConfig {
 // The run directory, runs/{dataset}/{name}, its name the stage's (StageTraits::run_directory_name)
 // so that what users train side by side in one --runs-dir never shares one:
 // {size}_{stage}[_{family}][_kd] for the graph-model stages, `evaluation`,
-// fusion_{method}[_{classifier}+{autoencoder}], node_{family}.
+// fusion_{method}[_{classifier}+{autoencoder}] (hybrid_{method}[...] with the baseline),
+// node_{family}.
 std::filesystem::path run_directory(const TrainingConfig& config);
 // run_directory(config), after checking that it neither is, lies inside nor contains the store
 // (throws std::runtime_error naming both): what a stage opens before it writes anything.

@@ -44,6 +44,17 @@ enum FusionSignal : std::int64_t {
   kFusionSignalCount
 };
 
+// A hybrid fusion's signals have one more column: the classical baseline's window score
+// (baseline/store_baseline.hpp), appended by with_baseline_signal. The GNN columns keep their
+// places, so that everything above reads both kinds alike.
+inline constexpr std::int64_t kBaselineSignal = kFusionSignalCount;
+
+// `signals` [G, kFusionSignalCount] with `baseline_scores` (one per row, >= 0) appended as column
+// kBaselineSignal. Throws std::invalid_argument when the counts differ.
+at::Tensor with_baseline_signal(const at::Tensor& signals, std::span<const float> baseline_scores);
+// Whether `signals` carry the baseline's column.
+bool has_baseline_signal(const at::Tensor& signals);
+
 // float [graph_ids.size(), kFusionSignalCount] on the CPU, in graph_ids order; both models are put
 // in eval mode and run without gradients, batch by batch.
 at::Tensor fusion_signals(models::GraphClassifierImpl& classifier,
@@ -57,8 +68,9 @@ at::Tensor fusion_signals(models::GraphClassifierImpl& classifier,
 at::Tensor unknown_id_shares(const store::GraphStore& store,
                              std::span<const std::uint32_t> graph_ids);
 
-// Width of fusion_states.
+// Width of fusion_states: a GNN fusion's, and a hybrid's (one more: the baseline's scaled score).
 inline constexpr std::int64_t kFusionStateSize = 15;
+inline constexpr std::int64_t kHybridFusionStateSize = kFusionStateSize + 1;
 
 // Location and spread of every signal over the normal graphs of a fitting set (errors and counts
 // on a log scale), and the sorted reconstruction scores that define the anomaly level.
@@ -71,6 +83,11 @@ struct FusionScaling {
   // its states are what they were, so that its checkpoint decides as it did.
   std::vector<float> normal_log_odds;
   double log_odds_spread = 1.0;
+  // A hybrid fusion's: mean and standard deviation (at least 1e-6) of log(1 + baseline score) over
+  // the normal graphs. Zero spread: the signals had no baseline column.
+  double baseline_mean = 0.0;
+  double baseline_spread = 0.0;
+  bool has_baseline() const { return baseline_spread > 0; }
 
   // Fitted on the rows of `signals` whose label is 0. Throws std::invalid_argument when there are
   // none.
@@ -87,7 +104,9 @@ at::Tensor anomaly_levels(const at::Tensor& signals, const FusionScaling& scalin
 at::Tensor attack_levels(const at::Tensor& signals, const FusionScaling& scaling);
 // float [G, kFusionStateSize]: p, the log-odds scaled as p is (clipped to +-10, / 10; the logit /
 // 20 for a scaling without log-odds), |2p - 1|, a, the scaled signals 2..9 (clipped to +-10), the
-// unknown-ID share, p - a and p * a.
+// unknown-ID share, p - a and p * a; for signals with the baseline's column, [G,
+// kHybridFusionStateSize]: the same and log(1 + baseline score) scaled like signals 2..9. Throws
+// std::invalid_argument when the signals have the baseline's column and the scaling has not.
 at::Tensor fusion_states(const at::Tensor& signals, const FusionScaling& scaling);
 
 }  // namespace headroom::train
