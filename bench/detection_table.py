@@ -66,11 +66,14 @@ def rows_of(name, evaluation):
             if coverage:
                 lf_cell += f" ({coverage['judged']}/{coverage['windows']}, {coverage['adaptation_attack_windows']} att.)"
             score = lf.get("f1") if lf else None
-            if model_name != "baseline" and score is not None and (best is None or score > best[1]):
+            gnn_only = model_name != "baseline" and not model.get("hybrid", False)
+            if gnn_only and score is not None and (best is None or score > best[1]):
                 best = (model_name, score)
             cells.append((model_name, lf_cell, f1(group.get("vehicle_calibrated_metrics")), f1(own_decision(group)), auc(group["metrics"])))
         for model_name, lf_cell, picked, own, roc in cells:
             label = f"**{model_name}**" if best and model_name == best[0] else model_name
+            if models[model_name].get("hybrid", False):
+                label += " (hybrid)"
             condition = f"{split} ({attack_types(models[model_name], split)})" if first else ""
             out.append(f"| {name if first else ''} | {condition} | {label} | {lf_cell} | {picked} | {own} | {roc} |")
             first = False
@@ -93,7 +96,7 @@ def main():
             lines += rows_of(name, json.load(f))
     table = "\n".join(lines)
     if args.command:
-        table = f"Command: `{args.command}`. Bold: the best GNN model per condition at the label-free decision.\n\n" + table
+        table = f"Command: `{args.command}`. Bold: the best GNN model per condition at the label-free decision (a hybrid, which also reads the baseline's score, is not a GNN model alone).\n\n" + table
     if not args.doc:
         print(table)
         return

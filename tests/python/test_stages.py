@@ -100,7 +100,7 @@ def test_run_chains_every_stage_on_the_synthetic_default(tmp_path):
     assert outcome["runs"] == str(tmp_path / "runs" / "store")
     assert {"teacher_autoencoder", "teacher_curriculum", "student_curriculum_kd"} <= set(
         outcome["stages"]), outcome["stages"].keys()
-    # --max-epochs bounds the graph stages (fusion has its own --fusion-epochs).
+    # --max-epochs bounds the graph stages (fusions and the hybrid have their own --fusion-epochs).
     assert all(stage["training"]["epochs"] <= 2 for name, stage in outcome["stages"].items()
-               if not name.startswith("fusion")), outcome["stages"]
+               if not name.startswith(("fusion", "hybrid"))), outcome["stages"]
     assert "teacher_curriculum" in outcome["evaluation"], outcome["evaluation"].keys()
