@@ -103,6 +103,12 @@ void TrainingFlags::add_evaluation_flags(CLI::App& command, FlagGroups groups) {
         ->capture_default_str()
         ->group("Evaluation");
     command
+        .add_flag("--label-free-batch-norm,!--no-label-free-batch-norm",
+                  c.evaluation.label_free_batch_norm,
+                  "Evaluation: label-free, re-estimate an autoencoder's BatchNorm statistics on "
+                  "the first half of each test file's adaptation windows (AdaBN)")
+        ->group("Evaluation");
+    command
         .add_option("--anomaly-top-nodes", c.evaluation.anomaly_top_nodes,
                     "Evaluation: score an autoencoder by the mean z of its K most anomalous "
                     "nodes, each against normal nodes of its identity; 0: its graph score (the "

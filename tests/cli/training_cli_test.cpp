@@ -29,6 +29,11 @@ nlohmann::json read_json(const std::filesystem::path& file) {
   return nlohmann::json::parse(in);
 }
 
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 TEST(TrainingCli, RunChainsEveryStageAndSummarises) {
   testing::TempDir dir;
   std::string output;
@@ -121,6 +126,31 @@ TEST(TrainingCli, RunChainsEveryStageAndSummarises) {
   ASSERT_EQ(testing::run_command(command, &output), 0) << output;
   EXPECT_NE(output.find("(reused)"), std::string::npos) << output;
   EXPECT_EQ(count_lines(runs / "teacher_curriculum" / "metrics.jsonl"), 2U);
+
+  // Opt-in AdaBN: an autoencoder's label-free scores come from its BatchNorm statistics
+  // re-estimated per test file; validation windows keep their scores, test windows change.
+  const auto vgae_scores = scores / "student_autoencoder_kd.csv";
+  EXPECT_EQ(read_text(vgae_scores).find("label_free_score"), std::string::npos);
+  ASSERT_EQ(testing::run_command("cd " + dir.path().string() + " && " + binary() +
+                                     " evaluation --store stores/synthetic --label-free-windows 10"
+                                     " --label-free-batch-norm --no-baseline --progress false"
+                                     " --models runs/synthetic/student_autoencoder_kd 2>&1",
+                                 &output),
+            0)
+      << output;
+  std::istringstream rows(read_text(vgae_scores));
+  std::string row;
+  std::getline(rows, row);
+  EXPECT_NE(row.find(",score,label_free_score"), std::string::npos) << row;
+  std::size_t validation_changed = 0, test_changed = 0;
+  for (; std::getline(rows, row);) {
+    const auto last = row.rfind(',');
+    const auto score = row.rfind(',', last - 1);
+    const bool changed = row.substr(score + 1, last - score - 1) != row.substr(last + 1);
+    (row.find(",validation,") != std::string::npos ? validation_changed : test_changed) += changed;
+  }
+  EXPECT_EQ(validation_changed, 0U);
+  EXPECT_GT(test_changed, 0U);
 }
 
 // The chain on ID-agnostic graphs: every model takes its inputs from the store (32 frequency

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -19,6 +20,7 @@
 #include "headroom/train/families/model_family.hpp"
 #include "headroom/train/fusion/fusion_stage.hpp"
 #include "headroom/train/loop/training_loop.hpp"
+#include "headroom/train/stages/batch_norm_adaptation.hpp"
 #include "headroom/train/stages/graph_scores.hpp"
 #include "headroom/train/stages/node_anomaly.hpp"
 #include "headroom/util/file_writer.hpp"
@@ -177,6 +179,34 @@ std::optional<double> validation_threshold(const TrainingConfig& config, RunDire
   return std::nullopt;
 }
 
+// `scores` with each label-free test file's graphs scored again after the autoencoder's BatchNorm
+// statistics were re-estimated on the file's first `learned` adaptation windows (of `windows`,
+// labels unread; batch_norm_adaptation.hpp), and put back afterwards.
+std::vector<float> batch_norm_adapted_scores(
+    const LoadedAutoencoder& autoencoder, const store::GraphStore& store,
+    std::span<const std::uint32_t> ids, std::vector<float> scores, std::size_t windows,
+    std::size_t learned, std::int64_t batch, const RunContext& context,
+    const std::function<std::vector<float>(std::span<const std::uint32_t>)>& score_graphs) {
+  const auto file_of = store.size_index().file;
+  const BatchNormStatistics trained(*autoencoder.model);
+  if (trained.layers() == 0) return scores;
+  for (const auto& [file, adaptation] : eval::label_free_adaptation_windows(store, ids, windows)) {
+    std::vector<std::size_t> rows;
+    std::vector<std::uint32_t> graphs;
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (file_of[ids[i]] == file) {
+        rows.push_back(i);
+        graphs.push_back(ids[i]);
+      }
+    adapt_batch_norm(autoencoder, store, std::span(adaptation).first(learned), batch,
+                     context.device, context.precision);
+    const auto file_scores = score_graphs(graphs);
+    trained.restore(*autoencoder.model);
+    for (std::size_t k = 0; k < rows.size(); ++k) scores[rows[k]] = file_scores[k];
+  }
+  return scores;
+}
+
 // An autoencoder as a detector: its anomaly score per graph (AutoencoderFamily::graph_scores; the
 // VGAE's is its reconstruction error, train/step/losses.hpp, graph_reconstruction_score), decided
 // at its validation_threshold.
@@ -189,10 +219,12 @@ std::optional<ScoredModel> evaluate_autoencoder(const TrainingConfig& config,
   require_store_inputs(read_checkpoint_info(checkpoint).model_config, store, checkpoint);
   const auto autoencoder = load_autoencoder_checkpoint(checkpoint, context.device);
   const auto top_nodes = static_cast<std::size_t>(config.evaluation.anomaly_top_nodes);
-  std::vector<float> scores;
+  const auto batch = config.optimisation.eval_batch_size;
+  std::function<std::vector<float>(std::span<const std::uint32_t>)> score_graphs;
   if (top_nodes == 0) {
-    scores = anomaly_scores(autoencoder, store, ids, config.optimisation.eval_batch_size,
-                            context.device, context.precision);
+    score_graphs = [&](std::span<const std::uint32_t> graphs) {
+      return anomaly_scores(autoencoder, store, graphs, batch, context.device, context.precision);
+    };
   } else {
     // Node errors are read against the normal validation graphs' nodes of the same identity.
     std::vector<std::uint32_t> normal;
@@ -206,23 +238,31 @@ std::optional<ScoredModel> evaluate_autoencoder(const TrainingConfig& config,
                       util::printable_name(name)));
       return std::nullopt;
     }
-    const auto normaliser =
-        fit_node_errors(autoencoder, store, normal, config.optimisation.eval_batch_size,
-                        context.device, context.precision);
-    scores = top_node_anomaly_scores(autoencoder, normaliser, store, ids, top_nodes,
-                                     config.optimisation.eval_batch_size, context.device,
-                                     context.precision);
+    score_graphs = [&, normaliser = fit_node_errors(autoencoder, store, normal, batch,
+                                                    context.device, context.precision)](
+                       std::span<const std::uint32_t> graphs) {
+      return top_node_anomaly_scores(autoencoder, normaliser, store, graphs, top_nodes, batch,
+                                     context.device, context.precision);
+    };
   }
+  const auto scores = score_graphs(ids);
   const auto threshold = validation_threshold(config, run, store, ids, scores, name);
   if (!threshold) return std::nullopt;
-  auto evaluation =
-      eval::evaluate_scores(store, std::move(name), ids, scores, std::nullopt, *threshold,
-                            vehicle_calibration(config), label_free_adaptation(config));
+  auto label_free = label_free_adaptation(config);
+  std::vector<float> adapted;
+  if (config.evaluation.label_free_batch_norm && label_free.windows > 0) {
+    label_free.learned_windows = label_free.windows / 2;
+    adapted = batch_norm_adapted_scores(autoencoder, store, ids, scores, label_free.windows,
+                                        label_free.learned_windows, batch, context, score_graphs);
+    label_free.scores = adapted;
+  }
+  auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, std::nullopt,
+                                          *threshold, vehicle_calibration(config), label_free);
   evaluation.score =
       top_nodes == 0
           ? std::string("anomaly score")
           : fmt::format("anomaly score (mean z of the {} most anomalous nodes)", top_nodes);
-  return ScoredModel{std::move(evaluation), scores, {}};
+  return ScoredModel{std::move(evaluation), scores, std::move(adapted)};
 }
 
 // The classical baseline's window scores (baseline/store_baseline.hpp), computed at most once per
@@ -438,6 +478,7 @@ const StageTraits kEvaluationStage{
           json["label_free_windows"] = config.evaluation.label_free_windows;
           json["label_free_fence"] = config.evaluation.label_free_fence_mads;
           json["anomaly_top_nodes"] = config.evaluation.anomaly_top_nodes;
+          json["label_free_batch_norm"] = config.evaluation.label_free_batch_norm;
         },
 };
 

@@ -122,6 +122,10 @@ struct EvaluationOptions {
   // the normal validation graphs' nodes of its identity (train/stages/node_anomaly.hpp). 10: the
   // best measured on the conditions with unseen attacks (docs/detection.md).
   std::int64_t anomaly_top_nodes = 10;
+  // Label-free, an autoencoder's BatchNorm statistics are re-estimated on the first half of each
+  // test file's adaptation windows before its windows are scored (AdaBN,
+  // train/stages/batch_norm_adaptation.hpp); its threshold is then set on the other half.
+  bool label_free_batch_norm = false;
   // The classifiers to evaluate (run directories or best.pt files); default: every classifier
   // stage found in runs/{dataset}/.
   std::vector<std::filesystem::path> models;
