@@ -18,10 +18,10 @@ import json
 import logging
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
-import time
 from typing import Callable, Optional
 
 from . import _headroom
@@ -75,6 +75,10 @@ def arguments(command: str, positional: tuple = (), **options) -> list[str]:
         else:
             args += [f"--{name}", _value(value)]
     return args
+
+
+# `headroom run` prints one such line before each stage: "== teacher_autoencoder ==".
+_STAGE_HEADER = re.compile(r"^== (\S+) ==$")
 
 
 def _run(args: list[str], on_line: Optional[LineCallback]) -> None:
@@ -149,17 +153,27 @@ def evaluation(store, *, on_line: Optional[LineCallback] = None, **options) -> d
 def run(dataset=None, *, on_line: Optional[LineCallback] = None, **options) -> dict:
     """``headroom run [DATASET] ...``: the whole pipeline (the synthetic default without a dataset).
     Returns ``{"runs": directory, "stages": {run directory name: result.json}, "evaluation":
-    evaluation.json}`` for the stages this call ran."""
+    evaluation.json}`` for the stages of this run, those it reused included (the stage headers
+    ``== name ==`` the command prints name them; a stage it skipped has no result)."""
     positional = () if dataset is None else (dataset,)
     args = arguments("run", positional, **options)
     _headroom.check_arguments(args)
-    started = time.time()
-    _run(args, on_line)
+    names = []
+
+    def collect(line: str) -> None:
+        header = _STAGE_HEADER.match(line)
+        if header and header.group(1) != "evaluation":
+            names.append(header.group(1))
+        if on_line is not None:
+            on_line(line)
+
+    _run(args, collect)
     runs = _runs_of(dataset, options)
     stages = {}
-    for result in sorted(runs.glob("*/result.json")):
-        if result.stat().st_mtime >= started - 1:
-            stages[result.parent.name] = _read_json(result)
+    for name in names:
+        result = runs / name / "result.json"
+        if result.exists():
+            stages[name] = _read_json(result)
     evaluation = runs / "evaluation" / "evaluation.json"
     return {"runs": str(runs), "stages": stages,
             "evaluation": _read_json(evaluation) if evaluation.exists() else None}

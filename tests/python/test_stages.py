@@ -93,14 +93,17 @@ def test_an_interrupted_stage_resumes_when_called_again(tmp_path, synthetic_stor
 
 
 def test_run_chains_every_stage_on_the_synthetic_default(tmp_path):
-    outcome = headroom.run(synthetic_dir=tmp_path / "data", store=tmp_path / "store",
-                           runs_dir=tmp_path / "runs", frames=30000, max_epochs=2,
-                           batch_size=128, threads=1, vgae_hidden="32,16", latent=8,
-                           progress=False)
+    options = dict(synthetic_dir=tmp_path / "data", store=tmp_path / "store",
+                   runs_dir=tmp_path / "runs", frames=30000, max_epochs=2, batch_size=128,
+                   threads=1, vgae_hidden="32,16", latent=8, progress=False)
+    outcome = headroom.run(**options)
     assert outcome["runs"] == str(tmp_path / "runs" / "store")
-    assert {"teacher_autoencoder", "teacher_curriculum", "student_curriculum_kd"} <= set(
-        outcome["stages"]), outcome["stages"].keys()
+    assert {"teacher_autoencoder", "teacher_curriculum", "student_curriculum_kd",
+            "hybrid_logistic"} <= set(outcome["stages"]), outcome["stages"].keys()
     # --max-epochs bounds the graph stages (fusions and the hybrid have their own --fusion-epochs).
     assert all(stage["training"]["epochs"] <= 2 for name, stage in outcome["stages"].items()
                if not name.startswith(("fusion", "hybrid"))), outcome["stages"]
     assert "teacher_curriculum" in outcome["evaluation"], outcome["evaluation"].keys()
+    # A second run reuses every stage; they are still its stages, with the results they had.
+    again = headroom.run(**options)
+    assert again["stages"] == outcome["stages"]
