@@ -147,6 +147,11 @@ StoreBaseline score_store_windows(const store::GraphStore& store,
                                             adaptation.learned_windows,
                                             adaptation.adaptation_windows));
   const auto& metadata = store.metadata();
+  // A store of imported graph tables or a text corpus has no CAN windows to read back.
+  if (metadata.window == 0 || metadata.dataset_root.empty())
+    throw BaselineUnavailable(fmt::format(
+        "{}: not built from CAN logs ({}): the baseline reads CAN traffic", store.path().string(),
+        metadata.created_by.empty() ? "no source" : metadata.created_by));
   const auto index = store.size_index();
   const TrafficProfileBuilder training = learn_profile(store);
   StoreBaseline result{training.build(), std::vector<float>(graph_ids.size(), 0.0F), {}};

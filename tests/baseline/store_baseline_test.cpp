@@ -19,6 +19,7 @@
 #include "headroom/can/log_format.hpp"
 #include "headroom/eval/binary_metrics.hpp"
 #include "headroom/preprocess/preprocessor.hpp"
+#include "headroom/store/graph_dataset_writer.hpp"
 #include "headroom/synthetic/synthetic_traffic.hpp"
 #include "test_support.hpp"
 
@@ -192,6 +193,32 @@ TEST(StoreBaseline, AMissingOrChangedFileIsRefusedByName) {
   std::filesystem::rename(dir / "aside.csv", victim);
   std::ofstream(victim, std::ios::app) << "1672533999.0,7DF,0000000000000000,0\n";
   expect_refused("the file changed since preprocessing");
+}
+
+// A store of graphs that are not CAN windows (imported graph tables, a text corpus) has no traffic
+// to learn from: refused naming the store, before any file is looked for.
+TEST(StoreBaseline, AStoreNotBuiltFromCanLogsIsRefusedByName) {
+  testing::TempDir dir;
+  {
+    store::GraphDatasetWriter writer(dir / "graphs", {.created_by = "a test"});
+    const std::vector<float> node = {0.0F};
+    for (int g = 0; g < 12; ++g)
+      writer.append({.node_features = node,
+                     .edges = {},
+                     .edge_features = {},
+                     .label = static_cast<std::uint8_t>(g % 2),
+                     .split = g < 10 ? store::DatasetSplit::kTrain : store::DatasetSplit::kTest});
+    writer.commit();
+  }
+  const auto store = store::GraphStore::open(dir / "graphs");
+  try {
+    score_store_windows(store, store.test_ids());
+    FAIL() << "not refused";
+  } catch (const BaselineUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find((dir / "graphs").string()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not built from CAN logs (a test)"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

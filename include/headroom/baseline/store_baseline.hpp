@@ -16,8 +16,9 @@
 
 namespace headroom::baseline {
 
-// The store's CAN files cannot be read back as the store read them: a file is missing or
-// unreadable, or reads a different number of frames. The message names the file and the reason.
+// The store's CAN files cannot be read back as the store read them: the store was not built from
+// CAN logs (imported graph tables, a text corpus), or a file is missing or unreadable, or reads a
+// different number of frames. The message names the store or file and the reason.
 class BaselineUnavailable : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
