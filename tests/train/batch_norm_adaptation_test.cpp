@@ -11,6 +11,7 @@
 #include "headroom/loader/collate.hpp"
 #include "headroom/train/families/model_family.hpp"
 #include "test_support.hpp"
+#include "untrained_vgae.hpp"
 
 namespace headroom::train {
 namespace {
@@ -24,10 +25,8 @@ std::vector<at::Tensor> buffers_of(torch::nn::Module& model) {
 TEST(BatchNormAdaptation, AdaptedLayersNormaliseAsTheWindowsOwnStatisticsAndAreRestored) {
   testing::TempDir dir;
   const auto store = store::GraphStore::open(testing::build_synthetic_store(dir.path(), 20000));
-  const auto& family = autoencoder_family("vgae");
-  const auto preset = preset_model(store, "vgae", models::ModelSize::kStudent);
-  torch::manual_seed(3);
-  LoadedAutoencoder autoencoder{&family, family.build_autoencoder(preset.config), {}};
+  const auto autoencoder = testing::untrained_student_vgae(store, 3);
+  const auto& family = *autoencoder.family;
   auto& model = *autoencoder.model;
   // Trained-looking statistics: what one pass over the training windows left in the buffers.
   adapt_batch_norm(autoencoder, store, store.train_ids().first(40), 64, torch::kCPU);

@@ -15,6 +15,7 @@
 #include "headroom/train/families/model_family.hpp"
 #include "headroom/train/step/losses.hpp"
 #include "test_support.hpp"
+#include "untrained_vgae.hpp"
 
 namespace headroom::train {
 namespace {
@@ -22,10 +23,8 @@ namespace {
 TEST(NodeAnomaly, NormalisedTopNodesEqualTheEvidenceWorkedOutNodeByNode) {
   testing::TempDir dir;
   const auto store = store::GraphStore::open(testing::build_synthetic_store(dir.path(), 20000));
-  const auto& family = autoencoder_family("vgae");
-  const auto preset = preset_model(store, "vgae", models::ModelSize::kStudent);
-  torch::manual_seed(5);
-  LoadedAutoencoder autoencoder{&family, family.build_autoencoder(preset.config), {}};
+  const auto autoencoder = testing::untrained_student_vgae(store, 5);
+  const auto& family = *autoencoder.family;
   autoencoder.model->eval();
   const auto fit_ids = store.train_ids().first(24);
   const auto score_ids = store.test_ids().first(12);

@@ -351,8 +351,8 @@ std::optional<ScoredModel> evaluate_fusion(const TrainingConfig& config, const R
                                            const std::filesystem::path& checkpoint,
                                            std::string name, SharedBaseline& shared) {
   const bool hybrid = is_hybrid_fusion(read_checkpoint_info(checkpoint));
-  const baseline::StoreBaseline* baseline = nullptr;
-  if (hybrid && (baseline = shared.scores()) == nullptr) {
+  const baseline::StoreBaseline* baseline = hybrid ? shared.scores() : nullptr;
+  if (hybrid && baseline == nullptr) {
     run.log(fmt::format("{}: not evaluated: it reads the classical baseline's scores: {}",
                         util::printable_name(name), shared.why_unavailable()));
     return std::nullopt;
