@@ -61,12 +61,21 @@ std::vector<AttackInterval> plan_attack_intervals(AttackKind kind, const Synthet
   const auto expected_us = static_cast<std::int64_t>((frames / rate) * 1'000'000'000ULL +
                                                      (frames % rate) * 1'000'000'000ULL / rate);
 
+  // Real captures begin with normal driving: the first attack of every hcrl_sa and set_01 test
+  // file comes after 25,400 to 106,200 frames (17-48% of the file). The lead-in is the time of
+  // kAttackLeadInFrames normal frames, at least a tenth and at most 55% of the file's frames.
+  const std::uint64_t lead_frames =
+      std::clamp<std::uint64_t>(kAttackLeadInFrames, frames / 10, frames * 55 / 100);
+  const std::int64_t lead_us =
+      std::min(static_cast<std::int64_t>(lead_frames * 1'000'000'000ULL / normal_rate),
+               expected_us * 80 / 100);
+  const std::int64_t usable_begin = start_us + lead_us;
+  // The intervals share the time up to 95% of the file, covering about half of it.
   const auto count = rng.between(3, 6);
-  const std::int64_t usable_begin = start_us + expected_us / 10;
-  const std::int64_t slot = std::max<std::int64_t>(expected_us * 85 / 100 / count, 10);
+  const std::int64_t slot = std::max<std::int64_t>((expected_us * 95 / 100 - lead_us) / count, 10);
   std::vector<AttackInterval> intervals;
   for (std::int64_t i = 0; i < count; ++i) {
-    const std::int64_t duration = std::max<std::int64_t>(slot * rng.between(15, 35) / 100, 1);
+    const std::int64_t duration = std::max<std::int64_t>(slot * rng.between(30, 70) / 100, 1);
     const std::int64_t begin =
         usable_begin + i * slot +
         static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(slot - duration) + 1));

@@ -30,8 +30,12 @@ struct AttackInterval {
   std::int64_t end_us = 0;
 };
 
+// Normal frames an attack file begins with before its first attack (fewer in a short file).
+inline constexpr std::uint64_t kAttackLeadInFrames = 25'000;
+
 // 3-6 intervals spread over the expected duration of a file of `frames` frames starting at
-// `start_us`, together covering about a fifth of it, the first after a stretch of normal traffic.
+// `start_us`, together covering about a fifth of it, the first after a lead-in of normal traffic
+// as long as kAttackLeadInFrames normal frames take (at least a tenth of `frames`, at most 55%).
 // The duration is an estimate (bus contention changes the real frame rate), so the last interval
 // may fall past the end of the file or a little normal traffic may follow it.
 std::vector<AttackInterval> plan_attack_intervals(AttackKind kind, const SyntheticVehicle& vehicle,

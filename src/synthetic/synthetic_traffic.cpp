@@ -118,6 +118,7 @@ std::string manifest_json(const SyntheticDatasetOptions& options, const Syntheti
   const nlohmann::ordered_json manifest = {
       {"generator", kGeneratorName},
       {"headroom_version", HEADROOM_VERSION},
+      {"layout_revision", kSyntheticLayoutRevision},
       {"format", kDatasetFormat},
       {"seed", options.seed},
       {"total_frames", options.total_frames},
@@ -140,16 +141,29 @@ bool is_dataset_entry(const std::filesystem::path& relative, bool is_directory) 
   return false;
 }
 
-std::string why_not_a_dataset(const std::filesystem::path& root) {
+// The manifest under `root` if it is one `headroom generate` wrote; nullopt otherwise (`why` says
+// why when given).
+std::optional<nlohmann::json> generated_manifest(const std::filesystem::path& root,
+                                                 std::string* why = nullptr) {
   const auto manifest = root / kSyntheticManifestName;
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(manifest, ec)))
-    return "it has no " + std::string(kSyntheticManifestName) + " file";
+  if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(manifest, ec))) {
+    if (why) *why = "it has no " + std::string(kSyntheticManifestName) + " file";
+    return std::nullopt;
+  }
   std::ifstream in(manifest, std::ios::binary);
-  const auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (!json.is_object() || json.value("generator", "") != kGeneratorName ||
-      json.value("format", "") != kDatasetFormat || !json.contains("files"))
-    return std::string(kSyntheticManifestName) + " is not one `headroom generate` wrote";
+      json.value("format", "") != kDatasetFormat || !json.contains("files")) {
+    if (why) *why = std::string(kSyntheticManifestName) + " is not one `headroom generate` wrote";
+    return std::nullopt;
+  }
+  return json;
+}
+
+std::string why_not_a_dataset(const std::filesystem::path& root) {
+  std::string why;
+  if (!generated_manifest(root, &why)) return why;
   return util::describe_foreign_entries(util::foreign_entries(root, is_dataset_entry));
 }
 
@@ -157,6 +171,13 @@ std::string why_not_a_dataset(const std::filesystem::path& root) {
 
 util::DirectoryKind synthetic_dataset_kind() {
   return {"synthetic dataset", why_not_a_dataset, is_dataset_entry};
+}
+
+std::optional<int> synthetic_layout_revision(const std::filesystem::path& root) {
+  const auto manifest = generated_manifest(root);
+  if (!manifest) return std::nullopt;
+  const auto revision = manifest->find("layout_revision");
+  return revision != manifest->end() && revision->is_number_integer() ? revision->get<int>() : 1;
 }
 
 SyntheticDatasetSummary generate_synthetic_dataset(const std::filesystem::path& root,

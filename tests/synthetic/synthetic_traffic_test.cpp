@@ -426,6 +426,37 @@ TEST(SyntheticDataset, FrameTotalIsExactForAnyCount) {
   EXPECT_EQ(total, 12'347U);
 }
 
+// The row number (0-based, header not counted) of a file's first attack frame; -1: none.
+std::int64_t first_attack_row(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  for (std::int64_t row = 0; std::getline(in, line); ++row) {
+    if (!line.empty() && line.back() == '1') return row;
+  }
+  return -1;
+}
+
+// Real captures begin with normal driving (every hcrl_sa and set_01 test file: 254 or more
+// windows of 100 frames before the first attack), and label-free adaptation reads the first 200
+// windows of each test file as that file's normal traffic. The default dataset must not defeat
+// it with attacks no real capture has there.
+TEST(SyntheticDataset, AttackFilesOfTheDefaultDatasetBeginWithNormalDriving) {
+  testing::TempDir dir;
+  const auto summary = generate_synthetic_dataset(dir / "d", {}, false);
+  std::size_t attack_files = 0;
+  for (const auto& file : summary.files) {
+    if (file.attack_type == "attack-free") continue;
+    SCOPED_TRACE(file.relative_path.string());
+    ++attack_files;
+    const auto first = first_attack_row(dir / "d" / file.relative_path);
+    EXPECT_GE(first, 20'000) << "the first 200 windows hold no attack";
+    EXPECT_LE(first, static_cast<std::int64_t>(file.frames * 6 / 10)) << "attacks follow";
+    EXPECT_GT(file.attack_frames, file.frames / 20);
+  }
+  EXPECT_EQ(attack_files, 5U);
+}
+
 TEST(SyntheticDataset, RejectsTooFewFrames) {
   testing::TempDir dir;
   EXPECT_THROW(generate_synthetic_dataset(
@@ -491,6 +522,21 @@ TEST(SyntheticDataset, OnlyWhatTheGeneratorWroteIsRecognised) {
               std::string::npos)
         << manifest;
   }
+}
+
+// `headroom run` tells a user whose data/synthetic predates the lead-in to regenerate it.
+TEST(SyntheticDataset, TheLayoutRevisionTellsAnOlderDatasetFromACurrentOne) {
+  testing::TempDir dir;
+  generate_synthetic_dataset(dir / "d", {.seed = 1, .total_frames = 5'000}, false);
+  EXPECT_EQ(synthetic_layout_revision(dir / "d"), kSyntheticLayoutRevision);
+
+  testing::write_text_file(dir / "old" / "synthetic.json",
+                           R"({"generator": "headroom generate", "format": "can-train-and-test",)"
+                           R"( "files": []})");
+  EXPECT_EQ(synthetic_layout_revision(dir / "old"), 1);
+  testing::write_text_file(dir / "other" / "synthetic.json", R"({"generator": "faker"})");
+  EXPECT_EQ(synthetic_layout_revision(dir / "other"), std::nullopt);
+  EXPECT_EQ(synthetic_layout_revision(dir / "missing"), std::nullopt);
 }
 
 TEST(SyntheticDataset, RemovesStagingLeftByAKilledRun) {

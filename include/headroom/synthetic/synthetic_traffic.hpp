@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,9 @@ namespace headroom::synthetic {
 
 inline constexpr std::uint64_t kMinSyntheticFrames = 1'000;
 inline constexpr std::string_view kSyntheticManifestName = "synthetic.json";
+// What the generator writes, as synthetic.json's "layout_revision" says (absent: 1). 2: attack
+// files begin with a lead-in of normal driving, as real captures do.
+inline constexpr int kSyntheticLayoutRevision = 2;
 
 struct SyntheticDatasetOptions {
   std::uint64_t seed = 7;
@@ -68,5 +72,9 @@ SyntheticDatasetSummary generate_synthetic_dataset(const std::filesystem::path& 
 // can-train-and-test format, and nothing else but the split directories and CSV files of the
 // layout above. Someone else's synthetic.json, or a dataset a user added files to, is not one.
 util::DirectoryKind synthetic_dataset_kind();
+
+// The layout revision of the dataset under `root` (1 for a synthetic.json without one); nullopt
+// when `root` has no synthetic.json that `headroom generate` wrote. Reads the manifest only.
+std::optional<int> synthetic_layout_revision(const std::filesystem::path& root);
 
 }  // namespace headroom::synthetic
