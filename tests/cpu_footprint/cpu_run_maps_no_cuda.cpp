@@ -4,6 +4,7 @@
 // loaded only for a CUDA device). A plain program rather than a gtest case: the test binary links
 // LibTorch's CUDA library itself.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -11,6 +12,9 @@
 #include "headroom/train_cli/training_app.hpp"
 
 int main() {
+  // This test's own directory: a run left by an earlier build (another synthetic dataset) would be
+  // refused as a run with a different configuration.
+  std::filesystem::remove_all("footprint");
   const std::vector<const char*> argv = {
       "headroom-train", "run",           "--synthetic-dir", "footprint/data",
       "--store",        "footprint/store", "--runs-dir",   "footprint/runs",

@@ -162,7 +162,7 @@ std::vector<double> train_losses(const std::filesystem::path& metrics) {
 
 TEST(GcnFamilyTest, TrainsThroughTheNormalStageAndIsEvaluated) {
   testing::TempDir dir;
-  const auto store = testing::build_synthetic_store(dir.path(), 30000, 4);
+  const auto store = testing::build_synthetic_store(dir.path(), 60000, 4);
   std::string output;
   const auto common = fmt::format("--store '{}' --runs-dir '{}' --threads 1 --progress false",
                                   store.string(), (dir / "runs").string());
