@@ -10,6 +10,7 @@
 
 #include "headroom/can/frame_reader.hpp"
 #include "headroom/can/log_format.hpp"
+#include "headroom/eval/evaluation_report.hpp"
 #include "headroom/eval/label_free_threshold.hpp"
 
 namespace headroom::baseline {
@@ -93,48 +94,75 @@ std::vector<float> file_window_scores(const store::StoreMetadata& metadata, std:
   return scores;
 }
 
-// The training profile extended with the vehicle's own first `learned_windows` windows, labels
-// unread, when the training profile does not know the vehicle (the median of those windows'
-// `training_scores` holds a frame of an unknown ID); nullopt when it does. Only the windows whose
-// training score lies inside the robust fence of those scores are learnt, each run of consecutive
-// such windows as one run of traffic. Minutes of a vehicle teach its IDs and their periods, not
-// which ID follows which: the profile does not judge transitions.
+// The training profile extended with the vehicle's own windows `windows` (window numbers,
+// ascending), labels unread, when the training profile does not know the vehicle (the median of
+// those windows' `training_scores`, by window number, holds a frame of an unknown ID); nullopt
+// when it does. Only the windows whose training score lies inside the robust fence of those scores
+// are learnt, each run of consecutive such windows as one run of traffic. Minutes of a vehicle
+// teach its IDs and their periods, not which ID follows which: the profile does not judge
+// transitions.
 std::optional<TrafficProfile> learn_vehicle(const store::StoreMetadata& metadata,
                                             std::span<const can::CanFrame> frames,
                                             std::span<const float> training_scores,
+                                            std::span<const std::uint32_t> windows,
                                             const TrafficProfileBuilder& training,
-                                            const BaselineAdaptation& adaptation) {
-  const auto scores =
-      training_scores.first(std::min(adaptation.learned_windows, training_scores.size()));
-  if (scores.empty()) return std::nullopt;
+                                            double fence_mads) {
+  if (windows.empty()) return std::nullopt;
+  std::vector<float> scores;
+  for (const auto w : windows) scores.push_back(training_scores[w]);
   // A vehicle the training profile knows (most of its windows without an unknown ID: score < 1)
   // keeps the training profile: learning its first windows would only learn attacks among them.
-  const auto fenced = eval::robust_fence(scores, adaptation.fence_mads);
+  const auto fenced = eval::robust_fence(scores, fence_mads);
   if (fenced.median < 1.0) return std::nullopt;
   TrafficProfileBuilder builder = training;
   std::size_t run_begin = 0;  // first frame of the current run of accepted windows
   std::size_t run_end = 0;    // one past its last frame; run_end == run_begin: no run
-  for (std::size_t w = 0; w <= scores.size(); ++w) {
-    if (w < scores.size() && static_cast<double>(scores[w]) <= fenced.fence) {
-      const auto [begin, end] =
-          window_frames(metadata, static_cast<std::uint32_t>(w), frames.size());
-      if (run_end == run_begin) run_begin = begin;
-      run_end = end;
-      continue;
+  for (std::size_t i = 0; i <= windows.size(); ++i) {
+    const bool accepted = i < windows.size() && static_cast<double>(scores[i]) <= fenced.fence;
+    const bool continues = accepted && i > 0 && windows[i] == windows[i - 1] + 1;
+    if (!continues && run_end > run_begin) {
+      builder.learn_run(frames.subspan(run_begin, run_end - run_begin));
+      run_begin = run_end = 0;
     }
-    if (run_end > run_begin) builder.learn_run(frames.subspan(run_begin, run_end - run_begin));
-    run_begin = run_end = 0;
+    if (!accepted) continue;
+    const auto [begin, end] = window_frames(metadata, windows[i], frames.size());
+    if (run_end == run_begin) run_begin = begin;
+    run_end = end;
   }
   return builder.build(/*judge_transitions=*/false);
 }
 
-// Whether test file `file` is adapted: more windows than the adaptation takes, as
-// eval::label_free_adaptation_windows decides.
-bool adapts(const store::StoreMetadata& metadata, std::uint32_t file,
-            const BaselineAdaptation& adaptation) {
-  const auto& record = metadata.files.at(file);
-  return adaptation.adaptation_windows > 0 && metadata.splits.at(record.split).role == "test" &&
-         record.graphs > adaptation.adaptation_windows;
+// The window numbers of the first `learned` graphs of each file in `windows` (by file, as
+// eval::label_free_adaptation_windows and eval::vehicle_calibration_windows give them).
+std::map<std::uint32_t, std::vector<std::uint32_t>> learned_window_numbers(
+    const std::map<std::uint32_t, std::vector<std::uint32_t>>& windows, std::size_t learned,
+    const store::GraphSizeIndex& index) {
+  std::map<std::uint32_t, std::vector<std::uint32_t>> numbers;
+  for (const auto& [file, ids] : windows) {
+    auto& file_numbers = numbers[file];
+    for (std::size_t i = 0; i < std::min(learned, ids.size()); ++i)
+      file_numbers.push_back(index.window[ids[i]]);
+  }
+  return numbers;
+}
+
+// `plain` (a file's window scores under the training profile) or, where the vehicle of `file` is
+// learnt from its `learned` windows (learn_vehicle), its scores under that profile.
+std::vector<float> adapted_file_scores(
+    const store::StoreMetadata& metadata, std::uint32_t file, std::span<const can::CanFrame> frames,
+    const std::vector<float>& plain,
+    const std::map<std::uint32_t, std::vector<std::uint32_t>>& learned,
+    const TrafficProfileBuilder& training, double fence_mads) {
+  const auto it = learned.find(file);
+  if (it == learned.end()) return plain;
+  const auto vehicle = learn_vehicle(metadata, frames, plain, it->second, training, fence_mads);
+  return vehicle ? file_window_scores(metadata, file, frames, *vehicle) : plain;
+}
+
+void require_learned_within(std::size_t learned, std::size_t windows, const char* what) {
+  if (learned > windows)
+    throw std::invalid_argument(
+        fmt::format("baseline: learns from {} of {} {} windows", learned, windows, what));
 }
 
 }  // namespace
@@ -142,10 +170,9 @@ bool adapts(const store::StoreMetadata& metadata, std::uint32_t file,
 StoreBaseline score_store_windows(const store::GraphStore& store,
                                   std::span<const std::uint32_t> graph_ids,
                                   const BaselineAdaptation& adaptation) {
-  if (adaptation.learned_windows > adaptation.adaptation_windows)
-    throw std::invalid_argument(fmt::format("baseline: learns from {} of {} adaptation windows",
-                                            adaptation.learned_windows,
-                                            adaptation.adaptation_windows));
+  require_learned_within(adaptation.learned_windows, adaptation.adaptation_windows, "adaptation");
+  require_learned_within(adaptation.calibration_learned_windows, adaptation.calibration_windows,
+                         "calibration");
   const auto& metadata = store.metadata();
   // A store of imported graph tables or a text corpus has no CAN windows to read back.
   if (metadata.window == 0 || metadata.dataset_root.empty())
@@ -154,7 +181,7 @@ StoreBaseline score_store_windows(const store::GraphStore& store,
         metadata.created_by.empty() ? "no source" : metadata.created_by));
   const auto index = store.size_index();
   const TrafficProfileBuilder training = learn_profile(store);
-  StoreBaseline result{training.build(), std::vector<float>(graph_ids.size(), 0.0F), {}};
+  StoreBaseline result{training.build(), std::vector<float>(graph_ids.size(), 0.0F), {}, {}};
   std::map<std::uint32_t, std::vector<std::size_t>> positions_of_file;
   for (std::size_t i = 0; i < graph_ids.size(); ++i) {
     if (graph_ids[i] >= store.num_graphs())
@@ -162,20 +189,29 @@ StoreBaseline score_store_windows(const store::GraphStore& store,
                                           graph_ids[i], store.num_graphs()));
     positions_of_file[index.file[graph_ids[i]]].push_back(i);
   }
+  const auto label_free_learned = learned_window_numbers(
+      eval::label_free_adaptation_windows(store, graph_ids, adaptation.adaptation_windows),
+      adaptation.learned_windows, index);
+  const auto calibration_learned = learned_window_numbers(
+      eval::vehicle_calibration_windows(store, graph_ids, adaptation.calibration_windows),
+      adaptation.calibration_learned_windows, index);
   if (adaptation.adaptation_windows > 0) result.label_free_scores.resize(graph_ids.size());
+  if (adaptation.calibration_windows > 0) result.calibration_scores.resize(graph_ids.size());
   for (const auto& [file, positions] : positions_of_file) {
     const auto frames = read_store_file(metadata, file);
     const auto plain = file_window_scores(metadata, file, frames, result.profile);
-    for (const auto i : positions) result.scores[i] = plain[index.window[graph_ids[i]]];
-    if (adaptation.adaptation_windows == 0) continue;
-    const auto vehicle = adapts(metadata, file, adaptation)
-                             ? learn_vehicle(metadata, frames, plain, training, adaptation)
-                             : std::nullopt;
-    const auto adapted =
-        vehicle ? file_window_scores(metadata, file, frames, *vehicle) : std::vector<float>{};
-    const auto& label_free = vehicle ? adapted : plain;
-    for (const auto i : positions)
-      result.label_free_scores[i] = label_free[index.window[graph_ids[i]]];
+    const auto window_of = [&](std::size_t i) { return index.window[graph_ids[i]]; };
+    for (const auto i : positions) result.scores[i] = plain[window_of(i)];
+    if (adaptation.adaptation_windows > 0) {
+      const auto scores = adapted_file_scores(metadata, file, frames, plain, label_free_learned,
+                                              training, adaptation.fence_mads);
+      for (const auto i : positions) result.label_free_scores[i] = scores[window_of(i)];
+    }
+    if (adaptation.calibration_windows > 0) {
+      const auto scores = adapted_file_scores(metadata, file, frames, plain, calibration_learned,
+                                              training, adaptation.fence_mads);
+      for (const auto i : positions) result.calibration_scores[i] = scores[window_of(i)];
+    }
   }
   return result;
 }

@@ -293,10 +293,16 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
   evaluation.calibrated_threshold = calibrated_threshold;
   FileDecisions vehicle_decisions;
   if (vehicle.normal_windows > 0) {
+    if (vehicle.learned_windows >= vehicle.normal_windows)
+      throw std::invalid_argument(
+          fmt::format("evaluate_scores: {} of {} vehicle calibration windows learnt from: none "
+                      "left to set the threshold on",
+                      vehicle.learned_windows, vehicle.normal_windows));
     vehicle_decisions = decide_files(
         store, vehicle_calibration_windows(store, graph_ids, vehicle.normal_windows),
         score_by_graph(store, graph_ids, vehicle_scores),
-        [&](std::span<const float> normal) {
+        [&](std::span<const float> calibration) {
+          const auto normal = calibration.subspan(vehicle.learned_windows);
           const std::vector<std::uint8_t> labels(normal.size(), 0);
           return fpr_threshold(labels, normal, vehicle.target_fpr);
         },

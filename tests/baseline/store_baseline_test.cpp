@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "headroom/can/frame_reader.hpp"
@@ -104,18 +105,26 @@ TEST_F(StoreBaselineTest, LearnsFromTrainingWindowsOnly) {
   for (const float score : result.scores) EXPECT_LT(score, 1.0F) << score;
 }
 
-// A CAN log of `frames` frames cycling through `ids` every 1 ms, from `start_s`; from frame
-// `attack_from` on, every 20th frame is an injected frame of ID 0x7FF (label 1).
+// A CAN log of `frames` frames cycling through `ids` every 1 ms, from `start_s`; in each frame
+// range [begin, end) of `attacks`, every 20th frame is an injected frame of ID 0x7FF (label 1).
 std::string cycling_log(const std::vector<std::uint32_t>& ids, std::size_t frames, double start_s,
-                        std::size_t attack_from) {
+                        const std::vector<std::pair<std::size_t, std::size_t>>& attacks) {
   std::string csv = "timestamp,arbitration_id,data_field,attack\n";
   for (std::size_t i = 0; i < frames; ++i) {
-    const bool attack = i >= attack_from && i % 20 == 0;
+    const bool attack = i % 20 == 0 && std::any_of(attacks.begin(), attacks.end(), [&](auto r) {
+                          return i >= r.first && i < r.second;
+                        });
     const std::uint32_t id = attack ? 0x7FF : ids[i % ids.size()];
     csv += fmt::format("{:.6f},{:X},0011223344556677,{}\n",
                        start_s + 0.001 * static_cast<double>(i), id, attack ? 1 : 0);
   }
   return csv;
+}
+
+// The same with attacks from frame `attack_from` to the end.
+std::string cycling_log(const std::vector<std::uint32_t>& ids, std::size_t frames, double start_s,
+                        std::size_t attack_from) {
+  return cycling_log(ids, frames, start_s, {{attack_from, frames}});
 }
 
 // Label-free, a test file of a vehicle the training traffic does not know (the median first window
@@ -165,6 +174,57 @@ TEST(StoreBaseline, AdaptsToANewVehicleOnItsFirstWindowsAndNotToAKnownOne) {
   EXPECT_THROW(score_store_windows(
                    store, ids, {.adaptation_windows = 2, .learned_windows = 3, .fence_mads = 3}),
                std::invalid_argument);
+}
+
+// Label-picked (the upper bound beside the label-free decision), a new vehicle is learnt from its
+// first normal windows by label: a capture that opens with an attack teaches the label-free
+// profile the attacker's ID, so its later attacks pass as known traffic, while the label-picked
+// profile never sees it and flags them. A known vehicle keeps the training profile either way.
+TEST(StoreBaseline, LabelPickedAdaptationLearnsANewVehicleFromItsNormalWindowsOnly) {
+  testing::TempDir dir;
+  const std::vector<std::uint32_t> known = {0x100, 0x101, 0x102, 0x103, 0x104};
+  const std::vector<std::uint32_t> other = {0x200, 0x201, 0x202, 0x203};
+  testing::write_text_file(dir / "data/train_01_attack_free/a.csv",
+                           cycling_log(known, 20'000, 1000.0, 20'000));
+  testing::write_text_file(dir / "data/test_01_known_vehicle_known_attack/b.csv",
+                           cycling_log(known, 6'000, 2000.0, 3'000));
+  // Attacks in its first 8 windows (of 100 frames) and again from frame 4,000.
+  testing::write_text_file(dir / "data/test_02_unknown_vehicle_known_attack/c.csv",
+                           cycling_log(other, 6'000, 3000.0, {{0, 800}, {4'000, 6'000}}));
+  preprocess::PreprocessOptions options;
+  options.progress = 0;
+  preprocess::preprocess_dataset(dir / "data", dir / "store", options);
+  const auto store = store::GraphStore::open(dir / "store");
+  const std::vector<std::uint32_t> ids(store.test_ids().begin(), store.test_ids().end());
+  const auto result = score_store_windows(store, ids,
+                                          {.adaptation_windows = 20,
+                                           .learned_windows = 10,
+                                           .fence_mads = 3.0,
+                                           .calibration_windows = 20,
+                                           .calibration_learned_windows = 10});
+  ASSERT_EQ(result.calibration_scores.size(), ids.size());
+  const auto index = store.size_index();
+  const auto& m = store.metadata();
+  std::size_t late_attacks = 0;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const bool new_vehicle =
+        m.splits[index.split[ids[i]]].name.find("unknown") != std::string::npos;
+    if (!new_vehicle) {
+      EXPECT_EQ(result.calibration_scores[i], result.scores[i]) << ids[i];
+      continue;
+    }
+    if (index.label[ids[i]] == 0) {
+      EXPECT_LT(result.calibration_scores[i], 1.0F) << ids[i];
+    } else if (index.window[ids[i]] >= 20) {
+      ++late_attacks;
+      EXPECT_GE(result.calibration_scores[i], 1.0F) << ids[i];
+      EXPECT_LT(result.label_free_scores[i], 1.0F) << ids[i] << ": learnt the attacker's ID";
+    }
+  }
+  EXPECT_GT(late_attacks, 10U);
+  EXPECT_THROW(
+      score_store_windows(store, ids, {.calibration_windows = 2, .calibration_learned_windows = 3}),
+      std::invalid_argument);
 }
 
 // The baseline reads the store's CAN files again: one gone, or one with a frame more than the store

@@ -418,6 +418,28 @@ TEST_F(EvaluationReport, LabelFreeThresholdSkipsTheWindowsTheModelLearntFrom) {
                std::invalid_argument);
 }
 
+// The same for the label-picked decision: a model that learnt the vehicle from a file's first
+// calibration windows (the baseline) has its threshold set on the calibration windows after them.
+TEST_F(EvaluationReport, VehicleThresholdSkipsTheCalibrationWindowsTheModelLearntFrom) {
+  const std::size_t windows = 5;
+  const auto chosen = vehicle_calibration_windows(*store_, all_ids_, windows);
+  ASSERT_FALSE(chosen.empty());
+  // In-sample scores far below the others on the learnt windows, as a model that learnt them has.
+  std::set<std::uint32_t> learnt;
+  for (const auto& [file, ids] : chosen) learnt.insert(ids.begin(), ids.begin() + 2);
+  std::vector<float> scores;
+  for (const auto g : all_ids_) scores.push_back(learnt.count(g) ? 0.0F : 0.4F);
+  VehicleCalibration vehicle{.normal_windows = windows, .target_fpr = 0.0, .scores = {}};
+  vehicle.learned_windows = 2;
+  const auto e = evaluate_scores(*store_, "m", all_ids_, scores, std::nullopt, 0.5, vehicle);
+  ASSERT_EQ(e.vehicle_thresholds.size(), chosen.size());
+  for (const auto& [path, threshold] : e.vehicle_thresholds)
+    EXPECT_EQ(threshold, std::nextafter(static_cast<double>(0.4F), 1.0)) << path;
+  vehicle.learned_windows = windows;
+  EXPECT_THROW(evaluate_scores(*store_, "m", all_ids_, scores, std::nullopt, 0.5, vehicle),
+               std::invalid_argument);
+}
+
 // A file with no more windows than the adaptation takes is not judged, and the split says how
 // much of it its label-free numbers cover.
 TEST_F(EvaluationReport, LabelFreeCoverageIsReportedWhereFilesAreTooShort) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -194,6 +195,45 @@ TEST_F(FusionStage, EvaluationAndFusionScoringKeepToTheMemoryBudget) {
   const auto open = log.rfind('(', share);
   EXPECT_LE(std::stod(log.substr(open + 1, share - open - 1)), 100.0) << log.substr(line, 120);
   EXPECT_EQ(result["training"]["best_metrics"], free_result["training"]["best_metrics"]);
+}
+
+// An evaluation scores the two models a fusion reads once for every fusion that reads them: the
+// second fusion's phase runs neither model (a far lower tensor peak), and its scores are those of
+// an evaluation of it alone.
+TEST_F(FusionStage, EvaluationScoresTheFusedModelsOnceForEveryFusion) {
+  const auto runs = dir_->path() / "two-fusions";
+  std::string output;
+  ASSERT_EQ(testing::run_command(fusion(runs, "logistic", 10), &output), 0) << output;
+  ASSERT_EQ(testing::run_command(fusion(runs, "dqn", 10), &output), 0) << output;
+  const auto dir = runs / "store";
+  const std::string dqn = "fusion_dqn_student_normal+student_autoencoder";
+  const std::string logistic = "fusion_logistic_student_normal+student_autoencoder";
+  const auto evaluate = [&](const std::string& name, const std::string& models) {
+    const auto out = dir_->path() / name;
+    EXPECT_EQ(
+        testing::run_command(std::string(HEADROOM_BINARY) + " evaluation --store " +
+                                 store_.string() + " --runs-dir " + out.string() +
+                                 " --threads 1 --progress false --no-baseline --models " + models,
+                             &output),
+        0)
+        << output;
+    return out / "store" / "evaluation";
+  };
+  const auto both =
+      evaluate("evaluate-both", (dir / dqn).string() + "," + (dir / logistic).string());
+  const auto alone = evaluate("evaluate-alone", (dir / logistic).string());
+  const auto summary = read_json(both / "evaluation.json");
+  const auto peak = [&](const std::string& model) {
+    return summary.at(model).at("memory").at("peak_tensor_bytes").get<std::int64_t>();
+  };
+  EXPECT_LT(peak(logistic) * 4, peak(dqn)) << summary.dump(2);
+  const auto read_text = [](const std::filesystem::path& file) {
+    std::ifstream in(file);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const auto scores = read_text(both / "scores" / (logistic + ".csv"));
+  EXPECT_FALSE(scores.empty());
+  EXPECT_EQ(scores, read_text(alone / "scores" / (logistic + ".csv")));
 }
 
 // A hybrid fusion (--fusion-with-baseline) fits on the two models' signals and the classical

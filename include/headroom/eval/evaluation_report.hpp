@@ -48,6 +48,10 @@ struct EvaluationGroup {
 // graphs are decided at it. The labels are used only to pick those normal windows.
 struct VehicleCalibration {
   std::size_t normal_windows = 0;  // 0: off
+  // The first this many of each file's calibration windows adapted the model itself (a baseline
+  // that learnt the vehicle from them): the threshold is set on the others only. All
+  // `normal_windows` stay out of the metrics. At most `normal_windows - 1`.
+  std::size_t learned_windows = 0;
   double target_fpr = 0.01;
   // Scores for the per-file decisions, one per graph id like evaluate_scores' `scores`; empty:
   // those same scores. A model that adapts its scores to each vehicle (a fusion rescaled on the

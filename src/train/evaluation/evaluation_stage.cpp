@@ -18,7 +18,7 @@
 #include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/families/model_family.hpp"
-#include "headroom/train/fusion/fusion_stage.hpp"
+#include "headroom/train/fusion/fusion_scoring.hpp"
 #include "headroom/train/loop/training_loop.hpp"
 #include "headroom/train/stages/batch_norm_adaptation.hpp"
 #include "headroom/train/stages/graph_scores.hpp"
@@ -273,14 +273,15 @@ class SharedBaseline {
                  std::span<const std::uint32_t> ids)
       : config_(config), run_(run), store_(store), ids_(ids) {}
 
-  // The scores of the evaluated ids, label-free ones adapted by label_free_baseline_adaptation;
+  // The scores of the evaluated ids, label-free and label-picked ones adapted by
+  // baseline_adaptation;
   // null when the store's CAN files cannot be read back (why_unavailable() says why).
   const baseline::StoreBaseline* scores() {
     if (tried_) return scores_ ? &*scores_ : nullptr;
     tried_ = true;
     try {
-      scores_ = baseline::score_store_windows(store_, ids_,
-                                              label_free_baseline_adaptation(config_.evaluation));
+      scores_ =
+          baseline::score_store_windows(store_, ids_, baseline_adaptation(config_.evaluation));
     } catch (const baseline::BaselineUnavailable& error) {
       why_ = error.what();
       return nullptr;
@@ -303,11 +304,19 @@ class SharedBaseline {
   std::string why_;
 };
 
+// What the models of one evaluation share: the baseline's scores and the GNN signals of each pair
+// of models a fusion reads, each computed once.
+struct SharedScores {
+  SharedBaseline baseline;
+  FusionSignals fusion_signals;
+};
+
 // The classical baseline: each window's frames of unknown IDs and mean frame surprise under the
 // per-ID inter-arrival times and ID transitions learnt from the training windows, decided like an
 // autoencoder's anomaly score; label-free, under a profile that also learnt the first half of each
-// test file's adaptation windows, the second half setting the threshold. nullopt, with the reason
-// in the log, when the store's CAN files cannot be read back.
+// test file's adaptation windows, the second half setting the threshold (label-picked: the same
+// with the file's calibration windows). nullopt, with the reason in the log, when the store's CAN
+// files cannot be read back.
 std::optional<ScoredModel> evaluate_baseline(const TrainingConfig& config, RunDirectory& run,
                                              const store::GraphStore& store,
                                              std::span<const std::uint32_t> ids,
@@ -320,12 +329,15 @@ std::optional<ScoredModel> evaluate_baseline(const TrainingConfig& config, RunDi
   const auto threshold =
       validation_threshold(config, run, store, ids, baseline->scores, std::string(kBaselineModel));
   if (!threshold) return std::nullopt;
+  const auto adaptation = baseline_adaptation(config.evaluation);
+  auto vehicle = vehicle_calibration(config);
+  vehicle.scores = baseline->calibration_scores;
+  vehicle.learned_windows = adaptation.calibration_learned_windows;
   auto label_free = label_free_adaptation(config);
   label_free.scores = baseline->label_free_scores;
-  label_free.learned_windows = label_free_baseline_adaptation(config.evaluation).learned_windows;
-  auto evaluation =
-      eval::evaluate_scores(store, std::string(kBaselineModel), ids, baseline->scores, std::nullopt,
-                            *threshold, vehicle_calibration(config), label_free);
+  label_free.learned_windows = adaptation.learned_windows;
+  auto evaluation = eval::evaluate_scores(store, std::string(kBaselineModel), ids, baseline->scores,
+                                          std::nullopt, *threshold, vehicle, label_free);
   evaluation.score = "unknown-ID frames + mean frame surprise / 10 (per-ID timing, ID transitions)";
   return ScoredModel{std::move(evaluation), baseline->scores, baseline->label_free_scores};
 }
@@ -349,41 +361,43 @@ std::optional<ScoredModel> evaluate_fusion(const TrainingConfig& config, const R
                                            RunDirectory& run, const store::GraphStore& store,
                                            std::span<const std::uint32_t> ids,
                                            const std::filesystem::path& checkpoint,
-                                           std::string name, SharedBaseline& shared) {
+                                           std::string name, SharedScores& shared) {
   const bool hybrid = is_hybrid_fusion(read_checkpoint_info(checkpoint));
-  const baseline::StoreBaseline* baseline = hybrid ? shared.scores() : nullptr;
+  const baseline::StoreBaseline* baseline = hybrid ? shared.baseline.scores() : nullptr;
   if (hybrid && baseline == nullptr) {
     run.log(fmt::format("{}: not evaluated: it reads the classical baseline's scores: {}",
-                        util::printable_name(name), shared.why_unavailable()));
+                        util::printable_name(name), shared.baseline.why_unavailable()));
     return std::nullopt;
   }
-  CheckpointInfo info;
-  FusionAdaptedScores adapted;
-  const auto scores = fused_log_odds(
-      fused_attack_scores(checkpoint, store, ids, config, context, &info, &adapted, baseline));
-  adapted.vehicle = fused_log_odds(std::move(adapted.vehicle));
-  adapted.label_free = fused_log_odds(std::move(adapted.label_free));
+  auto fused = fused_attack_scores(checkpoint, store, ids, config, context,
+                                   {.signals = &shared.fusion_signals, .baseline = baseline});
+  const auto scores = fused_log_odds(std::move(fused.scores));
+  const auto vehicle_scores = fused_log_odds(std::move(fused.vehicle));
+  auto label_free_scores = fused_log_odds(std::move(fused.label_free));
   std::optional<double> threshold;
-  if (info.decision) threshold = fused_log_odds(info.decision->threshold);
+  if (fused.info.decision) threshold = fused_log_odds(fused.info.decision->threshold);
   auto vehicle = vehicle_calibration(config);
-  vehicle.scores = adapted.vehicle;
+  vehicle.scores = vehicle_scores;
   auto label_free = label_free_adaptation(config);
-  label_free.scores = adapted.label_free;
-  if (hybrid)
-    label_free.learned_windows = label_free_baseline_adaptation(config.evaluation).learned_windows;
+  label_free.scores = label_free_scores;
+  if (hybrid) {
+    const auto adaptation = baseline_adaptation(config.evaluation);
+    vehicle.learned_windows = adaptation.calibration_learned_windows;
+    label_free.learned_windows = adaptation.learned_windows;
+  }
   auto evaluation = eval::evaluate_scores(store, std::move(name), ids, scores, threshold, 0.0,
                                           vehicle, label_free);
   evaluation.score = hybrid ? "fused attack log-odds of the two models and the classical baseline"
                             : "fused attack log-odds";
   evaluation.hybrid = hybrid;
-  return ScoredModel{std::move(evaluation), scores, std::move(adapted.label_free)};
+  return ScoredModel{std::move(evaluation), scores, std::move(label_free_scores)};
 }
 
 std::optional<ScoredModel> evaluate_model(const TrainingConfig& config, const RunContext& context,
                                           RunDirectory& run, const store::GraphStore& store,
                                           std::span<const std::uint32_t> ids,
                                           const std::filesystem::path& checkpoint, std::string name,
-                                          SharedBaseline& shared) {
+                                          SharedScores& shared) {
   const auto kind = read_checkpoint_info(checkpoint).kind;
   if (is_fusion_kind(kind))
     return evaluate_fusion(config, context, run, store, ids, checkpoint, std::move(name), shared);
@@ -419,7 +433,8 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   apply_command_budgets(config, context, run);
   // Earlier evaluations of other models stay: a model's entry is replaced only by its own.
   nlohmann::json summary = read_summary(run.path() / "evaluation.json");
-  SharedBaseline shared_baseline(config, run, store, ids);
+  SharedScores shared{SharedBaseline(config, run, store, ids),
+                      FusionSignals(store, ids, config, context)};
   // Logs, writes and records one model's evaluation; `source` is its checkpoint, or what it is.
   const auto record = [&](ScoredModel& scored, const std::string& source, std::int64_t peak) {
     auto& evaluation = scored.evaluation;
@@ -446,8 +461,8 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
     const auto checkpoint = resolve_checkpoint_path(source);
     std::optional<ScoredModel> scored;
     const auto peak = run_phase(context.device, [&] {
-      scored = evaluate_model(config, context, run, store, ids, checkpoint, model_name(source),
-                              shared_baseline);
+      scored =
+          evaluate_model(config, context, run, store, ids, checkpoint, model_name(source), shared);
     });
     check_host_memory(context.host, "evaluating " + model_name(source),
                       "lower --eval-batch-size, or raise --host-memory-budget");
@@ -456,7 +471,7 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   if (config.evaluation.baseline) {
     std::optional<ScoredModel> scored;
     const auto peak = run_phase(context.device, [&] {
-      scored = evaluate_baseline(config, run, store, ids, shared_baseline);
+      scored = evaluate_baseline(config, run, store, ids, shared.baseline);
     });
     check_host_memory(context.host, "evaluating the baseline", "raise --host-memory-budget");
     if (scored) record(*scored, "per-ID timing and ID transitions of the store's CAN files", peak);

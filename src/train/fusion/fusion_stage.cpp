@@ -22,6 +22,7 @@
 #include "headroom/train/families/model_family.hpp"
 #include "headroom/train/fusion/fusion_features.hpp"
 #include "headroom/train/fusion/fusion_learner.hpp"
+#include "headroom/train/fusion/fusion_scoring.hpp"
 #include "headroom/train/loop/metrics_sink.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
@@ -35,11 +36,6 @@ using Clock = std::chrono::steady_clock;
 // names under runs/{dataset}/.
 constexpr std::string_view kDefaultClassifier = "student_curriculum_kd";
 constexpr std::string_view kDefaultAutoencoder = "student_autoencoder_kd";
-
-struct FusionSources {
-  std::filesystem::path classifier;  // best.pt files
-  std::filesystem::path autoencoder;
-};
 
 std::filesystem::path source_or_default(const std::filesystem::path& given,
                                         const TrainingConfig& config, std::string_view leaf,
@@ -60,40 +56,6 @@ FusionSources resolve_sources(const TrainingConfig& config) {
                             "--fusion-classifier"),
           source_or_default(config.fusion.autoencoder_path, config, kDefaultAutoencoder,
                             "--fusion-autoencoder")};
-}
-
-at::Tensor signals_of(const FusionSources& sources, const store::GraphStore& store,
-                      std::span<const std::uint32_t> ids, const TrainingConfig& config,
-                      const RunContext& context) {
-  const auto& device = context.device;
-  for (const auto& source : {sources.classifier, sources.autoencoder})
-    require_store_inputs(read_checkpoint_info(source).model_config, store, source);
-  auto classifier = load_classifier_checkpoint(sources.classifier, device);
-  const auto autoencoder = load_autoencoder_checkpoint(sources.autoencoder, device);
-  // The VGAE's neighbourhood logits are [nodes, IDs]: its batches stay small.
-  const std::int64_t batch = std::min<std::int64_t>(config.optimisation.eval_batch_size, 1024);
-  return fusion_signals(*classifier, autoencoder, store, ids, batch, device, context.precision);
-}
-
-FusionData fusion_data(const at::Tensor& signals, std::span<const std::uint8_t> labels,
-                       const FusionScaling& scaling) {
-  std::vector<float> y(labels.begin(), labels.end());
-  return {fusion_states(signals, scaling), torch::tensor(y, torch::kFloat),
-          attack_levels(signals, scaling), anomaly_levels(signals, scaling)};
-}
-
-std::vector<std::uint8_t> labels_of(const store::GraphStore& store,
-                                    std::span<const std::uint32_t> ids) {
-  const auto all = store.size_index().label;
-  std::vector<std::uint8_t> labels;
-  labels.reserve(ids.size());
-  for (const auto id : ids) labels.push_back(all[id]);
-  return labels;
-}
-
-std::vector<float> to_vector(const at::Tensor& values) {
-  const auto host = values.to(torch::kCPU, torch::kFloat).contiguous();
-  return {host.data_ptr<float>(), host.data_ptr<float>() + host.numel()};
 }
 
 // Each epoch draws from its own generator, so that a resumed epoch draws what it would have.
@@ -170,7 +132,7 @@ class FusionStage {
   void prepare_data() {
     sources_ = resolve_sources(config_);
     const auto ids = store_.validation_ids();
-    validation_labels_ = labels_of(store_, ids);
+    validation_labels_ = graph_labels(store_, ids);
     std::int64_t attacks = 0;
     for (const auto label : validation_labels_) attacks += label;
     const auto graphs = static_cast<std::int64_t>(ids.size());
@@ -182,7 +144,7 @@ class FusionStage {
     run_.log(fmt::format("stage fusion ({}): {} + {} on {} validation graphs ({} attacks)",
                          config_.fusion.method, util::printable_path(sources_.classifier),
                          util::printable_path(sources_.autoencoder), graphs, attacks));
-    signals_ = signals_of(sources_, store_, ids, config_, context_);
+    signals_ = FusionSignals(store_, ids, config_, context_).of(sources_);
     if (config_.fusion.with_baseline) {
       // Validation windows are outside what the baseline learns from, as they are for the models.
       const auto baseline = baseline::score_store_windows(store_, ids);
@@ -248,7 +210,7 @@ class FusionStage {
   nlohmann::json holdout_metrics(double& loss) {
     const at::Tensor scores = learner_->fused_scores(holdout_);
     loss = balanced_fusion_loss(scores, holdout_.labels);
-    const auto metrics = eval::binary_metrics(holdout_labels_, to_vector(scores));
+    const auto metrics = eval::binary_metrics(holdout_labels_, to_float_vector(scores));
     nlohmann::json json = {{"f1", metrics.f1},
                            {"precision", metrics.precision},
                            {"recall", metrics.recall},
@@ -339,7 +301,7 @@ class FusionStage {
     auto info = checkpoint_info();  // what best.pt holds, with its epoch and loss
     info.epoch = state_.best_epoch;
     info.validation_loss = state_.best_loss;
-    const auto scores = to_vector(learner_->fused_scores(all_));
+    const auto scores = to_float_vector(learner_->fused_scores(all_));
     try {
       info.decision =
           eval::calibrate_decision(validation_labels_, scores, config_.evaluation.calibration,
@@ -379,19 +341,6 @@ StageResult run_fusion_stage(const TrainingConfig& config, const LoopHooks& hook
   validate(fusion_config);
   FusionStage stage(config, hooks);
   return stage.run();
-}
-
-bool is_fusion_kind(std::string_view kind) { return kind.rfind("fusion-", 0) == 0; }
-
-bool is_hybrid_fusion(const CheckpointInfo& info) {
-  return is_fusion_kind(info.kind) && info.model_config.value("baseline", false);
-}
-
-baseline::BaselineAdaptation label_free_baseline_adaptation(const EvaluationOptions& evaluation) {
-  const auto windows = static_cast<std::size_t>(evaluation.label_free_windows);
-  return {.adaptation_windows = windows,
-          .learned_windows = windows / 2,
-          .fence_mads = evaluation.label_free_fence_mads};
 }
 
 namespace {
@@ -453,98 +402,5 @@ const StageDefinition kFusionStageDefinition{
         "         headroom fusion --store stores/hcrl_sa --fusion-method logistic "
         "--fusion-classifier runs/hcrl_sa/teacher_curriculum",
 };
-
-namespace {
-
-// `scores` with each adapted test file's graphs fused again on states scaled against the file's
-// adaptation windows (`windows`, by file; every one is taken as normal traffic).
-std::vector<float> rescaled_per_file(
-    FusionLearner& learner, const at::Tensor& signals, std::span<const std::uint8_t> labels,
-    std::vector<float> scores, const store::GraphStore& store,
-    std::span<const std::uint32_t> graph_ids,
-    const std::map<std::uint32_t, std::vector<std::uint32_t>>& windows) {
-  const auto file_of = store.size_index().file;
-  std::map<std::uint32_t, std::vector<std::int64_t>> rows_of_file;
-  for (std::size_t i = 0; i < graph_ids.size(); ++i)
-    if (windows.contains(file_of[graph_ids[i]]))
-      rows_of_file[file_of[graph_ids[i]]].push_back(static_cast<std::int64_t>(i));
-  for (const auto& [file, rows] : rows_of_file) {
-    const auto& calibration = windows.at(file);
-    std::vector<std::int64_t> calibration_rows;
-    std::vector<std::uint8_t> file_labels;
-    for (const auto row : rows) {
-      const auto id = graph_ids[static_cast<std::size_t>(row)];
-      file_labels.push_back(labels[static_cast<std::size_t>(row)]);
-      if (std::binary_search(calibration.begin(), calibration.end(), id))
-        calibration_rows.push_back(row);
-    }
-    const auto file_signals = signals.index_select(0, torch::tensor(rows, torch::kLong));
-    const auto calibration_signals =
-        signals.index_select(0, torch::tensor(calibration_rows, torch::kLong));
-    const std::vector<std::uint8_t> normal(calibration_rows.size(), 0);
-    const auto scaling = FusionScaling::fit(calibration_signals, normal);
-    const auto fused =
-        to_vector(learner.fused_scores(fusion_data(file_signals, file_labels, scaling)));
-    for (std::size_t k = 0; k < rows.size(); ++k)
-      scores[static_cast<std::size_t>(rows[k])] = fused[k];
-  }
-  return scores;
-}
-
-// Each file's adaptation windows after its first `learned`, which a hybrid's baseline learnt from.
-std::map<std::uint32_t, std::vector<std::uint32_t>> unlearned(
-    std::map<std::uint32_t, std::vector<std::uint32_t>> windows, std::size_t learned) {
-  for (auto& [file, ids] : windows)
-    ids.erase(ids.begin(),
-              ids.begin() + static_cast<std::ptrdiff_t>(std::min(learned, ids.size())));
-  return windows;
-}
-
-}  // namespace
-
-std::vector<float> fused_attack_scores(const std::filesystem::path& checkpoint,
-                                       const store::GraphStore& store,
-                                       std::span<const std::uint32_t> graph_ids,
-                                       const TrainingConfig& config, const RunContext& context,
-                                       CheckpointInfo* info_out, FusionAdaptedScores* adapted,
-                                       const baseline::StoreBaseline* baseline) {
-  const auto info = read_checkpoint_info(checkpoint);
-  if (!is_fusion_kind(info.kind))
-    throw std::runtime_error(
-        fmt::format("{}: holds a {} model, not a fusion", checkpoint.string(), info.kind));
-  auto learner = make_fusion_learner(info.kind, info.model_config.at("network"));
-  load_checkpoint_weights(checkpoint, learner->model());
-  const auto scaling = info.model_config.at("scaling").get<FusionScaling>();
-  const FusionSources sources{info.model_config.at("classifier").get<std::string>(),
-                              info.model_config.at("autoencoder").get<std::string>()};
-  const auto gnn_signals = signals_of(sources, store, graph_ids, config, context);
-  const bool hybrid = is_hybrid_fusion(info);
-  const auto adaptation = label_free_baseline_adaptation(config.evaluation);
-  std::optional<baseline::StoreBaseline> computed;
-  if (hybrid && baseline == nullptr)
-    baseline = &computed.emplace(baseline::score_store_windows(store, graph_ids, adaptation));
-  const auto signals = hybrid ? with_baseline_signal(gnn_signals, baseline->scores) : gnn_signals;
-  const auto labels = labels_of(store, graph_ids);
-  if (info_out != nullptr) *info_out = info;
-  auto scores = to_vector(learner->fused_scores(fusion_data(signals, labels, scaling)));
-  if (adapted == nullptr) return scores;
-  const auto& evaluation = config.evaluation;
-  if (evaluation.vehicle_calibration_windows > 0)
-    adapted->vehicle = rescaled_per_file(
-        *learner, signals, labels, scores, store, graph_ids,
-        eval::vehicle_calibration_windows(
-            store, graph_ids, static_cast<std::size_t>(evaluation.vehicle_calibration_windows)));
-  if (evaluation.label_free_windows > 0) {
-    auto windows = eval::label_free_adaptation_windows(
-        store, graph_ids, static_cast<std::size_t>(evaluation.label_free_windows));
-    if (hybrid) windows = unlearned(std::move(windows), adaptation.learned_windows);
-    const bool adapted_baseline = hybrid && !baseline->label_free_scores.empty();
-    adapted->label_free = rescaled_per_file(
-        *learner,
-        adapted_baseline ? with_baseline_signal(gnn_signals, baseline->label_free_scores) : signals,
-        labels, scores, store, graph_ids, windows);
-  }
-  return scores;
-}
 
 }  // namespace headroom::train

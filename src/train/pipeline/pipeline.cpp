@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "headroom/baseline/store_baseline.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train/fusion/fusion_stage.hpp"
 #include "headroom/train/loop/stage_observer.hpp"
