@@ -8,14 +8,13 @@
 #include <optional>
 #include <stdexcept>
 
+#include "classifier_teacher.hpp"
 #include "headroom/eval/binary_metrics.hpp"
 #include "headroom/eval/decision_threshold.hpp"
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/train/batches/batch_sizing.hpp"
 #include "headroom/train/batches/checkpointing_choice.hpp"
 #include "headroom/train/batches/sharded_pass.hpp"
-#include "headroom/train/caches/offloaded_teacher.hpp"
-#include "headroom/train/caches/teacher_output_cache.hpp"
 #include "headroom/train/config/curriculum.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/families/model_family.hpp"
@@ -81,7 +80,7 @@ class ClassifierStage {
         validation_ids_.size(), inputs_.num_ids, inputs_.in_features, config.run.device,
         config.run.precision));
     warn_without_attack_labels();
-    if (config.distillation.enabled) load_teacher();
+    if (config.distillation.enabled) teacher_.emplace(config_, context_, *run_);
   }
 
   StageResult run(const LoopHooks& hooks) {
@@ -111,7 +110,11 @@ class ClassifierStage {
   // cache.
   void prepare_inputs() {
     if (curriculum_) score_difficulty();
-    if (config_.distillation.enabled && config_.distillation.teacher_cache) build_teacher_cache();
+    if (config_.distillation.enabled && config_.distillation.teacher_cache) {
+      std::vector<std::uint32_t> cached_ids(train_ids_.begin(), train_ids_.end());
+      cached_ids.insert(cached_ids.end(), validation_ids_.begin(), validation_ids_.end());
+      teacher_->build_cache(std::move(cached_ids), store_);
+    }
   }
 
   ModelSpec model_spec() const { return {std::string(family_.name()), model_config_}; }
@@ -159,21 +162,6 @@ class ClassifierStage {
     }
   }
 
-  // The teacher's logits come from the output cache (no teacher held while training), or from the
-  // teacher itself, in device memory or offloaded to pinned host memory.
-  void load_teacher() {
-    teacher_file_ = resolve_checkpoint_path(config_.distillation.teacher_path);
-    const bool offload = teacher_offload_applies(config_.distillation, context_.device, *run_);
-    CheckpointInfo info;
-    teacher_ = load_classifier_checkpoint(
-        teacher_file_,
-        config_.distillation.teacher_cache || offload ? torch::kCPU : context_.device, &info);
-    teacher_classes_ = info.model_config.at("num_classes").get<std::int64_t>();
-    for (auto& p : teacher_->parameters()) p.requires_grad_(false);
-    if (!config_.distillation.teacher_cache && offload)
-      offloaded_.emplace(teacher_, context_.device);
-  }
-
   // The best model's decision threshold, chosen on the validation graphs (which it did not train
   // on) and stored in best.pt. Rewritten only when it changed, so that a finished run rerun leaves
   // best.pt (and the teacher caches keyed on its bytes) as they were.
@@ -216,7 +204,7 @@ class ClassifierStage {
   void prepare() {
     prepare_inputs();
     // A teacher held on the device during training is outside the step's fit.
-    const double reserved = teacher_ && !offloaded_ ? detail::parameter_bytes(*teacher_) : 0.0;
+    const double reserved = teacher_ ? teacher_->device_bytes() : 0.0;
     const auto choice = choose_checkpointing(reserved);
     // Off: the unchecked step the choice measured is the one that trains.
     const MeasuredPeak* known = choice ? choice->fit_when_off() : nullptr;
@@ -249,18 +237,6 @@ class ClassifierStage {
                           util::printable_path(autoencoder_path)));
   }
 
-  void build_teacher_cache() {
-    std::vector<std::uint32_t> cached_ids(train_ids_.begin(), train_ids_.end());
-    cached_ids.insert(cached_ids.end(), validation_ids_.begin(), validation_ids_.end());
-    teacher_cache_ = detail::cache_teacher_outputs(
-        teacher_, {TeacherRows::kPerGraph, {{"logits", teacher_classes_}}}, cached_ids, config_,
-        *run_, teacher_file_, context_, store_,
-        [](models::GraphClassifier& classifier, const loader::GraphBatch& batch) {
-          return std::vector<at::Tensor>{
-              classifier->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs)};
-        });
-  }
-
   EpochPlan plan_epoch(std::int64_t epoch) const {
     EpochPlan plan;
     std::vector<std::uint32_t> epoch_ids;
@@ -291,17 +267,9 @@ class ClassifierStage {
     if (logits_out != nullptr) *logits_out = logits;
     if (!config_.distillation.enabled)
       return torch::cross_entropy_loss(logits.to(torch::kFloat), batch.y);
-    return gat_distillation_loss(logits.to(torch::kFloat), teacher_logits(batch).to(torch::kFloat),
-                                 batch.y, config_.distillation.temperature,
-                                 config_.distillation.alpha);
-  }
-
-  at::Tensor teacher_logits(const loader::GraphBatch& batch) {
-    if (teacher_cache_) return teacher_cache_->lookup(batch)[0];
-    torch::NoGradGuard no_grad;
-    std::optional<OffloadedTeacher::DeviceScope> on_device;
-    if (offloaded_) on_device.emplace(*offloaded_);
-    return teacher_->forward(batch.x, batch.edge_index, batch.batch, batch.num_graphs);
+    return gat_distillation_loss(logits.to(torch::kFloat),
+                                 teacher_->logits(batch).to(torch::kFloat), batch.y,
+                                 config_.distillation.temperature, config_.distillation.alpha);
   }
 
   // Sharded over the ranks (train/batches/sharded_pass.hpp); the sums are folded in batch order, as
@@ -360,14 +328,9 @@ class ClassifierStage {
   nlohmann::json model_config_;
   models::GraphClassifier model_;
   std::optional<RunDirectory> run_;
-  std::vector<float> difficulty_;  // scored in prepare()
-  // Distillation.
-  std::filesystem::path teacher_file_;
-  std::int64_t teacher_classes_ = 0;
-  models::GraphClassifier teacher_;  // released once the cache is built
-  std::optional<TeacherOutputCache> teacher_cache_;
-  std::optional<OffloadedTeacher> offloaded_;
-  BatchSizing sizing_;  // planned in prepare()
+  std::vector<float> difficulty_;                     // scored in prepare()
+  std::optional<detail::ClassifierTeacher> teacher_;  // with distillation
+  BatchSizing sizing_;                                // planned in prepare()
 };
 
 }  // namespace
