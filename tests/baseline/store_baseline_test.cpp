@@ -127,6 +127,26 @@ std::string cycling_log(const std::vector<std::uint32_t>& ids, std::size_t frame
   return cycling_log(ids, frames, start_s, {{attack_from, frames}});
 }
 
+// A store of one training recording of a known vehicle (IDs 0x100-0x104, no attack), a test
+// recording of it with attacks from frame 3,000, and `new_vehicle_log` as a test recording of an
+// unknown vehicle, preprocessed under `dir`.
+store::GraphStore two_vehicle_store(const testing::TempDir& dir,
+                                    const std::string& new_vehicle_log) {
+  const std::vector<std::uint32_t> known = {0x100, 0x101, 0x102, 0x103, 0x104};
+  testing::write_text_file(dir / "data/train_01_attack_free/a.csv",
+                           cycling_log(known, 20'000, 1000.0, 20'000));
+  testing::write_text_file(dir / "data/test_01_known_vehicle_known_attack/b.csv",
+                           cycling_log(known, 6'000, 2000.0, 3'000));
+  testing::write_text_file(dir / "data/test_02_unknown_vehicle_known_attack/c.csv",
+                           new_vehicle_log);
+  preprocess::PreprocessOptions options;
+  options.progress = 0;
+  preprocess::preprocess_dataset(dir / "data", dir / "store", options);
+  return store::GraphStore::open(dir / "store");
+}
+
+const std::vector<std::uint32_t> kOtherVehicle = {0x200, 0x201, 0x202, 0x203};
+
 // Label-free, a test file of a vehicle the training traffic does not know (the median first window
 // holds an unknown ID) is scored again under a profile that also learnt its first windows, labels
 // unread: its normal windows are then known traffic and its attacks (an ID it never carried)
@@ -134,18 +154,7 @@ std::string cycling_log(const std::vector<std::uint32_t>& ids, std::size_t frame
 // the training profile.
 TEST(StoreBaseline, AdaptsToANewVehicleOnItsFirstWindowsAndNotToAKnownOne) {
   testing::TempDir dir;
-  const std::vector<std::uint32_t> known = {0x100, 0x101, 0x102, 0x103, 0x104};
-  const std::vector<std::uint32_t> other = {0x200, 0x201, 0x202, 0x203};
-  testing::write_text_file(dir / "data/train_01_attack_free/a.csv",
-                           cycling_log(known, 20'000, 1000.0, 20'000));
-  testing::write_text_file(dir / "data/test_01_known_vehicle_known_attack/b.csv",
-                           cycling_log(known, 6'000, 2000.0, 3'000));
-  testing::write_text_file(dir / "data/test_02_unknown_vehicle_known_attack/c.csv",
-                           cycling_log(other, 6'000, 3000.0, 3'000));
-  preprocess::PreprocessOptions options;
-  options.progress = 0;
-  preprocess::preprocess_dataset(dir / "data", dir / "store", options);
-  const auto store = store::GraphStore::open(dir / "store");
+  const auto store = two_vehicle_store(dir, cycling_log(kOtherVehicle, 6'000, 3000.0, 3'000));
   const std::vector<std::uint32_t> ids(store.test_ids().begin(), store.test_ids().end());
   const BaselineAdaptation adaptation{
       .adaptation_windows = 20, .learned_windows = 10, .fence_mads = 3.0};
@@ -182,19 +191,9 @@ TEST(StoreBaseline, AdaptsToANewVehicleOnItsFirstWindowsAndNotToAKnownOne) {
 // profile never sees it and flags them. A known vehicle keeps the training profile either way.
 TEST(StoreBaseline, LabelPickedAdaptationLearnsANewVehicleFromItsNormalWindowsOnly) {
   testing::TempDir dir;
-  const std::vector<std::uint32_t> known = {0x100, 0x101, 0x102, 0x103, 0x104};
-  const std::vector<std::uint32_t> other = {0x200, 0x201, 0x202, 0x203};
-  testing::write_text_file(dir / "data/train_01_attack_free/a.csv",
-                           cycling_log(known, 20'000, 1000.0, 20'000));
-  testing::write_text_file(dir / "data/test_01_known_vehicle_known_attack/b.csv",
-                           cycling_log(known, 6'000, 2000.0, 3'000));
   // Attacks in its first 8 windows (of 100 frames) and again from frame 4,000.
-  testing::write_text_file(dir / "data/test_02_unknown_vehicle_known_attack/c.csv",
-                           cycling_log(other, 6'000, 3000.0, {{0, 800}, {4'000, 6'000}}));
-  preprocess::PreprocessOptions options;
-  options.progress = 0;
-  preprocess::preprocess_dataset(dir / "data", dir / "store", options);
-  const auto store = store::GraphStore::open(dir / "store");
+  const auto store =
+      two_vehicle_store(dir, cycling_log(kOtherVehicle, 6'000, 3000.0, {{0, 800}, {4'000, 6'000}}));
   const std::vector<std::uint32_t> ids(store.test_ids().begin(), store.test_ids().end());
   const auto result = score_store_windows(store, ids,
                                           {.adaptation_windows = 20,

@@ -146,28 +146,26 @@ FusedScores fused_attack_scores(const std::filesystem::path& checkpoint,
   const auto& scores = result.scores =
       to_float_vector(learner->fused_scores(fusion_data(signals, labels, scaling)));
   const auto& evaluation = config.evaluation;
-  // A hybrid's per-file states read the baseline's scores adapted the same way.
-  const auto per_file_signals = [&](std::vector<float> baseline::StoreBaseline::*adapted_scores) {
-    return hybrid && !(baseline->*adapted_scores).empty()
-               ? with_baseline_signal(gnn_signals, baseline->*adapted_scores)
-               : signals;
+  // Rescaled on each file's `windows` (after those a hybrid's baseline learnt from); a hybrid's
+  // states read the baseline's scores adapted the same way (`adapted_scores`).
+  const auto per_file = [&](std::map<std::uint32_t, std::vector<std::uint32_t>> windows,
+                            std::size_t baseline_learned,
+                            std::vector<float> baseline::StoreBaseline::*adapted_scores) {
+    const bool adapted_baseline = hybrid && !(baseline->*adapted_scores).empty();
+    if (hybrid) windows = unlearned(std::move(windows), baseline_learned);
+    return rescaled_per_file(
+        *learner,
+        adapted_baseline ? with_baseline_signal(gnn_signals, baseline->*adapted_scores) : signals,
+        labels, scores, store, graph_ids, windows);
   };
-  if (evaluation.vehicle_calibration_windows > 0) {
-    auto windows =
-        eval::vehicle_calibration_windows(store, graph_ids, adaptation.calibration_windows);
-    if (hybrid) windows = unlearned(std::move(windows), adaptation.calibration_learned_windows);
-    result.vehicle =
-        rescaled_per_file(*learner, per_file_signals(&baseline::StoreBaseline::calibration_scores),
-                          labels, scores, store, graph_ids, windows);
-  }
-  if (evaluation.label_free_windows > 0) {
-    auto windows =
-        eval::label_free_adaptation_windows(store, graph_ids, adaptation.adaptation_windows);
-    if (hybrid) windows = unlearned(std::move(windows), adaptation.learned_windows);
-    result.label_free =
-        rescaled_per_file(*learner, per_file_signals(&baseline::StoreBaseline::label_free_scores),
-                          labels, scores, store, graph_ids, windows);
-  }
+  if (evaluation.vehicle_calibration_windows > 0)
+    result.vehicle = per_file(
+        eval::vehicle_calibration_windows(store, graph_ids, adaptation.calibration_windows),
+        adaptation.calibration_learned_windows, &baseline::StoreBaseline::calibration_scores);
+  if (evaluation.label_free_windows > 0)
+    result.label_free = per_file(
+        eval::label_free_adaptation_windows(store, graph_ids, adaptation.adaptation_windows),
+        adaptation.learned_windows, &baseline::StoreBaseline::label_free_scores);
   return result;
 }
 
