@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/families/model_family.hpp"
 #include "headroom/train/fusion/fusion_scoring.hpp"
+#include "headroom/train/loop/run_resume.hpp"
 #include "headroom/train/loop/training_loop.hpp"
 #include "headroom/train/stages/batch_norm_adaptation.hpp"
 #include "headroom/train/stages/graph_scores.hpp"
@@ -128,6 +130,65 @@ eval::LabelFreeAdaptation label_free_adaptation(const TrainingConfig& config) {
 std::string model_name(const std::filesystem::path& path) {
   return std::filesystem::is_directory(path) ? path.filename().string()
                                              : path.parent_path().filename().string();
+}
+
+// The checkpoints to evaluate, each once, by their entry names. Two checkpoints under one name
+// would share one entry of evaluation.json, the second silently replacing the first: refused.
+std::vector<std::pair<std::string, std::filesystem::path>> named_checkpoints(
+    const std::vector<std::filesystem::path>& sources) {
+  std::vector<std::pair<std::string, std::filesystem::path>> named;
+  for (const auto& source : sources) {
+    const auto checkpoint = resolve_checkpoint_path(source);
+    const auto name = model_name(source);
+    const auto same = std::find_if(named.begin(), named.end(),
+                                   [&](const auto& entry) { return entry.first == name; });
+    if (same == named.end()) {
+      named.emplace_back(name, checkpoint);
+    } else if (std::filesystem::weakly_canonical(same->second) !=
+               std::filesystem::weakly_canonical(checkpoint)) {
+      throw std::runtime_error(fmt::format(
+          "--models: two models named {} ({} and {}) would share one entry of evaluation.json; "
+          "evaluate them into different --runs-dir, or rename one run directory",
+          util::printable_name(name), util::printable_path(same->second),
+          util::printable_path(checkpoint)));
+    }
+  }
+  return named;
+}
+
+// What an entry of evaluation.json was measured against: the store's identity and the settings of
+// the decisions. Entries of an earlier evaluation against another basis are dropped when merging,
+// so that one summary never mixes stores or decision rules.
+nlohmann::json evaluation_basis(const TrainingConfig& config, const store::GraphStore& store) {
+  const auto& e = config.evaluation;
+  return {{"store", store::content_identity(store.metadata())},
+          {"calibration", e.calibration},
+          {"target_fpr", e.target_fpr},
+          {"vehicle_calibration", e.vehicle_calibration_windows},
+          {"label_free_windows", e.label_free_windows},
+          {"label_free_fence", e.label_free_fence_mads},
+          {"anomaly_top_nodes", e.anomaly_top_nodes},
+          {"label_free_batch_norm", e.label_free_batch_norm}};
+}
+
+// Drops the entries of `summary` measured against another basis (or before entries recorded one),
+// saying which in the log.
+void drop_entries_of_another_basis(nlohmann::json& summary, const nlohmann::json& basis,
+                                   RunDirectory& run) {
+  std::vector<std::string> dropped;
+  for (auto it = summary.begin(); it != summary.end();) {
+    if (it->is_object() && it->value("basis", nlohmann::json()) == basis) {
+      ++it;
+      continue;
+    }
+    dropped.push_back(util::printable_name(it.key()));
+    it = summary.erase(it);
+  }
+  if (!dropped.empty())
+    run.log(fmt::format(
+        "evaluation.json: dropped the earlier entries of {}, measured on another store or with "
+        "other decision settings",
+        fmt::join(dropped, ", ")));
 }
 
 // A classifier's attack log-odds, decided at even odds (P(attack) 0.5) and at the threshold its
@@ -398,6 +459,7 @@ std::optional<ScoredModel> evaluate_model(const TrainingConfig& config, const Ru
                                           std::span<const std::uint32_t> ids,
                                           const std::filesystem::path& checkpoint, std::string name,
                                           SharedScores& shared) {
+  require_trained_on(checkpoint, store::content_identity(store.metadata()), "to be evaluated on");
   const auto kind = read_checkpoint_info(checkpoint).kind;
   if (is_fusion_kind(kind))
     return evaluate_fusion(config, context, run, store, ids, checkpoint, std::move(name), shared);
@@ -418,6 +480,7 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
 
   auto sources = config.evaluation.models;
   if (sources.empty()) sources = discover_models(config.run.runs_dir / dataset_name(config));
+  const auto models = named_checkpoints(sources);
   if (sources.empty())
     throw std::runtime_error(fmt::format(
         "no trained model under {} (run `headroom curriculum`, `normal` or `autoencoder` first, "
@@ -433,6 +496,14 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   apply_command_budgets(config, context, run);
   // Earlier evaluations of other models stay: a model's entry is replaced only by its own.
   nlohmann::json summary = read_summary(run.path() / "evaluation.json");
+  const auto basis = evaluation_basis(config, store);
+  drop_entries_of_another_basis(summary, basis, run);
+  // A model asked for and not evaluated now loses its earlier entry: it no longer holds.
+  const auto drop = [&](const std::string& name, const std::string& why) {
+    if (summary.erase(name) > 0)
+      run.log(fmt::format("evaluation.json: dropped the earlier entry of {} ({})",
+                          util::printable_name(name), why));
+  };
   SharedScores shared{SharedBaseline(config, run, store, ids),
                       FusionSignals(store, ids, config, context)};
   // Logs, writes and records one model's evaluation; `source` is its checkpoint, or what it is.
@@ -444,6 +515,7 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
                         context.device.str(), phase_peak_text(peak, context.device_budget)));
     nlohmann::json json = evaluation;
     json["checkpoint"] = source;
+    json["basis"] = basis;
     json["memory"] = {{"device", context.device.str()},
                       {"peak_tensor_bytes", peak},
                       {"memory_budget", context.device_budget}};
@@ -457,16 +529,18 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
     result.peak_tensor_bytes[evaluation.model] = peak;
     result.models.push_back(std::move(evaluation));
   };
-  for (const auto& source : sources) {
-    const auto checkpoint = resolve_checkpoint_path(source);
+  for (const auto& [name, checkpoint] : models) {
     std::optional<ScoredModel> scored;
     const auto peak = run_phase(context.device, [&] {
-      scored =
-          evaluate_model(config, context, run, store, ids, checkpoint, model_name(source), shared);
+      scored = evaluate_model(config, context, run, store, ids, checkpoint, name, shared);
     });
-    check_host_memory(context.host, "evaluating " + model_name(source),
+    check_host_memory(context.host, "evaluating " + name,
                       "lower --eval-batch-size, or raise --host-memory-budget");
-    if (scored) record(*scored, checkpoint.string(), peak);
+    if (scored) {
+      record(*scored, checkpoint.string(), peak);
+    } else {
+      drop(name, "not evaluated now");
+    }
   }
   if (config.evaluation.baseline) {
     std::optional<ScoredModel> scored;
@@ -474,7 +548,13 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
       scored = evaluate_baseline(config, run, store, ids, shared.baseline);
     });
     check_host_memory(context.host, "evaluating the baseline", "raise --host-memory-budget");
-    if (scored) record(*scored, "per-ID timing and ID transitions of the store's CAN files", peak);
+    if (scored) {
+      record(*scored, "per-ID timing and ID transitions of the store's CAN files", peak);
+    } else {
+      drop(std::string(kBaselineModel), "not evaluated now");
+    }
+  } else {
+    drop(std::string(kBaselineModel), "--no-baseline");
   }
   if (util::process_role().writes())
     util::write_file_atomically(run.path() / "evaluation.json", summary.dump(2) + "\n");

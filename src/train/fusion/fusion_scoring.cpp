@@ -9,6 +9,7 @@
 
 #include "headroom/eval/evaluation_report.hpp"
 #include "headroom/train/families/model_family.hpp"
+#include "headroom/train/loop/run_resume.hpp"
 
 namespace headroom::train {
 namespace {
@@ -84,8 +85,10 @@ const at::Tensor& FusionSignals::of(const FusionSources& sources) {
   auto& signals = computed_[{sources.classifier, sources.autoencoder}];
   if (signals.defined()) return signals;
   const auto& device = context_.device;
-  for (const auto& source : {sources.classifier, sources.autoencoder})
+  for (const auto& source : {sources.classifier, sources.autoencoder}) {
+    require_trained_on(source, store::content_identity(store_.metadata()), "to be fused on");
     require_store_inputs(read_checkpoint_info(source).model_config, store_, source);
+  }
   auto classifier = load_classifier_checkpoint(sources.classifier, device);
   const auto autoencoder = load_autoencoder_checkpoint(sources.autoencoder, device);
   // The VGAE's neighbourhood logits are [nodes, IDs]: its batches stay small.

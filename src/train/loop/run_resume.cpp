@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,31 @@ void record_training_config(const TrainingConfig& config, const RunDirectory& ru
                             const nlohmann::json& data_identity) {
   nlohmann::json config_json = config;
   run.write_config({{"config", config_json}, {"semantic", semantic_config(config, data_identity)}});
+}
+
+void require_trained_on(const std::filesystem::path& checkpoint,
+                        const nlohmann::json& data_identity, std::string_view use) {
+  const auto config_file = checkpoint.parent_path() / "config.json";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(config_file, ec)) return;
+  nlohmann::json recorded;
+  {
+    std::ifstream in(config_file);
+    recorded = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  }
+  if (recorded.is_discarded())
+    throw std::runtime_error(fmt::format("{}: cannot be read as JSON (the run configuration of {})",
+                                         util::printable_path(config_file),
+                                         util::printable_path(checkpoint)));
+  const auto semantic = recorded.value("semantic", nlohmann::json::object());
+  if (!semantic.contains("store") || !semantic.at("store").is_object()) return;
+  std::vector<std::string> diff;
+  collect_differences(semantic.at("store"), data_identity, "store.", diff);
+  if (!diff.empty())
+    throw std::runtime_error(fmt::format(
+        "{}: trained on another store than the one it is {} (differs in: {}); train it again on "
+        "this store (`headroom run` retrains what changed), or use the store it was trained on",
+        util::printable_path(checkpoint), use, fmt::join(diff, ", ")));
 }
 
 }  // namespace headroom::train

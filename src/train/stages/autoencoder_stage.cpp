@@ -16,6 +16,7 @@
 #include "headroom/train/caches/teacher_output_cache.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/families/model_family.hpp"
+#include "headroom/train/loop/run_resume.hpp"
 #include "headroom/train/stages/prepared_stage.hpp"
 #include "headroom/train/step/losses.hpp"
 #include "stage_support.hpp"
@@ -118,6 +119,8 @@ class AutoencoderStage {
   // training), or from the teacher itself, in device memory or offloaded to pinned host memory.
   void load_teacher() {
     teacher_file_ = resolve_checkpoint_path(config_.distillation.teacher_path);
+    require_trained_on(teacher_file_, store::content_identity(store_.metadata()),
+                       "to teach this student on");
     const bool offload = teacher_offload_applies(config_.distillation, context_.device, *run_);
     // Loaded in every mode, before the projection: building it draws from the generator, and the
     // projection's initial weights must not depend on the mode.

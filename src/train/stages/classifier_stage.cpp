@@ -18,6 +18,7 @@
 #include "headroom/train/config/curriculum.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/families/model_family.hpp"
+#include "headroom/train/loop/run_resume.hpp"
 #include "headroom/train/stages/autoencoder_stage.hpp"
 #include "headroom/train/stages/graph_scores.hpp"
 #include "headroom/train/stages/prepared_stage.hpp"
@@ -80,7 +81,8 @@ class ClassifierStage {
         validation_ids_.size(), inputs_.num_ids, inputs_.in_features, config.run.device,
         config.run.precision));
     warn_without_attack_labels();
-    if (config.distillation.enabled) teacher_.emplace(config_, context_, *run_);
+    if (config.distillation.enabled)
+      teacher_.emplace(config_, context_, *run_, store::content_identity(store_.metadata()));
   }
 
   StageResult run(const LoopHooks& hooks) {
@@ -229,6 +231,8 @@ class ClassifierStage {
 
   void score_difficulty() {
     const auto autoencoder_path = autoencoder_for(config_);
+    require_trained_on(autoencoder_path, store::content_identity(store_.metadata()),
+                       "to score the curriculum's difficulty on");
     const auto autoencoder = load_autoencoder_checkpoint(autoencoder_path, context_.device);
     difficulty_ =
         anomaly_scores(autoencoder, store_, normals_, config_.optimisation.eval_batch_size,

@@ -6,16 +6,18 @@
 
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/families/model_family.hpp"
+#include "headroom/train/loop/run_resume.hpp"
 #include "stage_support.hpp"
 
 namespace headroom::train::detail {
 
 ClassifierTeacher::ClassifierTeacher(const TrainingConfig& config, const RunContext& context,
-                                     RunDirectory& run)
+                                     RunDirectory& run, const nlohmann::json& data_identity)
     : config_(config),
       context_(context),
       run_(run),
       file_(resolve_checkpoint_path(config.distillation.teacher_path)) {
+  require_trained_on(file_, data_identity, "to teach this student on");
   const bool offload = teacher_offload_applies(config.distillation, context.device, run);
   CheckpointInfo info;
   model_ = load_classifier_checkpoint(

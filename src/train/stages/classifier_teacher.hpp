@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <ATen/Tensor.h>
+#include <nlohmann/json.hpp>
 
 #include "headroom/loader/graph_batch.hpp"
 #include "headroom/models/graph_classifier.hpp"
@@ -25,8 +26,11 @@ namespace headroom::train::detail {
 class ClassifierTeacher {
  public:
   // Loads config.distillation.teacher_path, frozen: on the CPU when it is to be cached or
-  // offloaded, else on the context's device. `config`, `context` and `run` must outlive it.
-  ClassifierTeacher(const TrainingConfig& config, const RunContext& context, RunDirectory& run);
+  // offloaded, else on the context's device. Refuses a teacher trained on another store than the
+  // one of `data_identity` (loop/run_resume.hpp: require_trained_on). `config`, `context` and
+  // `run` must outlive it.
+  ClassifierTeacher(const TrainingConfig& config, const RunContext& context, RunDirectory& run,
+                    const nlohmann::json& data_identity);
 
   // With --teacher-cache: the teacher's logits of `graph_ids` computed once, or read from the
   // cache a run before built (caches/teacher_output_cache.hpp); the teacher is released then.

@@ -4,6 +4,10 @@
 // writes.
 #pragma once
 
+#include <filesystem>
+
+#include <string_view>
+
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
@@ -52,5 +56,14 @@ bool resumable_training(const TrainingConfig& config, const RunDirectory& run);
 // identity of the data it trains on).
 void record_training_config(const TrainingConfig& config, const RunDirectory& run,
                             const nlohmann::json& data_identity);
+
+// Refuses a model trained on another store than the one it is about to be used with: the store
+// identity recorded by the run that wrote `checkpoint` (the config.json beside it) must equal
+// `data_identity` (store::content_identity of the store in use). A checkpoint without a run
+// configuration beside it (a model copied alone) is not checked. Throws std::runtime_error naming
+// the checkpoint, `use` (what it was to be used for, e.g. "to teach this student") and each key
+// that differs, and for a config.json that cannot be read.
+void require_trained_on(const std::filesystem::path& checkpoint,
+                        const nlohmann::json& data_identity, std::string_view use);
 
 }  // namespace headroom::train
