@@ -173,11 +173,19 @@ util::DirectoryKind synthetic_dataset_kind() {
   return {"synthetic dataset", why_not_a_dataset, is_dataset_entry};
 }
 
-std::optional<int> synthetic_layout_revision(const std::filesystem::path& root) {
+std::optional<GeneratedDataset> generated_dataset(const std::filesystem::path& root) {
   const auto manifest = generated_manifest(root);
   if (!manifest) return std::nullopt;
-  const auto revision = manifest->find("layout_revision");
-  return revision != manifest->end() && revision->is_number_integer() ? revision->get<int>() : 1;
+  const auto number = [&](const char* key, auto fallback) {
+    const auto it = manifest->find(key);
+    return it != manifest->end() && it->is_number_integer() ? it->get<decltype(fallback)>()
+                                                            : fallback;
+  };
+  GeneratedDataset dataset;
+  dataset.options.seed = number("seed", std::uint64_t{0});
+  dataset.options.total_frames = number("total_frames", std::uint64_t{0});
+  dataset.layout_revision = number("layout_revision", 1);
+  return dataset;
 }
 
 SyntheticDatasetSummary generate_synthetic_dataset(const std::filesystem::path& root,

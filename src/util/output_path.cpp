@@ -67,7 +67,7 @@ void require_replaceable(const fs::path& path, const DirectoryKind& kind) {
   if (why.empty()) return;
   throw std::runtime_error(quoted(path) + " exists and is not a " + kind.what +
                            " that headroom wrote (" + why +
-                           "); --force only replaces those. Remove it yourself or choose another "
+                           "); headroom replaces only those. Remove it yourself or choose another "
                            "output path");
 }
 

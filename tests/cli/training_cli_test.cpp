@@ -191,6 +191,45 @@ class TrainingCliErrors : public ::testing::Test {
   static inline std::filesystem::path store_;
 };
 
+// `run` rebuilds its own store every run, one built from the dataset it is given; a store the user
+// built from another dataset is replaced only with --force.
+TEST_F(TrainingCliErrors, RunRefusesToReplaceAStoreOfAnotherDataset) {
+  std::string output;
+  const auto other = dir_->path() / "other-dataset";
+  ASSERT_EQ(testing::run_command(
+                binary() + " generate --frames 5000 --out '" + other.string() + "' 2>&1", &output),
+            0)
+      << output;
+  const auto manifest = store_ / "manifest.json";
+  const auto before = read_text(manifest);
+  EXPECT_NE(
+      testing::run_command(binary() + " run '" + other.string() + "' --store '" + store_.string() +
+                               "' --runs-dir '" + (dir_->path() / "other-runs").string() +
+                               "' --progress false 2>&1",
+                           &output),
+      0);
+  EXPECT_NE(output.find("holds a store built from"), std::string::npos) << output;
+  EXPECT_NE(output.find("pass --force to replace it"), std::string::npos) << output;
+  EXPECT_EQ(read_text(manifest), before);
+}
+
+// `run` uses an existing synthetic dataset as it is, and says so when it was generated with
+// another size or seed than the run asks for (the run then stops at a store path that is a file).
+TEST_F(TrainingCliErrors, RunSaysWhenTheSyntheticDatasetIsNotTheOneAskedFor) {
+  std::string output;
+  const auto not_a_store = dir_->path() / "not-a-store";
+  testing::write_text_file(not_a_store, "mine");
+  EXPECT_NE(testing::run_command(
+                binary() + " run --synthetic-dir '" + (dir_->path() / "data").string() +
+                    "' --frames 25000 --store '" + not_a_store.string() + "' --runs-dir '" +
+                    (dir_->path() / "note-runs").string() + "' --progress false 2>&1",
+                &output),
+            0);
+  EXPECT_NE(output.find("it holds 20000 frames of seed"), std::string::npos) << output;
+  EXPECT_NE(output.find("not the 25000 frames of seed"), std::string::npos) << output;
+  EXPECT_EQ(read_text(not_a_store), "mine");
+}
+
 TEST_F(TrainingCliErrors, DistillationWithoutTeacherIsRefused) {
   std::string output;
   EXPECT_EQ(testing::run_command(stage("normal --preset gat,student --use-kd yes"), &output), 1);

@@ -524,19 +524,25 @@ TEST(SyntheticDataset, OnlyWhatTheGeneratorWroteIsRecognised) {
   }
 }
 
-// `headroom run` tells a user whose data/synthetic predates the lead-in to regenerate it.
-TEST(SyntheticDataset, TheLayoutRevisionTellsAnOlderDatasetFromACurrentOne) {
+// `headroom run` tells a user whose data/synthetic predates the lead-in, or was generated with
+// another seed or size than the run asks for, to regenerate it.
+TEST(SyntheticDataset, TheManifestTellsHowAndByWhichLayoutADatasetWasGenerated) {
   testing::TempDir dir;
   generate_synthetic_dataset(dir / "d", {.seed = 1, .total_frames = 5'000}, false);
-  EXPECT_EQ(synthetic_layout_revision(dir / "d"), kSyntheticLayoutRevision);
+  const auto generated = generated_dataset(dir / "d");
+  ASSERT_TRUE(generated.has_value());
+  EXPECT_EQ(generated->layout_revision, kSyntheticLayoutRevision);
+  EXPECT_EQ(generated->options.seed, 1U);
+  EXPECT_EQ(generated->options.total_frames, 5'000U);
 
   testing::write_text_file(dir / "old" / "synthetic.json",
                            R"({"generator": "headroom generate", "format": "can-train-and-test",)"
                            R"( "files": []})");
-  EXPECT_EQ(synthetic_layout_revision(dir / "old"), 1);
+  ASSERT_TRUE(generated_dataset(dir / "old").has_value());
+  EXPECT_EQ(generated_dataset(dir / "old")->layout_revision, 1);
   testing::write_text_file(dir / "other" / "synthetic.json", R"({"generator": "faker"})");
-  EXPECT_EQ(synthetic_layout_revision(dir / "other"), std::nullopt);
-  EXPECT_EQ(synthetic_layout_revision(dir / "missing"), std::nullopt);
+  EXPECT_FALSE(generated_dataset(dir / "other").has_value());
+  EXPECT_FALSE(generated_dataset(dir / "missing").has_value());
 }
 
 TEST(SyntheticDataset, RemovesStagingLeftByAKilledRun) {

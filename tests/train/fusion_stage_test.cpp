@@ -285,6 +285,8 @@ TEST_F(FusionStage, MissingModelNamesTheFlag) {
                                  &output),
             0);
   EXPECT_NE(output.find("--fusion-classifier"), std::string::npos) << output;
+  EXPECT_FALSE(std::filesystem::exists(dir_->path() / "empty" / "store"))
+      << "a fusion that cannot start leaves no run directory";
 }
 
 }  // namespace

@@ -73,8 +73,13 @@ SyntheticDatasetSummary generate_synthetic_dataset(const std::filesystem::path& 
 // layout above. Someone else's synthetic.json, or a dataset a user added files to, is not one.
 util::DirectoryKind synthetic_dataset_kind();
 
-// The layout revision of the dataset under `root` (1 for a synthetic.json without one); nullopt
-// when `root` has no synthetic.json that `headroom generate` wrote. Reads the manifest only.
-std::optional<int> synthetic_layout_revision(const std::filesystem::path& root);
+// What synthetic.json says of a generated dataset: how it was generated and by which layout.
+struct GeneratedDataset {
+  SyntheticDatasetOptions options;
+  int layout_revision = 1;  // 1 for a synthetic.json without one
+};
+// The dataset under `root` as its synthetic.json describes it; nullopt when `root` has no
+// synthetic.json that `headroom generate` wrote. Reads the manifest only.
+std::optional<GeneratedDataset> generated_dataset(const std::filesystem::path& root);
 
 }  // namespace headroom::synthetic

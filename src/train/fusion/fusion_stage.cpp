@@ -78,6 +78,8 @@ class FusionStage {
       : config_(config),
         store_(store::GraphStore::open(config.run.store)),
         context_(resolve_run_context(config, store_, CommandWork::kInference)),
+        // Before the run directory: a missing model leaves no directory behind.
+        sources_(resolve_sources(config)),
         run_(checked_run_directory(config), /*echo=*/true, config.run.when_locked),
         file_sink_(run_) {
     sinks_.push_back(&file_sink_);
@@ -130,7 +132,6 @@ class FusionStage {
   // Scores every validation graph with both models and splits them into fitting and held-out
   // graphs; the scaling comes from the fitting graphs only.
   void prepare_data() {
-    sources_ = resolve_sources(config_);
     const auto ids = store_.validation_ids();
     validation_labels_ = graph_labels(store_, ids);
     std::int64_t attacks = 0;
@@ -320,10 +321,10 @@ class FusionStage {
   TrainingConfig config_;
   store::GraphStore store_;
   RunContext context_;  // resolved once, with the store open
+  FusionSources sources_;
   RunDirectory run_;
   MetricsFileSink file_sink_;
   std::vector<MetricsSink*> sinks_;
-  FusionSources sources_;
   std::vector<std::uint8_t> validation_labels_;
   std::vector<std::uint8_t> holdout_labels_;
   at::Tensor signals_;
