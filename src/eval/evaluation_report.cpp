@@ -324,6 +324,19 @@ ModelEvaluation evaluate_scores(const store::GraphStore& store, std::string mode
         },
         evaluation.label_free_thresholds);
   }
+  // A per-file decision asked for that no test file could make says so, rather than vanish.
+  const bool has_test_graphs =
+      std::any_of(splits.begin(), splits.end(), [](const auto& entry) { return entry.first != 0; });
+  if (has_test_graphs && vehicle.normal_windows > 0 && vehicle_decisions.threshold_by_file.empty())
+    evaluation.warnings.push_back(fmt::format(
+        "the per-vehicle decision judges no window: no test file has more than {} normal windows "
+        "(--vehicle-calibration {})",
+        vehicle.normal_windows, vehicle.normal_windows));
+  if (has_test_graphs && label_free.windows > 0 && label_free_decisions.threshold_by_file.empty())
+    evaluation.warnings.push_back(fmt::format(
+        "the label-free decision judges no window: no test file has more than {} windows "
+        "(--label-free-windows {})",
+        label_free.windows, label_free.windows));
   const auto group = [&](std::size_t split, std::string attack, const GroupData& data) {
     EvaluationGroup g{.split = split_name(split),
                       .attack_type = std::move(attack),

@@ -460,6 +460,19 @@ TEST_F(EvaluationReport, LabelFreeCoverageIsReportedWhereFilesAreTooShort) {
   for (const auto& warning : e.warnings)
     warned = warned || warning.find("label-free decision judges") != std::string::npos;
   EXPECT_TRUE(warned) << fmt::format("{}", fmt::join(e.warnings, "\n"));
+
+  // Asked for with more windows than any test file holds: no per-file decision at all, and both
+  // say so instead of vanishing from the tables.
+  const auto none = evaluate_scores(*store_, "m", all_ids_, scores, std::nullopt, 0.5,
+                                    {.normal_windows = longest, .target_fpr = 0.0, .scores = {}},
+                                    {.windows = longest, .target_fpr = 0.0, .scores = {}});
+  const auto all = fmt::format("{}", fmt::join(none.warnings, "\n"));
+  EXPECT_NE(all.find(fmt::format("the label-free decision judges no window: no test file has more "
+                                 "than {} windows",
+                                 longest)),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("the per-vehicle decision judges no window"), std::string::npos) << all;
 }
 
 // Attack types present in a training file are seen, the others unseen; the synthetic layout names
