@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,6 +86,9 @@ class LocalJob {
   std::vector<int> statuses_;
   std::filesystem::path log_dir_;
 };
+
+// The message of the exception `call` throws; "" when it throws none.
+std::string error_message(const std::function<void()>& call);
 
 }  // namespace headroom::testing
 

@@ -18,15 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string message_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 TEST(HtmlReport, StepLinesAreNumberedAcrossEpochsAndATornLastLineIsSkipped) {
   testing::TempDir dir;
   testing::write_text_file(dir / "metrics.jsonl",
@@ -51,7 +42,7 @@ TEST(HtmlReport, ABadLineBeforeTheLastNamesFileAndLine) {
   testing::TempDir dir;
   testing::write_text_file(dir / "metrics.jsonl",
                            "{\"type\":\"epoch\",\"epoch\":0}\nnot json\n{\"type\":\"epoch\"}\n");
-  const auto message = message_of([&] { collect_report_data(dir.path()); });
+  const auto message = testing::error_message([&] { collect_report_data(dir.path()); });
   EXPECT_NE(message.find((dir / "metrics.jsonl").string() + ":2:"), std::string::npos) << message;
   EXPECT_NE(message.find("not JSON"), std::string::npos) << message;
 }
@@ -60,7 +51,7 @@ TEST(HtmlReport, MalformedJsonNamesFileLineAndColumn) {
   testing::TempDir dir;
   testing::write_text_file(dir / "metrics.jsonl", "{\"type\":\"epoch\",\"epoch\":0}\n");
   testing::write_text_file(dir / "config.json", "{\n  \"config\": {\n    \"a\": 1,,\n  }\n}\n");
-  const auto message = message_of([&] { collect_report_data(dir.path()); });
+  const auto message = testing::error_message([&] { collect_report_data(dir.path()); });
   // Line 3, column 12: the second comma.
   EXPECT_NE(message.find((dir / "config.json").string() + ":3:12: not JSON: "), std::string::npos)
       << message;
@@ -75,7 +66,7 @@ TEST(HtmlReport, AnEvaluationThatIsNotAnObjectOfModelsIsRefusedByName) {
     testing::write_text_file(dir / "evaluation" / "evaluation.json", text);
     // A run root, and the evaluation directory given alone.
     for (const auto& path : {dir.path(), dir / "evaluation"}) {
-      const auto message = message_of([&] { collect_report_data(path); });
+      const auto message = testing::error_message([&] { collect_report_data(path); });
       EXPECT_NE(message.find((dir / "evaluation" / "evaluation.json").string() + ": "),
                 std::string::npos)
           << message;
@@ -108,10 +99,10 @@ TEST(HtmlReport, ANodeClassificationRunShowsItsCurvesBesideItsOwnEvaluation) {
 
 TEST(HtmlReport, ADirectoryWithoutStagesOrEvaluationIsRefusedByName) {
   testing::TempDir dir;
-  const auto message = message_of([&] { collect_report_data(dir.path()); });
+  const auto message = testing::error_message([&] { collect_report_data(dir.path()); });
   EXPECT_NE(message.find(dir.path().string() + ": holds no stage"), std::string::npos) << message;
   const auto missing = dir / "absent";
-  EXPECT_NE(message_of([&] { collect_report_data(missing); }).find(missing.string()),
+  EXPECT_NE(testing::error_message([&] { collect_report_data(missing); }).find(missing.string()),
             std::string::npos);
 }
 

@@ -23,15 +23,6 @@ void write_run_config(const std::filesystem::path& run, const nlohmann::json& st
              .dump(2);
 }
 
-std::string message_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const std::runtime_error& error) {
-    return error.what();
-  }
-  return "";
-}
-
 TEST(TrainedStore, ACheckpointOfARunOnAnotherStoreIsRefusedNamingTheDifference) {
   testing::TempDir dir;
   const nlohmann::json trained_on = {{"content", "aaaa"}, {"graphs", 200}, {"window", 100}};
@@ -43,7 +34,7 @@ TEST(TrainedStore, ACheckpointOfARunOnAnotherStoreIsRefusedNamingTheDifference) 
   other["content"] = "bbbb";
   other["graphs"] = 249;
   const auto message =
-      message_of([&] { require_trained_on(checkpoint, other, "to be evaluated on"); });
+      testing::error_message([&] { require_trained_on(checkpoint, other, "to be evaluated on"); });
   EXPECT_NE(message.find("best.pt: trained on another store than the one it is to be evaluated on"),
             std::string::npos)
       << message;
@@ -55,7 +46,7 @@ TEST(TrainedStore, ACheckpointOfARunOnAnotherStoreIsRefusedNamingTheDifference) 
   // does not parse is an error naming it.
   EXPECT_NO_THROW(require_trained_on(dir / "alone" / "best.pt", other, "to be fused on"));
   testing::write_text_file(dir / "broken" / "config.json", "{\"semantic\": ");
-  EXPECT_NE(message_of([&] {
+  EXPECT_NE(testing::error_message([&] {
               require_trained_on(dir / "broken" / "best.pt", other, "to be fused on");
             }).find("config.json: cannot be read as JSON"),
             std::string::npos);
