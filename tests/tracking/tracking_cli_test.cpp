@@ -372,9 +372,9 @@ TEST(MlflowTracking, ServerStoppedMidRunNeitherStopsTrainingNorRepeatsTheWarning
   const auto metrics = dir / "runs" / "store" / "student_normal" / "metrics.jsonl";
   const auto store = testing::build_synthetic_store(dir.path(), 20000);
   // Epochs after the first take a tenth of a second or less on an idle machine: enough of them
-  // that training
-  // goes on for a while without the server. The background job's output is redirected so that
-  // run_command (popen, which reads to EOF) returns at once instead of when training ends.
+  // that training goes on for a while without the server. The background job's output is
+  // redirected so that run_command (popen, which reads to EOF) returns at once instead of when
+  // training ends.
   constexpr std::size_t kEpochs = 120;
   const auto command = "cd " + dir.path().string() + " && (" +
                        normal_stage(store, server, kEpochs) +
