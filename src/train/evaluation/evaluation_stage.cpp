@@ -156,19 +156,25 @@ std::vector<std::pair<std::string, std::filesystem::path>> named_checkpoints(
   return named;
 }
 
-// What an entry of evaluation.json was measured against: the store's identity and the settings of
-// the decisions. Entries of an earlier evaluation against another basis are dropped when merging,
-// so that one summary never mixes stores or decision rules.
-nlohmann::json evaluation_basis(const TrainingConfig& config, const store::GraphStore& store) {
-  const auto& e = config.evaluation;
-  return {{"store", store::content_identity(store.metadata())},
-          {"calibration", e.calibration},
-          {"target_fpr", e.target_fpr},
-          {"vehicle_calibration", e.vehicle_calibration_windows},
+// The settings of the per-file decisions and the anomaly score, as the evaluation run's
+// config.json records them.
+nlohmann::json per_file_decision_settings(const EvaluationOptions& e) {
+  return {{"vehicle_calibration", e.vehicle_calibration_windows},
           {"label_free_windows", e.label_free_windows},
           {"label_free_fence", e.label_free_fence_mads},
           {"anomaly_top_nodes", e.anomaly_top_nodes},
           {"label_free_batch_norm", e.label_free_batch_norm}};
+}
+
+// What an entry of evaluation.json was measured against: the store's identity and the settings of
+// the decisions. Entries of an earlier evaluation against another basis are dropped when merging,
+// so that one summary never mixes stores or decision rules.
+nlohmann::json evaluation_basis(const TrainingConfig& config, const store::GraphStore& store) {
+  auto basis = per_file_decision_settings(config.evaluation);
+  basis["store"] = store::content_identity(store.metadata());
+  basis["calibration"] = config.evaluation.calibration;
+  basis["target_fpr"] = config.evaluation.target_fpr;
+  return basis;
 }
 
 // Drops the entries of `summary` measured against another basis (or before entries recorded one),
@@ -569,11 +575,7 @@ const StageTraits kEvaluationStage{
     // their runs still resume.
     .record =
         [](nlohmann::json& json, const TrainingConfig& config) {
-          json["vehicle_calibration"] = config.evaluation.vehicle_calibration_windows;
-          json["label_free_windows"] = config.evaluation.label_free_windows;
-          json["label_free_fence"] = config.evaluation.label_free_fence_mads;
-          json["anomaly_top_nodes"] = config.evaluation.anomaly_top_nodes;
-          json["label_free_batch_norm"] = config.evaluation.label_free_batch_norm;
+          json.update(per_file_decision_settings(config.evaluation));
         },
 };
 
