@@ -16,8 +16,8 @@
 namespace headroom::baseline {
 namespace {
 
-// Every frame of store file `file`, read as preprocessing read it (bad rows skipped only where
-// the store skipped some).
+// Every frame of store file `file`, read as preprocessing read it: with the store's --format and
+// column mapping, bad rows skipped only where the store skipped some.
 std::vector<can::CanFrame> read_store_file(const store::StoreMetadata& metadata,
                                            std::uint32_t file) {
   const auto& record = metadata.files.at(file);
@@ -25,6 +25,8 @@ std::vector<can::CanFrame> read_store_file(const store::StoreMetadata& metadata,
   std::vector<can::CanFrame> frames;
   try {
     can::ReaderOptions options;
+    options.format = metadata.source_format;
+    options.mapping = metadata.source_mapping;
     if (record.skipped_rows > 0) options.on_bad_row = can::BadRowPolicy::kSkip;
     const auto reader = can::open_frame_reader(path, options);
     std::vector<can::CanFrame> block(1 << 14);

@@ -1,6 +1,9 @@
 #include "headroom/distributed/data_parallel_job.hpp"
 
 #include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
 #include <stdexcept>
 
 #include "headroom/distributed/gradient_averaging.hpp"
@@ -28,6 +31,17 @@ std::shared_ptr<DataParallelJob> DataParallelJob::join(DistributedMode mode,
   job->env_ = detect_launch_from_environment();
   if (!job->env_.launched()) return job;
   job->device_ = rank_device(device, job->env_);
+  // Said before the rendezvous: variables left in a shell (RANK, WORLD_SIZE, MASTER_PORT) once
+  // made a plain single-process command wait silently for peers that never come.
+  fmt::print(stderr,
+             "headroom: joining a {} job as rank {} of {} ({}); waiting up to {} s for the "
+             "rendezvous at {}:{} (--distributed off trains alone)\n",
+             to_string(job->env_.launcher), job->env_.rank, job->env_.world_size,
+             job->env_.launcher == Launcher::kTorchrun ? "RANK and WORLD_SIZE are set"
+                                                       : "SLURM_PROCID and SLURM_STEP_ID are set",
+             std::chrono::duration_cast<std::chrono::seconds>(options.timeout).count(),
+             job->env_.master_addr, job->env_.master_port);
+  std::fflush(stderr);
   job->group_ = ProcessGroup::connect(job->env_, c10::Device(job->device_), options);
   util::set_process_role({job->env_.rank, job->env_.world_size, job->env_.local_world_size});
   train::set_collectives(job->group_);

@@ -25,6 +25,9 @@ store::StoreMetadata describe_build(const dataset::DatasetLayout& layout,
   metadata.validation_by = options.validation_by;
   metadata.vocabulary_from = options.vocabulary_from;
   metadata.excluded_files = layout.excluded;
+  metadata.source_format = options.reader.format;
+  if (options.reader.format == can::LogFormat::kMappedCsv)
+    metadata.source_mapping = options.reader.mapping;
   for (const auto& split : layout.splits) {
     metadata.splits.push_back(
         {split.name, split.role == dataset::SplitRole::kTrain ? "train" : "test"});

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "headroom/can/reader_settings.hpp"
 #include "headroom/store/manifest_seal.hpp"
 #include "headroom/store/store_error.hpp"
 #include "headroom/util/file_writer.hpp"
@@ -67,6 +68,13 @@ void to_json(nlohmann::json& json, const StoreMetadata& m) {
   if (m.node_features.identity == graph::NodeIdentity::kGiven)
     json["given_node_features"] = {{"features", m.node_features.given_features},
                                    {"identity_classes", m.node_features.given_classes}};
+  // Likewise only for a --format other than auto.
+  if (m.source_format != can::LogFormat::kAuto) {
+    can::ReaderOptions reader;
+    reader.format = m.source_format;
+    reader.mapping = m.source_mapping;
+    json["source_reader"] = can::render_reader_settings(reader);
+  }
 }
 
 void from_json(const nlohmann::json& json, StoreMetadata& m) {
@@ -114,6 +122,9 @@ void from_json(const nlohmann::json& json, StoreMetadata& m) {
     graph::parse_feature_groups(json.at("node_feature_groups").get<std::vector<std::string>>(),
                                 m.node_features);
   }
+  const auto reader = can::parse_reader_settings(json.value("source_reader", nlohmann::json()));
+  m.source_format = reader.format;
+  m.source_mapping = reader.mapping;
   m.arrays = parse_array_records(json.at("arrays"));
 }
 

@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/printable_text.hpp"
@@ -22,6 +26,46 @@ bool is_file(const std::filesystem::path& path) {
 std::runtime_error row_error(const std::filesystem::path& file, std::size_t line,
                              const std::string& reason) {
   return std::runtime_error(fmt::format("{}:{}: {}", util::printable_path(file), line, reason));
+}
+
+// The document number an index names, when it is a decimal number (r8's 0, 1, 2, ...).
+std::optional<std::size_t> document_number(std::string_view index) {
+  std::size_t number = 0;
+  const auto [end, error] = std::from_chars(index.data(), index.data() + index.size(), number);
+  if (error != std::errc() || end != index.data() + index.size()) return std::nullopt;
+  return number;
+}
+
+// Rows in the order of the documents they describe. Numbered indices are joined on: a file sorted
+// by split or label (each row keeping its index) once trained with every document's label shifted,
+// without a word. Named indices cannot be joined on, so they stay in file order. Either way an
+// index given twice is refused, and numbers must name every document from 0 exactly once.
+std::vector<std::size_t> rows_in_document_order(const std::filesystem::path& file,
+                                                const std::vector<std::string>& indices,
+                                                const std::vector<std::size_t>& lines) {
+  std::vector<std::size_t> order(indices.size());
+  std::map<std::string_view, std::size_t> line_of;
+  for (std::size_t row = 0; row < indices.size(); ++row) {
+    const auto [seen, fresh] = line_of.emplace(indices[row], lines[row]);
+    if (!fresh)
+      throw row_error(file, lines[row],
+                      fmt::format("index '{}' is also on line {}: each document has one row",
+                                  util::printable(indices[row]), seen->second));
+    order[row] = row;
+  }
+  std::vector<std::optional<std::size_t>> numbers;
+  for (const auto& index : indices) numbers.push_back(document_number(index));
+  if (!std::all_of(numbers.begin(), numbers.end(), [](const auto& n) { return n.has_value(); }))
+    return order;  // names: file order is corpus order
+  for (std::size_t row = 0; row < indices.size(); ++row) {
+    if (*numbers[row] >= indices.size())
+      throw row_error(file, lines[row],
+                      fmt::format("index {} is past the last document: the {} rows number the "
+                                  "corpus's documents from 0 to {}",
+                                  *numbers[row], indices.size(), indices.size() - 1));
+    order[*numbers[row]] = row;  // distinct and below the row count: a permutation
+  }
+  return order;
 }
 
 }  // namespace
@@ -52,7 +96,10 @@ CorpusFiles locate_corpus_files(const std::filesystem::path& directory, CorpusSo
 CorpusLabels read_corpus_labels(const std::filesystem::path& file) {
   const std::string text = util::read_file(file);
   CorpusLabels labels;
+  std::vector<std::string> indices;
+  std::vector<bool> is_test;
   std::vector<std::string> label_names;
+  std::vector<std::size_t> lines;
   std::size_t line = 0;
   std::size_t at = 0;
   std::size_t blank_line = 0;
@@ -88,9 +135,10 @@ CorpusLabels read_corpus_labels(const std::filesystem::path& file) {
       throw row_error(file, line,
                       fmt::format("split '{}' is neither train nor test", util::printable(split)));
     if (label.empty()) throw row_error(file, line, "empty label");
-    labels.document_names.emplace_back(name);
-    labels.is_test.push_back(split == "test");
+    indices.emplace_back(name);
+    is_test.push_back(split == "test");
     label_names.emplace_back(label);
+    lines.push_back(line);
   }
   if (line == 0) throw row_error(file, 1, "empty file (expected the header)");
   std::map<std::string, std::int32_t> class_of;
@@ -99,8 +147,11 @@ CorpusLabels read_corpus_labels(const std::filesystem::path& file) {
     index = static_cast<std::int32_t>(labels.classes.size());
     labels.classes.push_back(name);
   }
-  labels.label.reserve(label_names.size());
-  for (const auto& name : label_names) labels.label.push_back(class_of.at(name));
+  for (const auto row : rows_in_document_order(file, indices, lines)) {
+    labels.document_names.push_back(indices[row]);
+    labels.is_test.push_back(is_test[row]);
+    labels.label.push_back(class_of.at(label_names[row]));
+  }
   return labels;
 }
 

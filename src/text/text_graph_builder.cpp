@@ -463,7 +463,8 @@ TextGraphReport build_text_graph_store(const std::filesystem::path& corpus_direc
 
   store::NodeGraphMetadata metadata;
   metadata.created_by = std::string("headroom ") + HEADROOM_VERSION;
-  metadata.source = corpus_directory.string();
+  // Absolute: `headroom run` compares it with the corpus it is given, from any directory.
+  metadata.source = std::filesystem::absolute(corpus_directory).lexically_normal().string();
   metadata.num_nodes = report.documents + report.vocabulary;
   metadata.num_edges = report.stored_edges;
   metadata.node_kinds = {"document", "word"};

@@ -104,8 +104,9 @@ const char* run_status_name(RunStatus status) {
 std::vector<std::pair<std::string, std::string>> stage_tags(const train::TrainingConfig& config) {
   std::string fingerprint = "unknown";
   try {
-    std::ifstream in(config.run.store / "manifest.json");
-    if (in) fingerprint = nlohmann::json::parse(in).value("manifest_xxh3", fingerprint);
+    // Never blocks on a FIFO or reads a device without end.
+    if (const auto text = util::read_file_if_readable(config.run.store / "manifest.json"))
+      fingerprint = nlohmann::json::parse(*text).value("manifest_xxh3", fingerprint);
   } catch (const std::exception&) {
     // A store without a readable manifest fails the stage itself; the tag only says "unknown".
   }
@@ -144,6 +145,7 @@ class MlflowTracker::Worker {
       std::lock_guard lock(mutex_);
       closing_ = true;
       deadline_ = Clock::now() + options_.shutdown_grace;
+      http_.abort_after(deadline_);  // a request waiting on a hung server ends with the grace
     }
     wake_.notify_all();
     thread_.join();
@@ -312,6 +314,7 @@ class MlflowTracker::Worker {
     });
     const auto limit = Clock::now() + kSignalGrace;
     deadline_ = closing_ ? std::min(deadline_, limit) : limit;
+    http_.abort_after(deadline_);
     closing_ = true;
   }
 
@@ -580,6 +583,12 @@ OpenedSink open_mlflow(const SinkFlagValues& values, std::ostream& warnings) {
     throw std::invalid_argument(
         "--mlflow-uri must be an http:// or https:// tracking server, not '" +
         util::printable(without_user_info(uri)) + "'");
+  // A password with '#', '/' or '?' unencoded reaches no server (the URL ends its authority
+  // there), and would fail later with a message about a port or a host instead.
+  if (user_info_of(uri).find_first_of("#/?") != std::string_view::npos)
+    throw std::invalid_argument(
+        "--mlflow-uri '" + util::printable(without_user_info(uri)) +
+        "': its user name or password holds '#', '/' or '?'; percent-encode them (%23, %2F, %3F)");
   MlflowOptions options;
   options.uri = uri;
   if (const auto experiment = sink_flag_value(values, "--mlflow-experiment"); !experiment.empty())

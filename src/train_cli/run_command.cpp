@@ -1,19 +1,21 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "headroom/cli/commands.hpp"
 #include "headroom/cli/not_negative.hpp"
 #include "headroom/cli/preprocess_flags.hpp"
 #include "headroom/cli/text_flags.hpp"
 #include "headroom/report/html_report.hpp"
+#include "headroom/store/manifest_seal.hpp"
 #include "headroom/store/store_metadata.hpp"
+#include "headroom/store/store_source.hpp"
 #include "headroom/synthetic/synthetic_traffic.hpp"
 #include "headroom/text/text_corpus.hpp"
 #include "headroom/train/loop/stage_observer.hpp"
@@ -31,6 +33,34 @@
 
 namespace headroom::cli {
 namespace {
+
+// The main job rebuilds its own store every run: one of `kind` built from `source`. Any other
+// store — another dataset's or corpus's (a user's, with its own settings), another kind, an
+// imported one, or a manifest.json that does not read as a store's — is replaced only with
+// --force (and even then only when it is a store: preprocessing checks that).
+void require_store_of(const std::filesystem::path& store, std::string_view kind,
+                      const std::filesystem::path& source, bool forced) {
+  if (forced) return;
+  const auto replace_how = "pass --force to replace it, or choose another --store";
+  std::optional<store::StoreSource> built;
+  try {
+    built = store::store_source_at(store);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}; {}", e.what(), replace_how));
+  }
+  if (!built) return;  // nothing there, or no store: preprocessing decides what it may replace
+  std::error_code ec;
+  if (built->kind == kind && !built->source.empty() &&
+      std::filesystem::equivalent(built->source, source, ec))
+    return;
+  throw std::runtime_error(fmt::format(
+      "{}: holds {} built from {}, not {} built from {}; {}", util::printable_path(store),
+      store::describe_store_kind(*built),
+      built->source.empty() ? "another source (" + util::printable(built->created_by) + ")"
+                            : util::printable_path(built->source),
+      kind == store::kNodeGraphStoreKind ? "a text corpus's node graph" : "a CAN windows store",
+      util::printable_path(source), replace_how));
+}
 
 // The node task on a text corpus: corpus -> TextGCN's graph (a node-graph store) -> GCN trained
 // full-batch -> evaluation of every split; ends with the test accuracy and macro-F1.
@@ -61,6 +91,7 @@ void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path 
   const auto runs = config.run.runs_dir / train::dataset_name(config);
   util::require_disjoint(runs, "the run directories (--runs-dir)", corpus, "the corpus");
   util::require_disjoint(runs, "the run directories (--runs-dir)", store, "the store");
+  require_store_of(store, store::kNodeGraphStoreKind, corpus, shared.overwrite);
   auto options = text.resolve(shared, given("--val-fraction"));
   options.overwrite = true;  // the main job rebuilds its own store (and only a store) every run
   build_text_graph_and_summarize(corpus, store, options);
@@ -184,34 +215,6 @@ void require_replaceable_report(const std::filesystem::path& report_file) {
                              "choose another --runs-dir");
 }
 
-// The main job rebuilds its own store every run: one built from `dataset`. A store built from
-// another dataset (a user's, with its own settings) is replaced only with --force.
-void require_store_of(const std::filesystem::path& store, const std::filesystem::path& dataset,
-                      bool forced) {
-  if (forced) return;
-  const auto manifest = store / store::kManifestFileName;
-  std::ifstream in(manifest);
-  if (!in) return;  // nothing there, or no store: preprocessing decides what it may replace
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  store::StoreMetadata metadata;
-  try {
-    metadata = store::parse_manifest(text, manifest.string());
-  } catch (const std::exception&) {
-    return;  // a damaged store: preprocessing decides
-  }
-  std::error_code ec;
-  if (!metadata.dataset_root.empty() &&
-      std::filesystem::equivalent(metadata.dataset_root, dataset, ec))
-    return;
-  throw std::runtime_error(fmt::format(
-      "{}: holds a store built from {}, not from {}; pass --force to replace it, or choose "
-      "another --store",
-      util::printable_path(store),
-      metadata.dataset_root.empty() ? std::string("another source (" + metadata.created_by + ")")
-                                    : util::printable_path(metadata.dataset_root),
-      util::printable_path(dataset)));
-}
-
 // The KD-GAT chain on a CAN dataset: preprocess -> stages -> evaluation -> summary and report.
 void run_can_dataset(const RunState& state) {
   const auto dataset = can_dataset(state);
@@ -221,7 +224,7 @@ void run_can_dataset(const RunState& state) {
     store = std::filesystem::path("stores") / (name.empty() ? "dataset" : name);
   }
   auto options = state.flags.resolve();
-  require_store_of(store, dataset, options.overwrite);
+  require_store_of(store, store::kWindowsStoreKind, dataset, options.overwrite);
   options.overwrite = true;  // the main job rebuilds its own store (and only a store) every run
   auto config = state.training.resolve(train::kAutoencoderStage);
   config.run.store = store;

@@ -254,6 +254,49 @@ TEST(StoreBaseline, AMissingOrChangedFileIsRefusedByName) {
   expect_refused("the file changed since preprocessing");
 }
 
+// A dataset in a CSV layout that only a column mapping describes (the README's "Your own data")
+// silently lost the baseline and the hybrid: the baseline read the files back without the mapping
+// and could not recognise them. The store records how its files were read; the baseline reads
+// them so, and scores the same traffic exactly as it scores it in the preset layout.
+// (Mutation seen to fail: read_store_file with default ReaderOptions.)
+TEST(StoreBaseline, ReadsAMappedCsvDatasetBackWithTheStoresMapping) {
+  testing::TempDir dir;
+  synthetic::generate_synthetic_dataset(dir / "data", {.seed = 5, .total_frames = 12'000}, false);
+  // The same traffic, as "Zeit;Kennung;Nutzdaten;Klasse" rows: no preset reads it.
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir / "data")) {
+    if (entry.path().extension() != ".csv") continue;
+    const auto target = dir / "mapped" / entry.path().lexically_relative(dir / "data");
+    std::filesystem::create_directories(target.parent_path());
+    std::ifstream in(entry.path());
+    std::ofstream out(target);
+    std::string line;
+    std::getline(in, line);
+    out << "Zeit;Kennung;Nutzdaten;Klasse\n";
+    while (std::getline(in, line)) {
+      std::replace(line.begin(), line.end(), ',', ';');
+      out << line << '\n';
+    }
+  }
+  preprocess::PreprocessOptions preset;
+  preset.progress = 0;
+  preprocess::preprocess_dataset(dir / "data", dir / "preset-store", preset);
+  preprocess::PreprocessOptions mapped = preset;
+  mapped.reader.format = can::LogFormat::kMappedCsv;
+  mapped.reader.mapping.delimiter = ';';
+  mapped.reader.mapping.timestamp = "Zeit";
+  mapped.reader.mapping.id = "Kennung";
+  mapped.reader.mapping.payload = "Nutzdaten";
+  mapped.reader.mapping.label = "Klasse";
+  preprocess::preprocess_dataset(dir / "mapped", dir / "mapped-store", mapped);
+  const auto reopened = store::GraphStore::open(dir / "mapped-store");
+  EXPECT_EQ(reopened.metadata().source_format, can::LogFormat::kMappedCsv);
+  EXPECT_EQ(reopened.metadata().source_mapping.id, "Kennung");
+  const auto reference = store::GraphStore::open(dir / "preset-store");
+  ASSERT_EQ(reopened.num_graphs(), reference.num_graphs());
+  const auto expected = score_store_windows(reference, reference.test_ids()).scores;
+  EXPECT_EQ(score_store_windows(reopened, reopened.test_ids()).scores, expected);
+}
+
 // A store of graphs that are not CAN windows (imported graph tables, a text corpus) has no traffic
 // to learn from: refused naming the store, before any file is looked for.
 TEST(StoreBaseline, AStoreNotBuiltFromCanLogsIsRefusedByName) {

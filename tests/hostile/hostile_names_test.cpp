@@ -172,7 +172,19 @@ TEST(HostileNames, TrainingEvaluationAndReportEscapeNamesHideCredentialsAndTheRe
       << refused;
   EXPECT_NE(refused.find("ftp://***@host"), std::string::npos) << refused;
 
-  std::vector<std::string> outputs = {refused};
+  // A password with an unencoded '#' (which ends a URL's authority) was printed in full: it is
+  // masked to the last '@' and refused, saying how to write it.
+  std::string encoded_wrongly;
+  EXPECT_EQ(testing::run_command(
+                headroom("normal --preset gat,student --max-epochs 1" + common + " --mlflow-uri " +
+                         quoted("http://alice:" + kPassword + "#x/y@127.0.0.1:9")),
+                &encoded_wrongly),
+            1)
+      << encoded_wrongly;
+  EXPECT_NE(encoded_wrongly.find("'http://***@127.0.0.1:9': its user name or password holds"),
+            std::string::npos)
+      << encoded_wrongly;
+  std::vector<std::string> outputs = {refused, encoded_wrongly};
   outputs.push_back(run_printing_safely(
       "normal", "timeout 600 " + headroom("normal --preset gat,student --max-epochs 1 "
                                           "--batch-size 64" +

@@ -353,5 +353,21 @@ TEST_F(HostileRuns, CommandLineAndConfigFileRefuseTheSameValues) {
   EXPECT_NE(read_text(store_ / "manifest.json").find("\"window\": 50"), std::string::npos);
 }
 
+// RANK, WORLD_SIZE and MASTER_PORT left in a shell made a plain `normal` wait silently for a
+// rendezvous with peers that never come. It now says at once what it joins, where, for how long,
+// and how to train alone. (Mutation seen to fail: the message printed after connect, as before.)
+TEST_F(HostileRuns, StrayLauncherVariablesAreSaidBeforeTheRendezvous) {
+  Background waiting("RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                         std::to_string(testing::free_tcp_port()) + " timeout 20 " +
+                         normal("--distributed-timeout 15") + " 2>&1",
+                     dir_ / "waiting.log");
+  EXPECT_TRUE(waiting.wait_for_text("joining a torchrun job as rank 1 of 2"))
+      << read_text(dir_ / "waiting.log");
+  const auto said = read_text(dir_ / "waiting.log");
+  EXPECT_NE(said.find("RANK and WORLD_SIZE are set"), std::string::npos) << said;
+  EXPECT_NE(said.find("--distributed off trains alone"), std::string::npos) << said;
+  EXPECT_NE(waiting.join(), 0);  // rank 0 never came
+}
+
 }  // namespace
 }  // namespace headroom

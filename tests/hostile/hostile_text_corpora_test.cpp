@@ -54,6 +54,73 @@ TEST(HostileTextCorpora, ForceNeverReplacesWhatHeadroomDidNotWrite) {
   EXPECT_EQ(util::read_file(dir / "store/notes.txt"), "my notes\n");
 }
 
+// `run` rebuilds its own store every run; it once replaced a CAN store with a text store (and the
+// reverse) and a store built from another corpus, without --force, because only the CAN path
+// checked whose store it replaced and an unreadable manifest counted as "damaged". Every kind,
+// every direction: refused unless the store was built from this source, and nothing changes.
+// (Mutation seen to fail: run_text_corpus without its require_store_of call.)
+TEST(HostileTextCorpora, RunReplacesOnlyAStoreOfItsOwnKindAndSource) {
+  TempDir dir;
+  const auto corpus = dir / "corpus";
+  // Enough documents for validation nodes, so that the run at the end trains.
+  std::string labels = "index\tsplit\tlabel\n";
+  std::string text;
+  for (int d = 0; d < 40; ++d) {
+    labels += fmt::format("{}\t{}\t{}\n", d, d < 30 ? "train" : "test", d % 2 ? "pos" : "neg");
+    text += d % 2 ? "a fine film with fine acting\n" : "a dull film with dull acting\n";
+  }
+  write_text_file(corpus / "labels.tsv", labels);
+  write_text_file(corpus / "corpus.txt", text);
+  write_corpus(dir / "other/corpus");
+  std::string output;
+  const auto can = dir / "can";
+  ASSERT_EQ(run_command(headroom(fmt::format("generate --frames 5000 --out '{}'", can.string())),
+                        &output),
+            0)
+      << output;
+  const auto can_store = dir / "stores/can";
+  const auto text_store = dir / "stores/text";
+  ASSERT_EQ(run_command(headroom(fmt::format("preprocess '{}' --out '{}' --no-progress",
+                                             can.string(), can_store.string())),
+                        &output),
+            0)
+      << output;
+  ASSERT_EQ(run_command(headroom(fmt::format("preprocess '{}' --out '{}'", corpus.string(),
+                                             text_store.string())),
+                        &output),
+            0)
+      << output;
+  write_text_file(dir / "odd/manifest.json", "{\"format\": \"something else\"}\n");
+  const auto runs = (dir / "runs").string();
+  const auto refused = [&](const std::filesystem::path& source, const std::filesystem::path& store,
+                           const std::string& expected) {
+    const auto before = util::read_file(store / "manifest.json");
+    std::string said;
+    EXPECT_NE(run_command(headroom(fmt::format("run '{}' --store '{}' --runs-dir '{}' --max-epochs "
+                                               "1 --progress false",
+                                               source.string(), store.string(), runs)),
+                          &said),
+              0)
+        << said;
+    EXPECT_NE(said.find(expected), std::string::npos) << said;
+    EXPECT_NE(said.find("pass --force to replace it"), std::string::npos) << said;
+    EXPECT_EQ(util::read_file(store / "manifest.json"), before) << store;
+  };
+  refused(corpus, can_store, "holds a CAN windows store built from");
+  refused(can, text_store, "holds a text corpus's node graph built from");
+  refused(dir / "other/corpus", text_store, "holds a text corpus's node graph built from");
+  refused(corpus, dir / "odd", "odd/manifest.json: not a headroom graph store manifest");
+  refused(can, dir / "odd", "odd/manifest.json: not a headroom graph store manifest");
+  EXPECT_FALSE(std::filesystem::exists(dir / "runs"));
+  // Its own store, built by `preprocess` from the same corpus named another way, is rebuilt.
+  EXPECT_EQ(run_command(headroom(fmt::format("run '{}/../corpus/' --store '{}' --runs-dir '{}' "
+                                             "--max-epochs 1 --progress false",
+                                             corpus.string(), text_store.string(), runs)),
+                        &output),
+            0)
+      << output;
+}
+
 TEST(HostileTextCorpora, NamesAndTextArePrintedEscaped) {
   TempDir dir;
   const std::string hostile = "corpus\x1b[31m\x1b]0;pwned\x07";

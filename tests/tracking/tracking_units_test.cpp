@@ -2,11 +2,20 @@
 // TFRecord checksum, credentials in a tracking URI, the registry of sinks.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -68,6 +77,14 @@ TEST(TrackingUri, UserInfoIsReplacedForPrinting) {
   EXPECT_EQ(without_user_info("alice:S3cr3t@host"), "***@host");                 // no scheme
   EXPECT_EQ(user_info_of("http://alice:S3cr3t@host"), "alice:S3cr3t");
   EXPECT_EQ(user_info_of("http://host"), "");
+  // A password with an unencoded '#', '/' or '?' (which ends a URL's authority) is masked whole:
+  // before the fix these printed "http://u:Pa55#word@127.0.0.1:9" and the like in full.
+  EXPECT_EQ(without_user_info("http://u:Pa55#word@127.0.0.1:9"), "http://***@127.0.0.1:9");
+  EXPECT_EQ(without_user_info("http://u:Pa/55@127.0.0.1:9/api"), "http://***@127.0.0.1:9/api");
+  EXPECT_EQ(without_user_info("https://u:Pa?55@host"), "https://***@host");
+  EXPECT_EQ(without_user_info("http://token#x@host"), "http://***@host");
+  EXPECT_EQ(user_info_of("http://u:Pa55#word@127.0.0.1:9"), "u:Pa55#word");
+  EXPECT_EQ(without_user_info("http://host:5000/a?b#c"), "http://host:5000/a?b#c");
   HttpClient client(HttpTimeouts{std::chrono::milliseconds(500), std::chrono::milliseconds(1000)});
   const auto url = "http://alice:S3cr3t@127.0.0.1:" + std::to_string(testing::free_tcp_port());
   try {
@@ -76,6 +93,118 @@ TEST(TrackingUri, UserInfoIsReplacedForPrinting) {
   } catch (const HttpTransportError& e) {
     EXPECT_EQ(std::string(e.what()).find("S3cr3t"), std::string::npos) << e.what();
   }
+}
+
+// A server on a loopback port the kernel picks (no race for a free port), that hands each
+// connection to `serve` on its own thread until destroyed.
+class LoopbackServer {
+ public:
+  explicit LoopbackServer(std::function<void(int fd, const std::atomic<bool>& stop)> serve)
+      : serve_(std::move(serve)) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+        ::listen(listener_, 8) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+      throw std::runtime_error("cannot listen on a loopback port");
+    port_ = ntohs(address.sin_port);
+    acceptor_ = std::thread([this] { accept_loop(); });
+  }
+  ~LoopbackServer() {
+    stop_ = true;
+    acceptor_.join();
+    for (auto& t : connections_) t.join();
+    ::close(listener_);
+  }
+  std::string url(const std::string& user_info = "") const {
+    return "http://" + (user_info.empty() ? "" : user_info + "@") +
+           "127.0.0.1:" + std::to_string(port_);
+  }
+
+ private:
+  void accept_loop() {
+    while (!stop_) {
+      pollfd ready{listener_, POLLIN, 0};
+      if (::poll(&ready, 1, 50) <= 0) continue;
+      const int fd = ::accept(listener_, nullptr, nullptr);
+      if (fd < 0) continue;
+      connections_.emplace_back([this, fd] {
+        serve_(fd, stop_);
+        ::close(fd);
+      });
+    }
+  }
+  std::function<void(int, const std::atomic<bool>&)> serve_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread acceptor_;
+  std::vector<std::thread> connections_;
+};
+
+// A server that answers 200 and then streams without end used to be buffered whole: 700 MB took
+// a run to 4.65 GB. The answer is cut at the client's limit and the request fails, saying why.
+// (Mutation seen to fail: append_bounded without its limit check.)
+TEST(HttpClientLimits, AnEndlessAnswerIsCutAtTheLimitNotHeld) {
+  std::atomic<std::uint64_t> sent{0};
+  LoopbackServer server([&sent](int fd, const std::atomic<bool>& stop) {
+    char request[4096];
+    (void)::recv(fd, request, sizeof request, 0);
+    const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n";
+    (void)::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+    const std::string chunk(1 << 16, 'x');
+    while (!stop && sent < (std::uint64_t{512} << 20)) {
+      const auto n = ::send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL);
+      if (n <= 0) return;  // the client hung up
+      sent += static_cast<std::uint64_t>(n);
+    }
+  });
+  HttpTimeouts limits{std::chrono::milliseconds(2000), std::chrono::milliseconds(60000)};
+  limits.max_response_bytes = std::size_t{1} << 20;
+  HttpClient client(limits);
+  try {
+    client.request("GET", server.url("alice:S3cr3t") + "/api/2.0/mlflow/experiments/get");
+    ADD_FAILURE() << "an endless answer was accepted";
+  } catch (const HttpTransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("exceeds 1048576 bytes"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("S3cr3t"), std::string::npos) << e.what();
+  }
+  // The client stopped reading: only what the kernel's socket buffers took went out.
+  EXPECT_LT(sent.load(), std::uint64_t{64} << 20);
+}
+
+// A server that accepts and never answers held the process 10-12 s at exit (each request's own
+// timeout) where the docs promise a 5 s drain. The grace now ends a request in flight.
+// (Mutation seen to fail: the destructor without http_.abort_after.)
+TEST(HttpClientLimits, AHungServerDoesNotHoldTheTrackerPastItsGrace) {
+  LoopbackServer server([](int fd, const std::atomic<bool>& stop) {
+    char request[4096];
+    (void)::recv(fd, request, sizeof request, 0);
+    while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // never answers
+  });
+  std::ostringstream warnings;
+  const auto start = std::chrono::steady_clock::now();
+  {
+    MlflowOptions options;
+    options.uri = server.url();
+    options.timeouts = {std::chrono::milliseconds(2000), std::chrono::milliseconds(30000)};
+    options.shutdown_grace = std::chrono::milliseconds(500);
+    MlflowTracker tracker(options, warnings);
+    train::TrainingConfig config;
+    config.stage = train::kNormalStage;
+    config.run.store = "stores/s";
+    tracker.start_parent("parent", config);
+    tracker.end_parent(RunStatus::kFinished);
+  }
+  const auto seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // The request's own timeout is 30 s; the grace 0.5 s, and libcurl looks at the deadline about
+  // once a second.
+  EXPECT_LT(seconds, 5.0) << warnings.str();
+  EXPECT_NE(warnings.str().find("were not delivered"), std::string::npos) << warnings.str();
 }
 
 // Credentials in --mlflow-uri used to be printed in the warning and the closing line.

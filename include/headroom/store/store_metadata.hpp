@@ -10,6 +10,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "headroom/can/log_format.hpp"
 #include "headroom/graph/node_features.hpp"
 
 namespace headroom::store {
@@ -68,6 +69,10 @@ struct StoreMetadata {
   std::string vocabulary_from = "all";
   // Feature 0's meaning and the optional node feature groups; node_feature_count is their count().
   graph::NodeFeatureOptions node_features;
+  // How the source files were read (--format, and for csv its column mapping): whatever reads
+  // them again (the baseline) reads them so. kAuto: each file's format is detected again.
+  can::LogFormat source_format = can::LogFormat::kAuto;
+  can::CsvColumnMapping source_mapping;       // when source_format is kMappedCsv
   std::map<std::string, ArrayRecord> arrays;  // by array name
 };
 

@@ -37,16 +37,20 @@ CorpusFiles locate_corpus_files(const std::filesystem::path& directory, CorpusSo
 
 // labels.tsv, read whole (a few bytes per document).
 struct CorpusLabels {
-  std::vector<std::string> document_names;  // the index column
+  std::vector<std::string> document_names;  // the index column, in corpus order
   std::vector<bool> is_test;                // split: test (true) or train (false)
   std::vector<std::int32_t> label;          // index into classes
   std::vector<std::string> classes;         // distinct labels, sorted
   std::size_t size() const { return document_names.size(); }
 };
 
+// The rows come back in corpus order. When every index is a decimal number, a row describes
+// document number `index` (0 is the corpus's first line), whatever its place in the file; other
+// indices are names, and the file's order is the corpus's.
 // Throws std::runtime_error "FILE:LINE: reason" for a wrong header, a row without three
 // tab-separated fields, a split other than train/test, an empty label or name, a blank line
-// before the end.
+// before the end, an index given twice, or a number past the last document (numbers must name
+// each document from 0 once).
 CorpusLabels read_corpus_labels(const std::filesystem::path& file);
 
 }  // namespace headroom::text

@@ -3,7 +3,10 @@
 // so a client may live on a background thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -22,9 +25,13 @@ class HttpTransportError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// How long a request may take, and how much of an answer is read.
 struct HttpTimeouts {
   std::chrono::milliseconds connect{2000};
   std::chrono::milliseconds total{10000};  // the whole request, answer included
+  // An answer longer than this is cut off and the request fails (HttpTransportError): tracking
+  // servers answer in kilobytes, and the body is held in memory.
+  std::size_t max_response_bytes = std::size_t{4} << 20;
 };
 
 // `url` with its user info (the `user:password@` before the host) replaced by `***@`, for
@@ -51,10 +58,18 @@ class HttpClient {
   // `text` percent-encoded for a URL query or path segment.
   std::string escape(std::string_view text);
 
+  // Requests still running at `deadline` (and any started after it) end then, within about a
+  // second, as HttpTransportError: a shutdown's grace holds even against a server that accepted
+  // the connection and never answers. The earliest deadline given wins. The one member that is
+  // thread-safe: another thread may call it while a request runs.
+  void abort_after(std::chrono::steady_clock::time_point deadline);
+
  private:
   struct Handle;
   std::unique_ptr<Handle> handle_;
   HttpTimeouts timeouts_;
+  // steady_clock ticks; no deadline until abort_after.
+  std::atomic<std::int64_t> abort_at_{std::numeric_limits<std::int64_t>::max()};
 };
 
 }  // namespace headroom::tracking
