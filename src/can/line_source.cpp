@@ -11,30 +11,25 @@
 #include <fmt/format.h>
 
 #include "headroom/util/input_error.hpp"
+#include "headroom/util/regular_file.hpp"
 
 namespace headroom::can {
 
 LineSource::LineSource(std::filesystem::path file, std::size_t block_bytes)
     : path_(std::move(file)) {
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) {
-    throw util::InputError(path_, 0, "", fmt::format("cannot open file: {}", std::strerror(errno)));
+  // Only a regular file (links followed): a FIFO would block the read forever (the baseline reads
+  // a store's source files back long after they were checked) and a device such as /dev/zero
+  // would never end it.
+  std::string why;
+  auto fd = util::try_open_regular_for_reading(path_, &why);
+  if (!fd) {
+    throw util::InputError(path_, 0, "",
+                           why.starts_with("a directory") ? "is a directory, not a CAN log file"
+                                                          : "cannot open file: " + why);
   }
-  struct stat st {};
-  if (::fstat(fd_, &st) != 0) {
-    const int err = errno;
-    ::close(fd_);
-    throw util::InputError(path_, 0, "", fmt::format("cannot stat file: {}", std::strerror(err)));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd_);
-    throw util::InputError(path_, 0, "", "is a directory, not a CAN log file");
-  }
-  // Only a regular file has a meaningful size; a pipe reports 0 and may still carry data.
-  if (S_ISREG(st.st_mode) && st.st_size == 0) {
-    ::close(fd_);
+  if (util::open_file_size(fd.get(), path_) == 0)
     throw util::InputError(path_, 0, "", "file is empty (0 bytes)");
-  }
+  fd_ = fd.release();
   ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
   buffer_.resize(std::clamp<std::size_t>(block_bytes, 1, kMaxLineBytes));
 }

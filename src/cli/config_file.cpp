@@ -13,8 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include "headroom/util/byte_size.hpp"
 #include "headroom/util/nearest_name.hpp"
 #include "headroom/util/printable_text.hpp"
+#include "headroom/util/regular_file.hpp"
 
 namespace headroom::cli {
 namespace {
@@ -31,6 +33,11 @@ std::string describe(const std::filesystem::path& file, std::uint64_t line,
 }
 
 std::uint64_t line_of(const toml::source_region& source) { return source.begin.line; }
+
+// A config file is a page of settings; anything near this size is not one.
+constexpr std::size_t kMaxConfigFileBytes = std::size_t{1} << 20;
+
+ConfigFileError too_large(const std::filesystem::path& file, std::optional<std::uint64_t> bytes);
 
 // Where a key was read: the subcommand's table, for errors.
 struct KeyContext {
@@ -158,7 +165,11 @@ class StrictTomlConfig final : public CLI::Config {
 
   std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
     const std::filesystem::path file = config_file_name();
-    const std::string text{std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>()};
+    // Bounded whatever the file has become since its check (add_config_file_option).
+    std::string text(kMaxConfigFileBytes + 1, '\0');
+    input.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(input.gcount()));
+    if (text.size() > kMaxConfigFileBytes) throw too_large(file, std::nullopt);
     const toml::table document = parse(text, file);
     const auto running = root_.get_subcommands();
     CLI::App* command = running.empty() ? nullptr : running.front();
@@ -246,8 +257,34 @@ ConfigFileError::ConfigFileError(const std::filesystem::path& file, std::uint64_
       line_(line),
       key_(util::printable(key, util::kMaxQuotedNameBytes)) {}
 
+namespace {
+// `bytes`: the file's size, where known (the stream read stops past the bound).
+ConfigFileError too_large(const std::filesystem::path& file, std::optional<std::uint64_t> bytes) {
+  const std::string size =
+      bytes ? fmt::format("{} ({} bytes), larger",
+                          util::format_byte_size(static_cast<double>(*bytes)), *bytes)
+            : std::string("larger");
+  return ConfigFileError(file, 0, "", "",
+                         fmt::format("{} than the {} a config file may be", size,
+                                     util::format_byte_size(kMaxConfigFileBytes)));
+}
+}  // namespace
+
 void add_config_file_option(CLI::App& app) {
-  app.set_config("--config", "", "Read options from a TOML file ([SUBCOMMAND] sections)");
+  CLI::Option* option =
+      app.set_config("--config", "", "Read options from a TOML file ([SUBCOMMAND] sections)");
+  // Checked as the flag is parsed, before CLI11 opens the file with an ifstream: that open blocks
+  // forever on a FIFO, and reading a device such as /dev/zero ends in std::bad_alloc. A missing
+  // file is left to CLI11, which names it.
+  option->trigger_on_parse()->each([](const std::string& name) {
+    std::string why;
+    bool missing = false;
+    const auto fd = util::try_open_regular_for_reading(name, &why, &missing);
+    if (missing) return;
+    if (!fd) throw ConfigFileError(name, 0, "", "", "cannot read: " + why);
+    const auto bytes = util::open_file_size(fd.get(), name);
+    if (bytes > kMaxConfigFileBytes) throw too_large(name, bytes);
+  });
   app.config_formatter(std::make_shared<StrictTomlConfig>(app));
 }
 

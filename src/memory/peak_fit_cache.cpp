@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 
 namespace headroom::memory {
@@ -47,14 +48,21 @@ std::optional<CachedPeakFit> PeakFitCache::load(const nlohmann::json& key,
   if (discarded != nullptr) discarded->clear();
   if (!enabled()) return std::nullopt;
   const auto file = file_for(key);
-  std::ifstream in(file);
-  if (!in) return std::nullopt;
+  std::optional<std::string> text;
+  std::string unreadable;
+  try {
+    text = util::read_file_if_present(file);  // never blocks on a FIFO or reads a device
+  } catch (const std::exception& e) {
+    unreadable = e.what();
+  }
+  if (!text && unreadable.empty()) return std::nullopt;
   const auto discard = [&](const std::string& reason) -> std::optional<CachedPeakFit> {
     if (discarded != nullptr)
       *discarded = fmt::format("peak-fit cache file {} discarded: {}", file.string(), reason);
     return std::nullopt;
   };
-  const auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!text) return discard(unreadable);
+  const auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) return discard("it is not a JSON object");
   if (json.value("key", nlohmann::json()) != key) return discard("it holds another key");
   CachedPeakFit cached;

@@ -1,11 +1,15 @@
 #include "headroom/report/html_report.hpp"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -14,6 +18,7 @@
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
+#include "headroom/util/regular_file.hpp"
 #include "report_page.hpp"
 
 #ifndef HEADROOM_CHART_JS
@@ -25,6 +30,46 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// metrics.jsonl is read whole; a stage's epoch lines and sampled step lines stay far below this.
+constexpr std::uint64_t kMaxMetricsBytes = std::uint64_t{256} << 20;
+
+// Run files are read as they are: any member may be missing or of another JSON type, and a value
+// the report shows must never throw (nlohmann's value() does on a type mismatch) nor be undefined
+// (its const operator[] on a missing key). These read a member, or give the fallback.
+const json& member(const json& object, std::string_view key) {
+  static const json kNull;
+  if (!object.is_object()) return kNull;
+  const auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
+double number_or(const json& object, std::string_view key, double fallback) {
+  const auto& value = member(object, key);
+  return value.is_number() ? value.get<double>() : fallback;
+}
+
+// Whole numbers only: casting a float such as 1e300 or NaN to an integer is undefined.
+std::int64_t integer_or(const json& object, std::string_view key, std::int64_t fallback) {
+  const auto& value = member(object, key);
+  if (value.is_number_unsigned())
+    return static_cast<std::int64_t>(std::min<std::uint64_t>(
+        value.get<std::uint64_t>(), std::numeric_limits<std::int64_t>::max()));
+  return value.is_number_integer() ? value.get<std::int64_t>() : fallback;
+}
+
+std::string text_or(const json& object, std::string_view key, const std::string& fallback = "") {
+  const auto& value = member(object, key);
+  return value.is_string() ? value.get<std::string>() : fallback;
+}
+
+// a + b, held at the int64 range instead of overflowing.
+std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  std::int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<std::int64_t>::max()
+               : std::numeric_limits<std::int64_t>::min();
+}
 
 // Every file the report reads or looks for, so that --out can never name one of them.
 using ReportInputs = std::vector<fs::path>;
@@ -49,10 +94,19 @@ std::string parse_error_at(std::string_view text, const json::parse_error& e,
   return fmt::format("{}:{}: not JSON: {}", line, end - line_start + 1, util::printable(reason));
 }
 
+// A run file's text, or nullopt when nothing is there. A FIFO would block `report` forever and a
+// link to /dev/zero never end it: anything but a regular file, or a file larger than `max_bytes`,
+// is an error naming it.
+std::optional<std::string> read_run_file(const fs::path& path,
+                                         std::uint64_t max_bytes = util::kDefaultMaxReadBytes) {
+  return util::read_file_if_present(path, max_bytes);
+}
+
 json read_json_or_null(const fs::path& path, ReportInputs& inputs) {
   inputs.push_back(path);
-  if (!fs::exists(path)) return nullptr;
-  const auto text = util::read_file(path);
+  const auto found = read_run_file(path);
+  if (!found) return nullptr;
+  const std::string& text = *found;
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
@@ -65,7 +119,8 @@ json read_json_or_null(const fs::path& path, ReportInputs& inputs) {
 // A torn last line (the run was killed mid-write) is skipped; a bad line elsewhere is an error.
 void read_metrics(const fs::path& path, json& epochs, json& steps, ReportInputs& inputs) {
   inputs.push_back(path);
-  std::ifstream in(path);
+  const auto text = read_run_file(path, kMaxMetricsBytes);
+  std::istringstream in(text.value_or(std::string()));
   std::string line;
   std::int64_t steps_before_epoch = 0;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
@@ -81,12 +136,12 @@ void read_metrics(const fs::path& path, json& epochs, json& steps, ReportInputs&
     if (!parsed.is_object())
       throw std::runtime_error(fmt::format("{}:{}: not a metrics line (a JSON object), but {}",
                                            util::printable_path(path), number, parsed.type_name()));
-    const auto type = parsed.value("type", std::string());
+    const auto type = text_or(parsed, "type");
     if (type == "epoch") {
-      steps_before_epoch += parsed.value("steps", std::int64_t{0});
+      steps_before_epoch = saturating_add(steps_before_epoch, integer_or(parsed, "steps", 0));
       epochs.push_back(std::move(parsed));
     } else if (type == "step") {
-      parsed["global_step"] = steps_before_epoch + parsed.value("step", std::int64_t{0});
+      parsed["global_step"] = saturating_add(steps_before_epoch, integer_or(parsed, "step", 0));
       steps.push_back(std::move(parsed));
     }
   }
@@ -94,9 +149,10 @@ void read_metrics(const fs::path& path, json& epochs, json& steps, ReportInputs&
 
 // evaluation.json of stage `node` (one document with "task"), not the evaluated CAN models.
 bool is_node_task_evaluation(const fs::path& file) {
-  std::ifstream in(file);
-  const auto document = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  return document.is_object() && document.value("task", "") == "node classification";
+  const auto text = read_run_file(file);
+  if (!text) return false;
+  const auto document = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return text_or(document, "task") == "node classification";
 }
 
 json collect_stage(const fs::path& dir, ReportInputs& inputs) {
@@ -170,7 +226,7 @@ json collect_evaluation(const fs::path& dir, ReportInputs& inputs) {
     if (entry.path().extension() == ".json") {
       const auto model = read_json_or_null(entry.path(), inputs);
       if (model.is_object() && model.contains("groups")) {
-        const auto name = model.value("model", entry.path().stem().string());
+        const auto name = text_or(model, "model", entry.path().stem().string());
         check_model_evaluation(model, entry.path(), name);
         models[name] = model;
       }
@@ -239,15 +295,17 @@ std::string format_metric(const json& value) {
 // A 2x2 confusion matrix, each cell shaded by its share of the row (the true class).
 std::string confusion_matrix_html(std::int64_t tn, std::int64_t fp, std::int64_t fn,
                                   std::int64_t tp) {
-  const auto cell = [](std::int64_t count, std::int64_t row_total, bool correct) {
+  // Totals in double: counts read from a file may be anything, and their int64 sum overflow.
+  const auto cell = [](std::int64_t count, double row_total, bool correct) {
     const double share = row_total > 0 ? static_cast<double>(count) / row_total : 0.0;
     return fmt::format("<td style=\"background: rgba({}, {:.2f})\">{}</td>",
                        correct ? "44, 160, 44" : "214, 39, 40", 0.15 + 0.6 * share, count);
   };
   return "<table class=\"confusion\"><tr><th></th><th>pred normal</th><th>pred attack</th></tr>"
          "<tr><th>normal</th>" +
-         cell(tn, tn + fp, true) + cell(fp, tn + fp, false) + "</tr><tr><th>attack</th>" +
-         cell(fn, fn + tp, false) + cell(tp, fn + tp, true) + "</tr></table>";
+         cell(tn, double(tn) + double(fp), true) + cell(fp, double(tn) + double(fp), false) +
+         "</tr><tr><th>attack</th>" + cell(fn, double(fn) + double(tp), false) +
+         cell(tp, double(fn) + double(tp), true) + "</tr></table>";
 }
 
 // Each stage's outcome in one row (result.json), as `headroom run` prints it.
@@ -258,20 +316,19 @@ std::string stage_summary_table(const json& stages) {
       "<th>training s</th><th>graphs/s</th><th>peak tensor MiB</th><th>OOM events</th>"
       "<th>split steps</th></tr>";
   for (const auto& stage : stages) {
-    const auto& r = stage["result"];
+    const auto& r = member(stage, "result");
     std::int64_t ooms = 0, splits = 0;
     for (const auto& line : stage["epochs"]) {
-      ooms += line.value("oom_events", std::int64_t{0});
-      splits += line.value("split_steps", std::int64_t{0});
+      ooms = saturating_add(ooms, integer_or(line, "oom_events", 0));
+      splits = saturating_add(splits, integer_or(line, "split_steps", 0));
     }
     html += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.0f}</td><td>{:.1f}</td>"
         "<td>{}</td><td>{}</td></tr>",
-        html_escape(stage.value("name", "")), stage["epochs"].size(),
-        r.value("best_epoch", std::int64_t{-1}) + 1, r.value("seconds", 0.0),
-        r.value("graphs_per_second", 0.0),
-        static_cast<double>(r.value("peak_tensor_bytes", std::int64_t{0})) / (1 << 20), ooms,
-        splits);
+        html_escape(text_or(stage, "name")), stage["epochs"].size(),
+        saturating_add(integer_or(r, "best_epoch", -1), 1), number_or(r, "seconds", 0.0),
+        number_or(r, "graphs_per_second", 0.0), number_or(r, "peak_tensor_bytes", 0.0) / (1 << 20),
+        ooms, splits);
   }
   return html + "</table>";
 }
@@ -283,26 +340,27 @@ std::string node_evaluation_tables(const json& stages) {
   for (const auto& stage : stages) {
     if (!stage.contains("node_evaluation")) continue;
     const auto& evaluation = stage["node_evaluation"];
-    const auto training = evaluation.value("training", json::object());
-    const auto mode = training.value("mode", std::string("full-batch"));
+    const auto& training = member(evaluation, "training");
+    const auto mode = text_or(training, "mode", "full-batch");
     std::string how = mode;
     if (mode == "sampled" && training.contains("sampled"))
       how = fmt::format(
           "sampled subgraphs: {} parts of {} nodes per epoch (the full batch is over "
           "the memory budget)",
-          training["sampled"].value("parts_per_epoch", std::int64_t{0}),
-          training["sampled"].value("nodes_per_part", std::int64_t{0}));
+          integer_or(training["sampled"], "parts_per_epoch", 0),
+          integer_or(training["sampled"], "nodes_per_part", 0));
     html += fmt::format(
         "<h2>Node classification: {}</h2><p class=\"note\">best epoch {}; trained {}</p><table>"
         "<tr><th>split</th><th>accuracy</th><th>macro-F1</th><th>nodes</th><th>loss</th></tr>",
-        html_escape(stage.value("name", "")),
-        evaluation.value("checkpoint_epoch", std::int64_t{-1}) + 1, html_escape(how));
+        html_escape(text_or(stage, "name")),
+        saturating_add(integer_or(evaluation, "checkpoint_epoch", -1), 1), html_escape(how));
     for (const auto& [split, metrics] : evaluation["splits"].items()) {
       if (!metrics.is_object()) continue;
       html += fmt::format(
           "<tr><td>{}</td><td>{:.4f}</td><td>{:.4f}</td><td>{}</td><td>{:.4f}</td></tr>",
-          html_escape(split), metrics.value("accuracy", 0.0), metrics.value("macro_f1", 0.0),
-          metrics.value("count", std::int64_t{0}), metrics.value("loss", 0.0));
+          html_escape(split), number_or(metrics, "accuracy", 0.0),
+          number_or(metrics, "macro_f1", 0.0), integer_or(metrics, "count", 0),
+          number_or(metrics, "loss", 0.0));
     }
     html += "</table>";
   }
@@ -335,14 +393,22 @@ std::string utc_now() {
   return text;
 }
 
+// A model's groups: its "groups" array (check_model_evaluation made sure each is an object), or
+// none.
+const json& groups_of(const json& report) {
+  static const json kNone = json::array();
+  const auto& groups = member(report, "groups");
+  return groups.is_array() ? groups : kNone;
+}
+
 // The whole-split rows' F1 per model: at 0.5 / at the calibrated threshold / at the vehicle
 // threshold / at the label-free threshold.
 std::string f1_by_condition_table(const json& evaluation) {
   std::vector<std::string> splits;
   for (const auto& [model, report] : evaluation.items())
-    for (const auto& group : report.value("groups", json::array()))
-      if (group.value("attack_type", "").empty()) {
-        const auto split = group.value("split", "");
+    for (const auto& group : groups_of(report))
+      if (text_or(group, "attack_type").empty()) {
+        const auto split = text_or(group, "split");
         if (std::find(splits.begin(), splits.end(), split) == splits.end()) splits.push_back(split);
       }
   std::string html = "<table class=\"f1\"><tr><th>condition</th>";
@@ -353,15 +419,13 @@ std::string f1_by_condition_table(const json& evaluation) {
     html += "<tr><td>" + html_escape(split) + "</td>";
     for (const auto& [model, report] : evaluation.items()) {
       std::string cell = "-";
-      for (const auto& group : report.value("groups", json::array()))
-        if (group.value("split", "") == split && group.value("attack_type", "").empty()) {
-          cell = format_metric(group["metrics"]["f1"]);
-          if (group.contains("calibrated_metrics"))
-            cell += " / " + format_metric(group["calibrated_metrics"]["f1"]);
-          if (group.contains("vehicle_calibrated_metrics"))
-            cell += " / " + format_metric(group["vehicle_calibrated_metrics"]["f1"]);
-          if (group.contains("label_free_metrics"))
-            cell += " / " + format_metric(group["label_free_metrics"]["f1"]);
+      for (const auto& group : groups_of(report))
+        if (text_or(group, "split") == split && text_or(group, "attack_type").empty()) {
+          cell = format_metric(member(member(group, "metrics"), "f1"));
+          for (const char* other :
+               {"calibrated_metrics", "vehicle_calibrated_metrics", "label_free_metrics"})
+            if (group.contains(other))
+              cell += " / " + format_metric(member(member(group, other), "f1"));
         }
       html += "<td>" + cell + "</td>";
     }
@@ -379,31 +443,36 @@ std::string model_metrics_table(const std::string& model, const json& report) {
       "<tr><th>condition</th><th>attack type</th><th>seen in training</th><th>n</th><th>F1</th>"
       "<th>precision</th><th>recall</th><th>ROC AUC</th><th>F1 (calibrated)</th>"
       "<th>F1 (label-free)</th><th>confusion (at the decision)</th></tr>",
-      html_escape(model), html_escape(report.value("score", "")),
-      format_metric(report.value("decision_threshold", json())),
+      html_escape(model), html_escape(text_or(report, "score")),
+      format_metric(member(report, "decision_threshold")),
       report.contains("calibrated_threshold")
-          ? "; calibrated threshold " + format_metric(report["calibrated_threshold"])
+          ? "; calibrated threshold " + format_metric(member(report, "calibrated_threshold"))
           : "");
-  for (const auto& group : report.value("groups", json::array())) {
-    const auto& m = group["metrics"];
-    const auto& c = m["confusion"];
-    const auto attack = group.value("attack_type", "");
+  for (const auto& group : groups_of(report)) {
+    const auto& m = member(group, "metrics");
+    const auto& c = member(m, "confusion");
+    const auto& seen = member(group, "seen_in_training");
+    const auto attack = text_or(group, "attack_type");
     html += fmt::format(
         "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-        attack.empty() ? " class=\"split\"" : "", html_escape(group.value("split", "")),
+        attack.empty() ? " class=\"split\"" : "", html_escape(text_or(group, "split")),
         attack.empty() ? "all" : html_escape(attack),
-        !group.contains("seen_in_training")     ? "-"
-        : group["seen_in_training"].get<bool>() ? "yes"
-                                                : "no",
-        m.value("count", 0), format_metric(m["f1"]), format_metric(m["precision"]),
-        format_metric(m["recall"]), format_metric(m["roc_auc"]),
-        group.contains("calibrated_metrics") ? format_metric(group["calibrated_metrics"]["f1"])
-                                             : "-",
-        group.contains("label_free_metrics") ? format_metric(group["label_free_metrics"]["f1"])
-                                             : "-",
-        confusion_matrix_html(c.value("true_negatives", 0), c.value("false_positives", 0),
-                              c.value("false_negatives", 0), c.value("true_positives", 0)));
+        !seen.is_boolean() ? "-"
+        : seen.get<bool>() ? "yes"
+                           : "no",
+        integer_or(m, "count", 0), format_metric(member(m, "f1")),
+        format_metric(member(m, "precision")), format_metric(member(m, "recall")),
+        format_metric(member(m, "roc_auc")),
+        group.contains("calibrated_metrics")
+            ? format_metric(member(member(group, "calibrated_metrics"), "f1"))
+            : "-",
+        group.contains("label_free_metrics")
+            ? format_metric(member(member(group, "label_free_metrics"), "f1"))
+            : "-",
+        confusion_matrix_html(
+            integer_or(c, "true_negatives", 0), integer_or(c, "false_positives", 0),
+            integer_or(c, "false_negatives", 0), integer_or(c, "true_positives", 0)));
   }
   return html + "</table>";
 }
@@ -478,10 +547,19 @@ nlohmann::json collect_report_data(const std::filesystem::path& path) {
 }
 
 bool is_headroom_report(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
+  // A FIFO is not a report, and opening it to look would block.
+  std::string why;
+  const auto fd = util::try_open_regular_for_reading(file, &why);
+  if (!fd) return false;
   std::string head(kReportHead.size(), '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
+  std::size_t got = 0;
+  while (got < head.size()) {
+    const ssize_t n = ::read(fd.get(), head.data() + got, head.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  head.resize(got);
   return head == kReportHead || head.starts_with(kLegacyReportHead);
 }
 
@@ -508,7 +586,7 @@ std::string render_html_report(const nlohmann::json& data, const std::string& ch
       tables += model_metrics_table(model, report);
   }
   return fill_slots(kPageTemplate,
-                    {{"TITLE", html_escape(data.value("title", ""))},
+                    {{"TITLE", html_escape(text_or(data, "title"))},
                      {"GENERATED", utc_now()},
                      {"STYLE", kPageStyle},
                      {"STAGES", stage_summary_table(data["stages"])},

@@ -59,7 +59,7 @@ std::shared_ptr<const util::MappedFile> map_array_file(const std::filesystem::pa
   std::shared_ptr<const util::MappedFile> mapped;
   try {
     mapped = util::MappedFile::open(resolved, access);
-  } catch (const std::system_error& e) {
+  } catch (const std::runtime_error& e) {  // std::system_error, or replaced since the check
     throw StoreError(fmt::format("{}: {}", where, e.what()));
   }
   if (mapped->size() != record.bytes) {

@@ -16,6 +16,7 @@
 #include "headroom/store/graph_values.hpp"
 #include "headroom/store/store_arrays.hpp"
 #include "headroom/store/store_error.hpp"
+#include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
 
@@ -210,13 +211,18 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
       !std::filesystem::is_regular_file(manifest_path, ec)) {
     throw StoreError(fmt::format("{}: {} is not a regular file", where, kManifestFileName));
   }
-  std::ifstream manifest_file(manifest_path, std::ios::binary);
-  if (!manifest_file) {
+  // Opened without blocking and bounded: the check above cannot stop a FIFO put there since.
+  std::optional<std::string> manifest_text;
+  try {
+    manifest_text = util::read_file_if_present(manifest_path);
+  } catch (const std::exception& e) {
+    throw StoreError(fmt::format("{}: {}", where, e.what()));
+  }
+  if (!manifest_text) {
     throw StoreError(
         fmt::format("{}: not a complete graph store (no {})", where, kManifestFileName));
   }
-  std::stringstream text;
-  text << manifest_file.rdbuf();
+  std::stringstream text(std::move(*manifest_text));
 
   GraphStore store;
   store.path_ = path;

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "headroom/util/regular_file.hpp"
+
 namespace headroom::synthetic::detail {
 namespace {
 
@@ -22,8 +24,8 @@ constexpr char kHex[] = "0123456789ABCDEF";
 
 CanCsvWriter::CanCsvWriter(const std::filesystem::path& file)
     : file_(file), buffer_(new char[kBufferBytes]) {
-  fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw_io_error("cannot create", file_);
+  // Inside the staging directory the generator made; never through a link planted there.
+  fd_ = util::create_for_writing(file).release();
   used_ = kHeader.copy(buffer_.get(), kHeader.size());
 }
 

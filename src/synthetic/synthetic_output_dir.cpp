@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "headroom/util/regular_file.hpp"
+
 namespace headroom::synthetic::detail {
 namespace fs = std::filesystem;
 namespace {
@@ -18,8 +20,8 @@ namespace {
 }  // namespace
 
 void write_synced_file(const fs::path& file, std::string_view content) {
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw_errno("cannot create " + file.string());
+  // Inside the staging directory the generator made; never through a link planted there.
+  const int fd = util::create_for_writing(file).release();
   const char* p = content.data();
   std::size_t left = content.size();
   while (left > 0) {

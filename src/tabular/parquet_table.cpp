@@ -18,6 +18,7 @@
 #include <parquet/schema.h>
 
 #include "headroom/util/input_error.hpp"
+#include "headroom/util/regular_file.hpp"
 
 namespace headroom::tabular {
 namespace {
@@ -110,21 +111,23 @@ struct ParquetTable::Impl {
 };
 
 void ParquetTable::Impl::open(std::string_view kind, std::size_t batch_rows) {
-  // Checked up front: Arrow's own messages for these cases are long and platform-flavoured.
-  // (POSIX stat rather than std::filesystem: the LibTorch wheel exports its own copies of the
-  // std::filesystem operations, and they must not be on the reading path.)
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) {
-    throw util::InputError(path, 0, "", fmt::format("cannot open file: {}", std::strerror(errno)));
+  // Checked up front: Arrow's own messages for these cases are long and platform-flavoured. The
+  // file is opened here, without blocking, and handed to Arrow as a descriptor: Arrow's own open of
+  // a FIFO would block forever, and only a regular file (links followed) is read.
+  std::string why;
+  auto fd = util::try_open_regular_for_reading(path, &why);
+  if (!fd) {
+    throw util::InputError(path, 0, "",
+                           why.starts_with("a directory")
+                               ? fmt::format("is a directory, not {}", kind)
+                               : "cannot open file: " + why);
   }
-  if (S_ISDIR(info.st_mode)) {
-    throw util::InputError(path, 0, "", fmt::format("is a directory, not {}", kind));
-  }
-  if (S_ISREG(info.st_mode) && info.st_size == 0) {
+  if (util::open_file_size(fd.get(), path) == 0) {
     throw util::InputError(path, 0, "", "file is empty (0 bytes)");
   }
 
-  auto file = arrow::io::ReadableFile::Open(path.string());
+  // The descriptor becomes Arrow's: its file closes it.
+  auto file = arrow::io::ReadableFile::Open(fd.release());
   if (!file.ok()) {
     throw util::InputError(path, 0, "", one_line("cannot open file: " + file.status().message()));
   }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "headroom/util/regular_file.hpp"
 #include "tensorboard/compat/proto/event.pb.h"
 
 namespace headroom::tensorboard {
@@ -40,8 +41,9 @@ EventFileWriter::EventFileWriter(const std::filesystem::path& directory) {
   std::filesystem::create_directories(directory);
   const auto seconds = static_cast<std::int64_t>(unix_seconds());
   path_ = directory / ("events.out.tfevents." + std::to_string(seconds) + "." + host_name());
-  out_.open(path_, std::ios::binary | std::ios::app);
-  if (!out_) throw std::runtime_error(path_.string() + ": cannot create the TensorBoard file");
+  // The name is predictable (seconds and host): a link or a second hard link planted there is
+  // refused, never written through.
+  out_ = util::open_for_append(path_);
   ::tensorboard::Event version;
   version.set_wall_time(unix_seconds());
   version.set_file_version("brain.Event:2");
@@ -66,9 +68,11 @@ void EventFileWriter::write_record(std::string_view data) {
   append_little_endian(record, masked_crc32c(record), 4);
   record.append(data);
   append_little_endian(record, masked_crc32c(data), 4);
-  out_.write(record.data(), static_cast<std::streamsize>(record.size()));
-  out_.flush();
-  if (!out_) throw std::runtime_error(path_.string() + ": cannot write a TensorBoard record");
+  try {
+    util::write_all(out_.get(), record, path_);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string(e.what()) + ": cannot write a TensorBoard record");
+  }
 }
 
 }  // namespace headroom::tensorboard

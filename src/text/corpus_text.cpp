@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "headroom/util/printable_text.hpp"
+#include "headroom/util/regular_file.hpp"
 #include "headroom/util/utf8.hpp"
 
 namespace headroom::text {
@@ -45,10 +46,13 @@ struct FileCloser {
 // `text` without its line end.
 template <typename LineFn>
 void for_each_line(const std::filesystem::path& file, LineFn&& line) {
-  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(file.c_str(), "rb"));
+  // Only a regular file (links followed): a FIFO would block the read and a device never end it.
+  auto fd = util::open_regular_for_reading(file);
+  std::unique_ptr<std::FILE, FileCloser> f(::fdopen(fd.get(), "rb"));
   if (!f)
     throw std::system_error(errno, std::generic_category(),
                             fmt::format("cannot open '{}'", util::printable_path(file)));
+  fd.release();  // the stream closes it
   std::vector<char> buffer(kReadBytes);
   std::string pending;
   for (;;) {

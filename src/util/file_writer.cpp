@@ -1,6 +1,7 @@
 #include "headroom/util/file_writer.hpp"
 
 #include "headroom/util/printable_text.hpp"
+#include "headroom/util/regular_file.hpp"
 #include "headroom/util/stale_temporaries.hpp"
 
 #include <fcntl.h>
@@ -49,8 +50,9 @@ ChecksummedFileWriter::ChecksummedFileWriter(std::filesystem::path path, std::si
     : path_(std::move(path)),
       buffer_(buffer_bytes),
       hash_(compute_checksum ? std::make_unique<HashState>() : nullptr) {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw_io("cannot create", path_);
+  // Never through a link or into a FIFO, device or second hard link at the name: the file is
+  // headroom's own (a temporary, an array in a staging directory, a scratch file).
+  fd_ = create_for_writing(path_).release();
   if (hash_) XXH3_64bits_reset(hash_->state);
 }
 
@@ -126,8 +128,8 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 std::string checksum_hex(std::uint64_t checksum) { return fmt::format("{:016x}", checksum); }
 
 std::uint64_t checksum_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_io("cannot open", path);
+  // A FIFO would block this read and a device never end it: only a regular file is read.
+  const int fd = open_regular_for_reading(path).release();
   XXH3_state_t* state = XXH3_createState();
   XXH3_64bits_reset(state);
   std::vector<std::byte> buffer(1 << 20);

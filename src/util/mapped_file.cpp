@@ -9,15 +9,14 @@
 #include <cerrno>
 #include <system_error>
 
+#include "headroom/util/regular_file.hpp"
+
 namespace headroom::util {
 
 std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& path,
                                                    MappingAccess access) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    throw std::system_error(errno, std::generic_category(),
-                            fmt::format("cannot open '{}'", path.string()));
-  }
+  // Opening a FIFO would block, and a device has no size to map: only a regular file is mapped.
+  const int fd = open_regular_for_reading(path).release();
   struct stat info {};
   if (::fstat(fd, &info) != 0) {
     const int error = errno;

@@ -61,9 +61,28 @@ bool has_own_marker(const fs::path& wrapper) {
   }
 }
 
+// What a writer killed while it made its staging directory leaves (the constructor creates the
+// directory, then its marker): the directory alone, or with a marker cut short (empty, or the
+// start of its text). Nothing in it can be anyone else's, so it is removed like a finished one.
+bool is_unfinished_staging(const fs::path& wrapper) {
+  std::error_code ec;
+  fs::directory_iterator it(wrapper, ec);
+  if (ec) return false;
+  const std::string expected = marker_text(wrapper);
+  for (const auto& entry : it) {
+    if (entry.path().filename() != kMarkerName) return false;
+    if (!fs::is_regular_file(entry.symlink_status(ec))) return false;
+    const auto text = read_file_if_readable(entry.path(), expected.size());
+    if (!text || text->size() >= expected.size() || !expected.starts_with(*text)) return false;
+  }
+  return true;
+}
+
 // Why `wrapper` is not provably a staging directory of `kind` that headroom made ("" when it is).
 std::string why_not_our_staging(const fs::path& wrapper, const DirectoryKind& kind) {
-  if (!has_own_marker(wrapper)) return std::string("it has no headroom marker ") + kMarkerName;
+  if (!has_own_marker(wrapper))
+    return is_unfinished_staging(wrapper) ? std::string()
+                                          : std::string("it has no headroom marker ") + kMarkerName;
   const auto foreign = foreign_entries(wrapper, [&](const fs::path& relative, bool is_directory) {
     const auto top = *relative.begin();
     if (relative == kMarkerName) return !is_directory;
@@ -116,6 +135,8 @@ StagedDirectory::StagedDirectory(const fs::path& target, bool overwrite, Directo
   fs::create_directories(target_.parent_path());
   remove_stale_staging(target_, kind_);
   wrapper_ = temporary_path_for(target_);
+  // A kill between this mkdir and the marker's one write leaves an unfinished staging directory,
+  // which the next writer recognises and removes (is_unfinished_staging).
   fs::create_directory(wrapper_);
   try {
     ChecksummedFileWriter marker(wrapper_ / kMarkerName, 4096, /*compute_checksum=*/false);

@@ -187,6 +187,46 @@ TEST(StagedDirectory, NeverTouchesNamesThatOnlyLookLikeATemporary) {
   EXPECT_EQ(read_text(copied / "tree" / "data" / "1.bin"), "mine");
 }
 
+// Issue 45, item 11: `kill -9` between the staging directory's mkdir and its marker's write left
+// an empty directory that every later run warned about and never removed. What such a kill can
+// leave (the directory alone, or with its marker empty or cut short) now goes; the same with a
+// live writer, with anything else in it, or with a marker that is not the start of its own, stays.
+TEST(StagedDirectory, RemovesWhatAWriterKilledWhileMakingItsStagingLeft) {
+  TempDir dir;
+  const std::string dead = "out.tmp-headroom-999999999-";  // above any pid_max: never running
+  const auto marker_of = [](const std::string& name) {
+    return "headroom staging directory " + name + "\n";
+  };
+  const std::string empty = dead + "00000000000000a1";
+  const std::string empty_marker = dead + "00000000000000a2";
+  const std::string cut_marker = dead + "00000000000000a3";
+  fs::create_directory(dir / empty);
+  write_text_file(dir / empty_marker / ".headroom-staging", "");
+  write_text_file(dir / cut_marker / ".headroom-staging", marker_of(cut_marker).substr(0, 12));
+
+  const std::string live = "out.tmp-headroom-" + std::to_string(::getpid()) + "-00000000000000b1";
+  const std::string foreign = dead + "00000000000000b2";
+  const std::string other_marker = dead + "00000000000000b3";
+  const std::string linked_marker = dead + "00000000000000b4";
+  fs::create_directory(dir / live);
+  write_text_file(dir / foreign / "notes.txt", "mine");
+  write_text_file(dir / other_marker / ".headroom-staging", "my own text");
+  write_text_file(dir / "elsewhere", "");
+  fs::create_directory(dir / linked_marker);
+  fs::create_symlink(dir / "elsewhere", dir / linked_marker / ".headroom-staging");
+  {
+    StagedDirectory staged(dir / "out", false, toy_kind());
+    write_toy(staged.staging());
+    staged.commit();
+  }
+  for (const auto& gone : {empty, empty_marker, cut_marker})
+    EXPECT_FALSE(fs::exists(dir / gone)) << gone;
+  for (const auto& kept : {live, foreign, other_marker, linked_marker})
+    EXPECT_TRUE(fs::exists(dir / kept)) << kept;
+  EXPECT_EQ(read_text(dir / foreign / "notes.txt"), "mine");
+  EXPECT_TRUE(fs::exists(dir / "elsewhere"));
+}
+
 TEST(StagedDirectory, ReplacingDeletesTheOldTreeOnlyIfItIsStillHeadroomsAlone) {
   TempDir dir;
   write_toy(dir / "out");

@@ -17,7 +17,8 @@ class LineSource {
   static constexpr std::size_t kDefaultBlockBytes = std::size_t{1} << 20;
   static constexpr std::size_t kMaxLineBytes = std::size_t{16} << 20;
 
-  // Throws InputError (line 0) when the file cannot be opened, is a directory or is empty.
+  // Throws InputError (line 0) when the file cannot be opened, is a directory, is not a regular
+  // file (a FIFO would block, a device never end) or is empty.
   explicit LineSource(std::filesystem::path file, std::size_t block_bytes = kDefaultBlockBytes);
   ~LineSource();
   LineSource(const LineSource&) = delete;

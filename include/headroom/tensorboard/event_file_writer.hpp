@@ -11,9 +11,10 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
+
+#include "headroom/util/regular_file.hpp"
 
 namespace headroom::tensorboard {
 
@@ -22,7 +23,8 @@ namespace headroom::tensorboard {
 class EventFileWriter {
  public:
   // Creates `directory` (and parents) and a new events.out.tfevents.<seconds>.<host> file in it,
-  // starting with the file-version event TensorBoard expects first.
+  // starting with the file-version event TensorBoard expects first. A symbolic link, a second hard
+  // link or anything but a regular file at that name is refused (util/regular_file.hpp).
   explicit EventFileWriter(const std::filesystem::path& directory);
   const std::filesystem::path& path() const { return path_; }
   // One scalar summary event; `wall_time` in seconds since the Unix epoch.
@@ -31,7 +33,7 @@ class EventFileWriter {
  private:
   void write_record(std::string_view data);
   std::filesystem::path path_;
-  std::ofstream out_;
+  util::FileDescriptor out_;  // open for appending
 };
 
 // The TFRecord checksum of `data`: CRC32C, rotated and offset as TFRecord masks it.

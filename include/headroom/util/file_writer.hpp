@@ -15,8 +15,10 @@ namespace headroom::util {
 // Not thread-safe. Throws std::system_error naming the file on any I/O failure.
 class ChecksummedFileWriter {
  public:
-  // Creates (truncates) `path`. `buffer_bytes` is the write buffer size. Scratch files that are
-  // never verified pass `compute_checksum = false` to skip the hashing.
+  // Creates (truncates) `path`; a symbolic link, a second hard link or anything but a regular file
+  // at `path` is refused untouched (regular_file.hpp, create_for_writing). `buffer_bytes` is the
+  // write buffer size. Scratch files that are never verified pass `compute_checksum = false` to
+  // skip the hashing.
   explicit ChecksummedFileWriter(std::filesystem::path path, std::size_t buffer_bytes = 1 << 20,
                                  bool compute_checksum = true);
   ~ChecksummedFileWriter();  // closes without fsync if close() was not called
@@ -59,7 +61,8 @@ void fsync_directory(const std::filesystem::path& dir);
 // Formats a 64-bit checksum as 16 lowercase hex digits (the form manifests store).
 std::string checksum_hex(std::uint64_t checksum);
 
-// XXH3-64 of a whole file, read in bounded chunks (does not map the file).
+// XXH3-64 of a whole file, read in bounded chunks (does not map the file). Only a regular file is
+// read (links followed); anything else throws naming it.
 std::uint64_t checksum_file(const std::filesystem::path& path);
 
 // XXH3-64 of a byte range.

@@ -19,7 +19,8 @@ enum class MappingAccess {
 // thread-safe; share it with std::shared_ptr to keep views (and tensors over them) valid.
 class MappedFile {
  public:
-  // Throws std::system_error naming the file when it cannot be opened or mapped.
+  // Throws std::system_error naming the file when it cannot be opened or mapped, and
+  // std::runtime_error naming it when it is not a regular file (a FIFO, a device).
   static std::shared_ptr<const MappedFile> open(const std::filesystem::path& path,
                                                 MappingAccess access = MappingAccess::kReadOnly);
   ~MappedFile();

@@ -3,8 +3,9 @@
 // a marker file naming it and the tree being built (`tree/`); the tree appears under its final
 // name only when complete and synced. A killed writer leaves at most that staging directory, which
 // the next writer of the same target removes once the process is gone -- but only when its marker
-// is there and every entry in it is one the writer creates (DirectoryKind::is_staged_entry):
-// anything else found there is left, with a warning.
+// is there and every entry in it is one the writer creates (DirectoryKind::is_staged_entry), or
+// when it holds nothing but, at most, a marker cut short (a writer killed between creating the
+// directory and writing its marker): anything else found there is left, with a warning.
 #pragma once
 
 #include <filesystem>

@@ -16,6 +16,7 @@
 
 #include "headroom/train/batches/inference_batches.hpp"
 #include "headroom/util/byte_size.hpp"
+#include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/process_role.hpp"
 #include "headroom/util/stale_temporaries.hpp"
@@ -88,11 +89,10 @@ nlohmann::json cache_key(const TeacherCacheSettings& settings, const store::Grap
 }
 
 nlohmann::json read_json(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) return nullptr;
-  std::stringstream text;
-  text << in.rdbuf();
-  return nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  // Not blocking on a FIFO, nor reading a device without end: such a key is no key.
+  const auto text = util::read_file_if_readable(file);
+  if (!text) return nullptr;
+  return nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
 }
 
 // Rows one graph contributes when cached.

@@ -13,12 +13,15 @@
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/process_role.hpp"
+#include "headroom/util/regular_file.hpp"
 
 namespace headroom::train {
 namespace {
 
 nlohmann::json read_json_file(const std::filesystem::path& file) {
-  const auto text = util::read_file_if_readable(file);
+  // Absent: null. Present but a FIFO, a device or too large: an error naming it, never a hang or a
+  // stage that starts afresh over it.
+  const auto text = util::read_file_if_present(file);
   if (!text) return nullptr;
   try {
     return nlohmann::json::parse(*text);
@@ -45,9 +48,11 @@ RunDirectory::RunDirectory(std::filesystem::path path, bool echo, util::WhenLock
   // Two processes in one stage directory would interleave metrics.jsonl and leave one's
   // config.json beside the other's best.pt.
   lock_.emplace(lock_file(), "run directory " + path_.string(), when_locked);
-  log_.open(log_file(), std::ios::app);
-  if (!log_)
-    throw std::runtime_error(fmt::format("{}: cannot open for writing", log_file().string()));
+  // Never through a link or a second hard link planted at the name (`ln -s ~/victim.txt log.txt`):
+  // the log is appended to for the whole stage.
+  log_ = util::open_for_append(log_file());
+  // metrics.jsonl is appended to at each epoch's end: refused now, not after the first epoch.
+  util::require_own_file_or_absent(metrics_file());
 }
 
 void RunDirectory::write_config(const nlohmann::json& config) const {
@@ -65,8 +70,8 @@ nlohmann::json RunDirectory::read_result() const { return read_json_file(result_
 
 void RunDirectory::log(std::string_view line) {
   if (!util::process_role().writes()) return;
-  log_ << '[' << timestamp() << "] " << line << '\n';
-  log_.flush();
+  // One write per line: O_APPEND keeps lines whole even beside another writer.
+  util::write_all(log_.get(), fmt::format("[{}] {}\n", timestamp(), line), log_file());
   if (echo_) {
     fmt::print("{}\n", line);
     std::fflush(stdout);  // interleaves correctly with progress bars and shows up in piped logs
@@ -76,20 +81,21 @@ void RunDirectory::log(std::string_view line) {
 void RunDirectory::append_metrics(const nlohmann::json& line) {
   if (!util::process_role().writes()) return;
   const std::string text = line.dump() + "\n";
-  const int fd = ::open(metrics_file().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw std::runtime_error(fmt::format("{}: cannot open for appending", metrics_file().string()));
-  const auto written = ::write(fd, text.data(), text.size());
-  ::fsync(fd);
-  ::close(fd);
+  const auto fd = util::open_for_append(metrics_file());  // refuses a link, as log.txt does
+  // One write() call: a kill leaves at most a torn last line, which the readers skip.
+  const auto written = ::write(fd.get(), text.data(), text.size());
+  ::fsync(fd.get());
   if (written != static_cast<ssize_t>(text.size()))
     throw std::runtime_error(fmt::format("{}: short write", metrics_file().string()));
 }
 
 void RunDirectory::truncate_metrics(std::int64_t epochs) {
   if (!util::process_role().writes()) return;
-  std::ifstream in(metrics_file());
-  if (!in) return;
+  // Read back, then replaced: a link there would copy somebody else's file into the run.
+  util::require_own_file_or_absent(metrics_file());
+  const auto text = util::read_file_if_present(metrics_file(), kMaxMetricsBytes);
+  if (!text) return;
+  std::istringstream in(*text);
   std::string kept;
   std::string line;
   while (std::getline(in, line)) {

@@ -25,6 +25,7 @@
 #include "headroom/train/stages/batch_norm_adaptation.hpp"
 #include "headroom/train/stages/graph_scores.hpp"
 #include "headroom/train/stages/node_anomaly.hpp"
+#include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
@@ -58,10 +59,11 @@ std::vector<std::filesystem::path> discover_models(const std::filesystem::path& 
 // evaluation.json as an earlier evaluation left it (an empty object when there is none). A file
 // that does not parse is an error naming it, never silently replaced.
 nlohmann::json read_summary(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) return nlohmann::json::object();
   try {
-    auto json = nlohmann::json::parse(in);
+    // Not blocking on a FIFO, nor reading a device without end (util/file_reader.hpp).
+    const auto text = util::read_file_if_present(file);
+    if (!text) return nlohmann::json::object();
+    auto json = nlohmann::json::parse(*text);
     if (!json.is_object()) throw std::runtime_error("not a JSON object");
     return json;
   } catch (const std::exception& e) {

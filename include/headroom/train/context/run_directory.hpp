@@ -10,21 +10,27 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
+#include <fstream>  // kept for the files that include this header for it
 #include <optional>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "headroom/util/exclusive_lock.hpp"
+#include "headroom/util/regular_file.hpp"
 
 namespace headroom::train {
 
 class RunDirectory {
  public:
+  // The most metrics.jsonl that is read back (a stage's epoch and sampled step lines are far less).
+  static constexpr std::uint64_t kMaxMetricsBytes = std::uint64_t{256} << 20;
+
   // Creates the directory (and parents) and locks it before anything in it is written: while
   // another process holds the lock, throws std::runtime_error naming its pid (kFail) or waits for
-  // it (kWait). `echo` also prints log lines to stdout.
+  // it (kWait). `echo` also prints log lines to stdout. Every file the stage appends to (log.txt,
+  // metrics.jsonl) must be a regular file of its own: a symbolic link, a second hard link, a FIFO
+  // or a device at its name is refused (std::runtime_error naming it), never written through.
   explicit RunDirectory(std::filesystem::path path, bool echo = true,
                         util::WhenLocked when_locked = util::WhenLocked::kFail);
 
@@ -43,8 +49,8 @@ class RunDirectory {
   // Written atomically (temporary file, fsync, rename).
   void write_config(const nlohmann::json& config) const;
   void write_result(const nlohmann::json& result) const;
-  // The stored JSON, or null when the file does not exist. Throws on unparsable content, naming
-  // the file.
+  // The stored JSON, or null when the file does not exist. Throws on unparsable content, and on a
+  // file that is not a regular one or is larger than util::kDefaultMaxReadBytes, naming the file.
   nlohmann::json read_config() const;
   nlohmann::json read_result() const;
 
@@ -53,7 +59,8 @@ class RunDirectory {
   // Appends one JSON object as a line of metrics.jsonl and flushes it to disk.
   void append_metrics(const nlohmann::json& line);
   // Keeps only the metrics lines whose "epoch" is below `epochs` (a resumed run redoes the rest),
-  // rewriting the file atomically. A torn last line (killed mid-write) is dropped.
+  // rewriting the file atomically. A torn last line (killed mid-write) is dropped. A metrics file
+  // larger than kMaxMetricsBytes is refused, naming it.
   void truncate_metrics(std::int64_t epochs);
   // Removes the stage's files for a fresh start (keeps the directory).
   void clear();
@@ -62,7 +69,7 @@ class RunDirectory {
   std::filesystem::path path_;
   bool echo_;
   std::optional<util::ExclusiveLock> lock_;  // held by the writing process only
-  std::ofstream log_;
+  util::FileDescriptor log_;                 // log.txt, open for appending in the writing process
 };
 
 }  // namespace headroom::train
