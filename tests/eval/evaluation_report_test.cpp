@@ -394,6 +394,86 @@ TEST_F(EvaluationReport, LabelFreeDecisionsReadNoLabel) {
   EXPECT_NE(render_table(original).find("lf F1"), std::string::npos);
 }
 
+// Label-free decisions worked by hand, with a non-zero target FPR (20%), for two vehicles whose
+// adaptation windows hold outliers (attacks among them). Every test file alternates between them.
+//   Vehicle A, first 10 windows {3, 100, 1, 8, 5, 2, 7, 4, 6, 9}: median 5.5, MAD 2.5 (spread
+//     3.7065), fence 16.62 drops 100; then {1..9}: median 5, MAD 2, fence 13.90, nothing more.
+//     9 inliers; floor(0.2 x 9) = 1 may be flagged: the threshold is just above the 2nd highest, 8.
+//   Vehicle B, {11, 12, 13, 10, 10, 13, 12, 18, 15, 30}: median 12.5, MAD 2, fence 21.40 drops
+//     30; then median 12, MAD 1 (spread 1.4826), fence 16.45 drops 18 (a second round matters
+//     here: one round would keep 18 and put the threshold above 15); then nothing more. 8 inliers;
+//     floor(0.2 x 8) = 1: just above the 2nd highest, 13.
+// The windows after them score by their label, with chosen mistakes: A's normal windows 5 (every
+// third 8.5, a false alarm), attacks 9.5; B's normal 11 (every fourth 13, a tie with the
+// threshold's score, not flagged), attacks 14 (every fifth 13, missed). Each split's confusion is
+// counted from the labels alone. (Mutations seen to fail: robust_fence stopped after one round;
+// fpr_threshold's index rounded up instead of down.)
+TEST_F(EvaluationReport, LabelFreeThresholdsAndF1MatchAHandWorkedCase) {
+  constexpr std::size_t kWindows = 10;
+  const std::vector<float> vehicle_a = {3, 100, 1, 8, 5, 2, 7, 4, 6, 9};
+  const std::vector<float> vehicle_b = {11, 12, 13, 10, 10, 13, 12, 18, 15, 30};
+  const double threshold_a = std::nextafter(8.0, 9.0);
+  const double threshold_b = std::nextafter(13.0, 14.0);
+  const auto first = label_free_adaptation_windows(*store_, all_ids_, kWindows);
+  ASSERT_GE(first.size(), 2U);
+  const auto index = store_->size_index();
+  std::vector<float> scores(all_ids_.size(), 0.0F);
+  std::map<std::string, Counts> expected;  // by split
+  std::map<std::string, double> expected_thresholds;
+  std::size_t vehicle = 0;
+  for (const auto& [file, ids] : first) {
+    const bool is_a = vehicle++ % 2 == 0;
+    const auto& stream = is_a ? vehicle_a : vehicle_b;
+    for (std::size_t i = 0; i < kWindows; ++i) scores[ids[i]] = stream[i];
+    const auto& record = store_->metadata().files[file];
+    expected_thresholds[record.path] = is_a ? threshold_a : threshold_b;
+    auto& counts = expected[store_->metadata().splits[record.split].name];
+    std::size_t normals = 0;
+    std::size_t attacks = 0;
+    for (auto g = static_cast<std::uint32_t>(ids.back() + 1);
+         g < record.first_graph + record.graphs; ++g) {
+      const bool attack = index.label[g] != 0;
+      float score = 0;
+      if (attack)
+        score = is_a ? 9.5F : (++attacks % 5 == 0 ? 13.0F : 14.0F);
+      else
+        score = is_a ? (++normals % 3 == 0 ? 8.5F : 5.0F) : (++normals % 4 == 0 ? 13.0F : 11.0F);
+      scores[g] = score;
+      const bool flagged = score >= (is_a ? threshold_a : threshold_b);
+      ++counts.n;
+      counts.tp += attack && flagged;
+      counts.fp += !attack && flagged;
+      counts.fn += attack && !flagged;
+      counts.tn += !attack && !flagged;
+    }
+  }
+  const LabelFreeAdaptation adaptation{.windows = kWindows, .target_fpr = 0.2, .scores = {}};
+  const auto evaluation =
+      evaluate_scores(*store_, "m", all_ids_, scores, std::nullopt, 0.5, {}, adaptation);
+  EXPECT_EQ(evaluation.label_free_thresholds.size(), expected_thresholds.size());
+  for (const auto& [path, threshold] : expected_thresholds)
+    EXPECT_EQ(evaluation.label_free_thresholds.at(path), threshold) << path;
+  std::size_t checked = 0;
+  for (const auto& group : evaluation.groups) {
+    if (!group.attack_type.empty() || !expected.count(group.split)) continue;
+    ASSERT_TRUE(group.label_free.has_value()) << group.split;
+    const auto& c = expected.at(group.split);
+    const auto& m = group.label_free->confusion;
+    EXPECT_EQ(m.true_positives, c.tp) << group.split;
+    EXPECT_EQ(m.false_positives, c.fp) << group.split;
+    EXPECT_EQ(m.false_negatives, c.fn) << group.split;
+    EXPECT_EQ(m.true_negatives, c.tn) << group.split;
+    if (c.tp + c.fp + c.fn > 0) {
+      EXPECT_DOUBLE_EQ(group.label_free->f1,
+                       2.0 * c.tp / static_cast<double>(2 * c.tp + c.fp + c.fn))
+          << group.split;
+    }
+    EXPECT_GT(c.fp + c.fn, 0) << "the case must hold mistakes to be worth checking";
+    ++checked;
+  }
+  EXPECT_EQ(checked, expected.size());
+}
+
 // A model that learnt from the first adaptation windows (in-sample scores there) has its threshold
 // set on the adaptation windows after them; all of them stay out of the metrics.
 TEST_F(EvaluationReport, LabelFreeThresholdSkipsTheWindowsTheModelLearntFrom) {
