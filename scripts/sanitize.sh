@@ -14,7 +14,8 @@ PYTHON="$(scripts/setup.sh | tail -n 1)"
 BUILD_DIR="${HEADROOM_SANITIZE_BUILD_DIR:-build-sanitize}"
 FUZZ_SECONDS="${HEADROOM_FUZZ_SECONDS:-60}"
 WHAT="${1:-all}"
-FUZZERS=(csv_reader hcrl_reader candump_reader parquet_reader graph_tables store_open store_manifest)
+FUZZERS=(csv_reader hcrl_reader candump_reader parquet_reader graph_tables store_open store_manifest
+         run_directory)
 
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja \

@@ -102,16 +102,48 @@ std::optional<std::string> read_run_file(const fs::path& path,
   return util::read_file_if_present(path, max_bytes);
 }
 
+// Run files nest a few levels deep. One nested thousands of levels deep parses (nlohmann's parser
+// keeps its own stack) but overflows the thread's stack in the recursive copies and dumps that
+// follow, so such a document is refused while it is parsed.
+constexpr int kMaxJsonDepth = 128;
+
+struct TooDeep : std::runtime_error {
+  TooDeep()
+      : std::runtime_error(fmt::format("nested more than {} levels deep; not a file headroom wrote",
+                                       kMaxJsonDepth)) {}
+};
+
+// nlohmann's message without its "[json.exception.KIND.ID] " prefix, escaped (it quotes the input).
+std::string reason_of(const json::exception& e) {
+  std::string_view what = e.what();
+  if (what.starts_with("[json.exception."))
+    if (const auto end = what.find("] "); end != std::string_view::npos)
+      what.remove_prefix(end + 2);
+  return util::printable(what);
+}
+
+json parse_run_json(std::string_view text) {
+  return json::parse(text, [](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxJsonDepth) throw TooDeep();
+    return true;
+  });
+}
+
 json read_json_or_null(const fs::path& path, ReportInputs& inputs) {
   inputs.push_back(path);
   const auto found = read_run_file(path);
   if (!found) return nullptr;
   const std::string& text = *found;
   try {
-    return json::parse(text);
+    return parse_run_json(text);
   } catch (const json::parse_error& e) {
     throw std::runtime_error(
         fmt::format("{}:{}", util::printable_path(path), parse_error_at(text, e)));
+  } catch (const TooDeep& e) {
+    throw std::runtime_error(fmt::format("{}: {}", util::printable_path(path), e.what()));
+  } catch (const json::exception& e) {  // out_of_range: a number past a double (1e400)
+    throw std::runtime_error(fmt::format("{}: not JSON headroom can read: {}",
+                                         util::printable_path(path), reason_of(e)));
   }
 }
 
@@ -127,11 +159,17 @@ void read_metrics(const fs::path& path, json& epochs, json& steps, ReportInputs&
     if (line.empty()) continue;
     json parsed;
     try {
-      parsed = json::parse(line);
+      parsed = parse_run_json(line);
     } catch (const json::parse_error& e) {
       if (in.peek() == EOF) break;
       throw std::runtime_error(
           fmt::format("{}:{}", util::printable_path(path), parse_error_at(line, e, number)));
+    } catch (const TooDeep& e) {
+      throw std::runtime_error(
+          fmt::format("{}:{}: {}", util::printable_path(path), number, e.what()));
+    } catch (const json::exception& e) {  // out_of_range: a number past a double (1e400)
+      throw std::runtime_error(fmt::format("{}:{}: not JSON headroom can read: {}",
+                                           util::printable_path(path), number, reason_of(e)));
     }
     if (!parsed.is_object())
       throw std::runtime_error(fmt::format("{}:{}: not a metrics line (a JSON object), but {}",

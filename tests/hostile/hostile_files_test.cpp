@@ -188,6 +188,44 @@ TEST(HostileFileReads, ReportRefusesRunFilesThatAreFifosOrDevices) {
       << output;
 }
 
+// Found while writing the run-directory fuzzer: run files of another shape made `report` fail
+// with a bare library message (`[json.exception.type_error.302] type must be number, but is
+// string`), and one nested 100,000 levels deep overflowed the stack. Values of another type are
+// shown as missing; a document nested that deep is refused by name.
+TEST(HostileFileReads, ReportShowsRunFilesOfAnyShapeOrRefusesThemByName) {
+  TempDir dir;
+  const auto stage = dir / "run" / "student_normal";
+  write_text_file(stage / "metrics.jsonl",
+                  R"({"type":"epoch","steps":9223372036854775807,"oom_events":"many"})"
+                  "\n"
+                  R"({"type":"epoch","steps":9223372036854775807,"split_steps":1e300})"
+                  "\n"
+                  R"({"type":"step","step":"two"})"
+                  "\n");
+  write_text_file(stage / "result.json",
+                  R"({"training":{"best_epoch":"x","seconds":[1],"peak_tensor_bytes":{}}})");
+  write_text_file(stage / "config.json", R"({"config":7})");
+  std::string output;
+  EXPECT_EQ(run_command(headroom(fmt::format("report '{}'", stage.string())), &output), 0)
+      << output;
+  EXPECT_TRUE(fs::exists(stage / "report.html")) << output;
+  fs::remove(stage / "report.html");
+
+  // A number past a double: nlohmann's out_of_range, once printed without the file's name.
+  const auto metrics = read_text(stage / "metrics.jsonl");
+  write_text_file(stage / "metrics.jsonl",
+                  std::string(R"({"type":"epoch","steps":1e400})") + "\n" + metrics);
+  expect_refused(run_command(headroom(fmt::format("report '{}'", stage.string())), &output), output,
+                 stage / "metrics.jsonl", ":1: not JSON headroom can read: number overflow");
+  write_text_file(stage / "metrics.jsonl", metrics);
+
+  // Inside "config", which the report keeps (a segmentation fault before the depth limit).
+  write_text_file(stage / "config.json",
+                  R"({"config":)" + std::string(100'000, '[') + std::string(100'000, ']') + "}");
+  expect_refused(run_command(headroom(fmt::format("report '{}'", stage.string())), &output), output,
+                 stage / "config.json", "nested more than 128 levels deep");
+}
+
 // Item 4: `--config /dev/zero` ended in std::bad_alloc and a FIFO as --config blocked forever. A
 // config file reached through a link the user made is still read.
 TEST(HostileFileReads, ConfigThatIsAFifoOrADeviceIsRefusedAndALinkIsRead) {
