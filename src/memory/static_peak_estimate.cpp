@@ -189,4 +189,10 @@ PeakFit static_peak_estimate(const models::VgaeConfig& vgae, bool reduced_precis
   return estimate_vgae(vgae, reduced_precision ? 2.0 : kFloat);
 }
 
+double model_parameter_count(const models::GatConfig& gat) { return gat_parameters(gat); }
+
+double model_parameter_count(const models::VgaeConfig& vgae) {
+  return vgae_parameters(vgae, models::vgae_layer_plan(vgae));
+}
+
 }  // namespace headroom::memory

@@ -21,4 +21,10 @@ namespace headroom::memory {
 PeakFit static_peak_estimate(const models::GatConfig& gat, bool reduced_precision);
 PeakFit static_peak_estimate(const models::VgaeConfig& vgae, bool reduced_precision);
 
+// The parameters (weights and biases) of the model of a configuration, counted without building
+// it: what the estimate's fixed part holds 16 bytes of (weight, gradient, Adam's two moments). A
+// double, so that an absurd configuration gives a huge count rather than an overflow.
+double model_parameter_count(const models::GatConfig& gat);
+double model_parameter_count(const models::VgaeConfig& vgae);
+
 }  // namespace headroom::memory

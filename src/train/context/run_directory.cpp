@@ -12,6 +12,7 @@
 
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
+#include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
 #include "headroom/util/regular_file.hpp"
 
@@ -98,10 +99,20 @@ void RunDirectory::truncate_metrics(std::int64_t epochs) {
   std::istringstream in(*text);
   std::string kept;
   std::string line;
-  while (std::getline(in, line)) {
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
     nlohmann::json parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (parsed.is_discarded() || !parsed.contains("epoch")) continue;  // torn by a kill
-    if (parsed["epoch"].get<std::int64_t>() < epochs) kept += line + "\n";
+    if (parsed.is_discarded()) continue;  // torn by a kill (a torn object never parses)
+    // Anything else that is not a line headroom writes is named, never read as an epoch.
+    const auto* epoch = parsed.is_object() && parsed.contains("epoch") ? &parsed["epoch"] : nullptr;
+    if (!parsed.is_object() || (epoch != nullptr && !epoch->is_number_integer()))
+      throw std::runtime_error(fmt::format(
+          "{}:{}: not a metrics line headroom writes ({}); pass --resume false to start this "
+          "stage over",
+          util::printable_path(metrics_file()), number,
+          parsed.is_object()
+              ? "field \"epoch\" is " + util::printable(epoch->dump()) + ", not a whole number"
+              : std::string("a JSON ") + parsed.type_name() + ", not an object"));
+    if (epoch != nullptr && epoch->get<std::int64_t>() < epochs) kept += line + "\n";
   }
   util::write_file_atomically(metrics_file(), kept);
 }

@@ -43,6 +43,9 @@ class GatFamily final : public ClassifierFamily {
   models::GraphClassifier build_classifier(const nlohmann::json& model_config) const override {
     return models::GATWithJK(model_config.get<models::GatConfig>()).ptr();
   }
+  double parameter_count(const nlohmann::json& model_config) const override {
+    return memory::model_parameter_count(model_config.get<models::GatConfig>());
+  }
   std::optional<memory::PeakFit> static_estimate(const nlohmann::json& model_config,
                                                  bool reduced_precision) const override {
     return memory::static_peak_estimate(model_config.get<models::GatConfig>(), reduced_precision);

@@ -31,6 +31,18 @@ class GcnFamily final : public ClassifierFamily {
   models::GraphClassifier build_classifier(const nlohmann::json& model_config) const override {
     return models::GcnClassifier(model_config.get<models::GcnConfig>()).ptr();
   }
+  // GcnClassifierImpl: the identity embedding, one GCNConv (weight and bias) per layer, the head.
+  double parameter_count(const nlohmann::json& model_config) const override {
+    const auto c = model_config.get<models::GcnConfig>();
+    const auto d = [](std::int64_t value) { return static_cast<double>(value); };
+    double parameters = d(c.num_ids) * d(c.embedding_dim);
+    double in = d(c.embedding_dim + c.in_features - 1);
+    for (std::int64_t layer = 0; layer < c.layers; ++layer) {
+      parameters += in * d(c.hidden) + d(c.hidden);
+      in = d(c.hidden);
+    }
+    return parameters + d(c.hidden) * d(c.num_classes) + d(c.num_classes);
+  }
   std::optional<memory::PeakFit> static_estimate(const nlohmann::json&, bool) const override {
     return std::nullopt;
   }

@@ -9,6 +9,8 @@
 #include "headroom/train/families/model_family.hpp"
 
 #include "headroom/util/file_writer.hpp"
+#include "headroom/util/printable_text.hpp"
+#include "headroom/util/regular_file.hpp"
 
 namespace headroom::train {
 
@@ -53,6 +55,7 @@ namespace {
 torch::serialize::InputArchive open_archive(const std::filesystem::path& file,
                                             const c10::Device& device) {
   torch::serialize::InputArchive archive;
+  util::open_regular_for_reading(file);  // LibTorch's open would block on a FIFO (--teacher-path)
   try {
     archive.load_from(file.string(), device);
   } catch (const c10::Error& e) {
@@ -62,31 +65,72 @@ torch::serialize::InputArchive open_archive(const std::filesystem::path& file,
   return archive;
 }
 
+// What a checkpoint records besides its weights. An entry of the wrong kind or JSON that is not
+// the configuration headroom writes (a file edited, or another program's) is an error naming the
+// file and the entry, never the library's message alone.
 CheckpointInfo read_info(torch::serialize::InputArchive& archive,
                          const std::filesystem::path& file) {
   c10::IValue kind, config, epoch, loss;
   if (!archive.try_read("kind", kind) || !archive.try_read("config", config))
     throw std::runtime_error(fmt::format("{}: not a headroom model checkpoint", file.string()));
+  const auto refuse = [&](const char* entry, const std::string& why) {
+    return std::runtime_error(fmt::format("{}: its \"{}\" entry is not what headroom writes ({})",
+                                          util::printable_path(file), entry, why));
+  };
+  if (!kind.isString()) throw refuse("kind", "not a string");
+  if (!config.isString()) throw refuse("config", "not a string");
   CheckpointInfo info;
   info.kind = kind.toStringRef();
-  info.model_config = nlohmann::json::parse(config.toStringRef());
-  if (archive.try_read("epoch", epoch)) info.epoch = epoch.toInt();
-  if (archive.try_read("validation_loss", loss)) info.validation_loss = loss.toDouble();
+  info.model_config =
+      nlohmann::json::parse(config.toStringRef(), nullptr, /*allow_exceptions=*/false);
+  if (!info.model_config.is_object()) throw refuse("config", "not a JSON object");
+  if (archive.try_read("epoch", epoch)) {
+    if (!epoch.isInt()) throw refuse("epoch", "not a whole number");
+    info.epoch = epoch.toInt();
+  }
+  if (archive.try_read("validation_loss", loss)) {
+    if (!loss.isDouble()) throw refuse("validation_loss", "not a number");
+    info.validation_loss = loss.toDouble();
+  }
   c10::IValue decision;
-  if (archive.try_read("decision", decision))
-    info.decision = nlohmann::json::parse(decision.toStringRef()).get<eval::DecisionCalibration>();
+  if (archive.try_read("decision", decision)) {
+    if (!decision.isString()) throw refuse("decision", "not a string");
+    try {
+      info.decision =
+          nlohmann::json::parse(decision.toStringRef()).get<eval::DecisionCalibration>();
+    } catch (const nlohmann::json::exception& e) {
+      throw refuse("decision", util::printable(e.what()));
+    }
+  }
   return info;
 }
 
 void read_weights(torch::serialize::InputArchive& archive, torch::nn::Module& module,
                   const std::filesystem::path& file) {
-  torch::serialize::InputArchive model_archive;
-  archive.read("model", model_archive);
   try {
+    torch::serialize::InputArchive model_archive;
+    archive.read("model", model_archive);
     module.load(model_archive);
   } catch (const c10::Error& e) {
     throw std::runtime_error(fmt::format("{}: weights do not fit the model ({})", file.string(),
                                          e.what_without_backtrace()));
+  }
+}
+
+// The model a checkpoint's configuration describes; a configuration that cannot build one (a
+// field of the wrong type, a size out of range) is named with the file.
+template <typename Build>
+auto build_recorded(const std::filesystem::path& file, const CheckpointInfo& info, Build build) {
+  try {
+    return build();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format(
+        "{}: its recorded configuration cannot build a {} model ({})", util::printable_path(file),
+        util::printable(info.kind), util::printable(e.what())));
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(fmt::format(
+        "{}: its recorded configuration cannot build a {} model ({})", util::printable_path(file),
+        util::printable(info.kind), util::printable(e.what())));
   }
 }
 
@@ -124,8 +168,11 @@ models::GATWithJK load_gat_checkpoint(const std::filesystem::path& file,
                                       const c10::Device& device) {
   auto archive = open_archive(file, device);
   const auto info = expect_kind(archive, file, "gat");
-  return load_weights(archive, models::GATWithJK(info.model_config.get<models::GatConfig>()), file,
-                      device);
+  return load_weights(
+      archive,
+      build_recorded(file, info,
+                     [&] { return models::GATWithJK(info.model_config.get<models::GatConfig>()); }),
+      file, device);
 }
 
 LoadedAutoencoder load_autoencoder_checkpoint(const std::filesystem::path& file,
@@ -140,8 +187,11 @@ LoadedAutoencoder load_autoencoder_checkpoint(const std::filesystem::path& file,
         fmt::format("{}: holds a {} model, expected {}", file.string(), loaded.info.kind,
                     fmt::join(model_family_names(FamilyRole::kAutoencoder), " or ")));
   }
-  loaded.model = load_weights(archive, loaded.family->build_autoencoder(loaded.info.model_config),
-                              file, device);
+  loaded.model = load_weights(
+      archive,
+      build_recorded(file, loaded.info,
+                     [&] { return loaded.family->build_autoencoder(loaded.info.model_config); }),
+      file, device);
   return loaded;
 }
 
@@ -156,7 +206,10 @@ models::GraphClassifier load_classifier_checkpoint(const std::filesystem::path& 
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(fmt::format("{}: {}", file.string(), e.what()));
   }
-  auto model = load_weights(archive, family->build_classifier(info.model_config), file, device);
+  auto model = load_weights(
+      archive,
+      build_recorded(file, info, [&] { return family->build_classifier(info.model_config); }), file,
+      device);
   if (info_out != nullptr) *info_out = info;
   return model;
 }

@@ -58,6 +58,9 @@ class VgaeFamily final : public AutoencoderFamily {
   models::GraphAutoencoder build_autoencoder(const nlohmann::json& model_config) const override {
     return models::VGAE(model_config.get<models::VgaeConfig>()).ptr();
   }
+  double parameter_count(const nlohmann::json& model_config) const override {
+    return memory::model_parameter_count(model_config.get<models::VgaeConfig>());
+  }
   std::optional<memory::PeakFit> static_estimate(const nlohmann::json& model_config,
                                                  bool reduced_precision) const override {
     return memory::static_peak_estimate(model_config.get<models::VgaeConfig>(), reduced_precision);

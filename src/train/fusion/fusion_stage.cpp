@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
@@ -24,6 +25,7 @@
 #include "headroom/train/fusion/fusion_learner.hpp"
 #include "headroom/train/fusion/fusion_scoring.hpp"
 #include "headroom/train/loop/metrics_sink.hpp"
+#include "headroom/train/loop/run_resume.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
 
@@ -208,9 +210,10 @@ class FusionStage {
         train_seconds > 0 ? static_cast<double>(trained) / train_seconds : 0.0;
   }
 
-  nlohmann::json holdout_metrics(double& loss) {
+  nlohmann::json holdout_metrics(double& loss, std::int64_t epoch) {
     const at::Tensor scores = learner_->fused_scores(holdout_);
     loss = balanced_fusion_loss(scores, holdout_.labels);
+    require_finite("held-out loss", loss, epoch);
     const auto metrics = eval::binary_metrics(holdout_labels_, to_float_vector(scores));
     nlohmann::json json = {{"f1", metrics.f1},
                            {"precision", metrics.precision},
@@ -221,9 +224,26 @@ class FusionStage {
     return json;
   }
 
+  // As in the training loop (training_loop.cpp): a non-finite loss stops the stage there, named,
+  // before a NaN model could become best.pt or its scores reach a metric; last.pt keeps the epoch
+  // before.
+  void require_finite(const char* name, double value, std::int64_t epoch) {
+    if (std::isfinite(value)) return;
+    const std::string text = std::isnan(value) ? "NaN" : value > 0 ? "inf" : "-inf";
+    run_.log(fmt::format("stopped: the {} is {} in epoch {}", name, text, epoch + 1));
+    throw std::runtime_error(fmt::format(
+        "fusion diverged: the {} is {} in epoch {} of {} on store {}, at learning rate {}; "
+        "stopped at the first non-finite loss{}. Lower --learning-rate or set --gradient-clip",
+        name, text, epoch + 1, util::printable_path(run_.path()),
+        util::printable_path(config_.run.store), effective_learning_rate(config_),
+        state_.epochs_done > 0 ? fmt::format(" (last.pt keeps epoch {})", state_.epochs_done)
+                               : std::string()));
+  }
+
   void finish_epoch(std::int64_t epoch, double train_loss, Clock::time_point epoch_start) {
+    require_finite("training loss", train_loss, epoch);
     double loss = 0;
-    const auto metrics = holdout_metrics(loss);
+    const auto metrics = holdout_metrics(loss, epoch);
     const bool improved = loss < state_.best_loss;
     if (improved) {
       state_.best_loss = loss;
@@ -271,25 +291,40 @@ class FusionStage {
                                  {"bad_epochs", state_.bad_epochs},
                                  {"best_metrics", state_.best_metrics}};
     archive.write("loop", c10::IValue(loop.dump()));
+    write_state_owner(archive, config_, store::content_identity(store_.metadata()));
     save_archive_atomically(archive, run_.state_checkpoint());
   }
 
+  // The same checks as a training stage's last.pt (run_resume.hpp): its owner is this run, on
+  // this store, with at most --fusion-epochs done, before anything of it is loaded.
   void load_state() {
-    torch::serialize::InputArchive archive;
-    archive.load_from(run_.state_checkpoint().string());
-    torch::serialize::InputArchive model;
-    archive.read("model", model);
-    learner_->model().load(model);
-    torch::serialize::InputArchive learner;
-    archive.read("learner", learner);
-    learner_->load_state(learner);
-    c10::IValue value;
-    archive.read("loop", value);
-    const auto loop = nlohmann::json::parse(value.toStringRef());
+    const auto file = run_.state_checkpoint();
+    auto archive = open_state(file, torch::kCPU);
+    const auto loop =
+        require_state_owner(archive, file, config_, store::content_identity(store_.metadata()),
+                            config_.fusion.max_epochs);
+    const auto& best_loss = loop.contains("best_loss") ? loop.at("best_loss") : nlohmann::json();
+    if (!(best_loss.is_null() || best_loss.is_number()) || !loop.contains("best_metrics") ||
+        !loop.at("best_metrics").is_object())
+      throw std::runtime_error(fmt::format(
+          "{}: its loop state's \"best_loss\" or \"best_metrics\" is not what headroom writes; "
+          "pass --resume false to start this stage over",
+          util::printable_path(file)));
+    read_state_module(archive, file, "model", learner_->model());
+    try {
+      torch::serialize::InputArchive learner;
+      archive.read("learner", learner);
+      learner_->load_state(learner);
+    } catch (const c10::Error& e) {
+      throw std::runtime_error(fmt::format(
+          "{}: its learner state does not fit this run's ({}); pass --resume false to start this "
+          "stage over",
+          util::printable_path(file), util::printable(e.what_without_backtrace())));
+    }
     state_.epochs_done = loop.at("epochs_done").get<std::int64_t>();
     state_.best_epoch = loop.at("best_epoch").get<std::int64_t>();
-    state_.best_loss = loop.at("best_loss").is_null() ? std::numeric_limits<double>::infinity()
-                                                      : loop.at("best_loss").get<double>();
+    state_.best_loss =
+        best_loss.is_null() ? std::numeric_limits<double>::infinity() : best_loss.get<double>();
     state_.bad_epochs = loop.at("bad_epochs").get<std::int64_t>();
     state_.best_metrics = loop.at("best_metrics");
   }

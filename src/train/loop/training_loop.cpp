@@ -7,9 +7,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "headroom/loader/ordered_prefetcher.hpp"
@@ -116,7 +118,7 @@ class EpochLoop {
   // Restores last.pt when resuming (and rewinds the sinks), else starts fresh and seeded.
   void start(bool resume, TrainingOutcome& outcome) {
     if (resume) {
-      state_ = load_state(run_, task_, optimizer_, device_);
+      state_ = load_state(run_, config_, task_, optimizer_, device_);
       for (auto* sink : sinks_) sink->rewind(state_.epochs_done);
       outcome.resumed_after = state_.epochs_done;
       run_.log(fmt::format("resuming {} after epoch {}", util::printable_path(run_.path()),
@@ -251,6 +253,9 @@ class EpochLoop {
     for (auto* sink : sinks_) sink->record(line);
   }
 
+  // `where`: in the epoch ("step 3", "validation").
+  [[noreturn]] void stop_diverged(std::int64_t epoch, const std::string& where,
+                                  const char* loss_name, double loss, const EpochStats& stats);
   EpochStats train_epoch(std::int64_t epoch);
   void finish_epoch(std::int64_t epoch, const EpochStats& stats, Clock::time_point epoch_start);
   void save_state_named_on_oom(std::int64_t epoch, bool cuda);
@@ -323,9 +328,16 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
         emit(step_memory_line(epoch, stats.steps, units_, units, stats.oom_events, budget_,
                               cuda_index_));
       });
-    if (!cuda || stats.steps % 20 == 0)
-      bar.set_status(
-          fmt::format("loss {:.4f}", loss_sum.item<double>() / static_cast<double>(done_units)));
+    if (!cuda || stats.steps % 20 == 0) {
+      const double running = loss_sum.item<double>() / static_cast<double>(done_units);
+      // One process stops at the step (every step on CPU, where reading the loss costs nothing;
+      // every 20th on CUDA, where it synchronises). Data-parallel ranks stop together at the
+      // epoch's summed loss below: one rank stopping alone would leave the others waiting in a
+      // collective.
+      if (!std::isfinite(running) && collectives().world_size() == 1)
+        stop_diverged(epoch, fmt::format("step {}", stats.steps), "training loss", running, stats);
+      bar.set_status(fmt::format("loss {:.4f}", running));
+    }
   }
   bar.finish();
   stats.train_seconds = seconds_since(train_start);
@@ -346,6 +358,9 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
   stats.split_steps = static_cast<std::int64_t>(summed[3].item<double>());
   stats.train_loss =
       stats.units == 0 ? 0.0 : summed[0].item<double>() / static_cast<double>(stats.units);
+  if (!std::isfinite(stats.train_loss))
+    stop_diverged(epoch, fmt::format("by step {}", stats.steps), "training loss", stats.train_loss,
+                  stats);
   return stats;
 }
 
@@ -363,6 +378,8 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
     return task_.validate();
   });
   const double validation_seconds = seconds_since(validation_start);
+  if (!std::isfinite(validation.loss))
+    stop_diverged(epoch, "validation", "validation loss", validation.loss, stats);
   const auto snapshot = memory::memory_snapshot(cuda_index_);
   const auto epoch_peak = memory::device_peak_bytes(snapshot, cuda);
   state_.peak_tensor_bytes = std::max(state_.peak_tensor_bytes, epoch_peak);
@@ -425,12 +442,45 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
   if (util::process_role().writes()) save_state_named_on_oom(epoch, cuda);
 }
 
+// A loss that is NaN or infinite stays so (every later update is NaN): the run stops at the first
+// one instead of training on to epochs of NaN, a NaN "best" model and metrics that fail far from
+// the cause. metrics.jsonl gets a "diverged" line with what ran (a resume drops it with the
+// epoch); last.pt keeps the last finite epoch; no result.json is written.
+void EpochLoop::stop_diverged(std::int64_t epoch, const std::string& where, const char* loss_name,
+                              double loss, const EpochStats& stats) {
+  // JSON has no NaN or infinity: written as text, without the sign a NaN may carry.
+  const std::string value = std::isnan(loss) ? "NaN" : loss > 0 ? "inf" : "-inf";
+  emit({{"type", "diverged"},
+        {"epoch", epoch},
+        {"where", where},
+        {"steps", stats.steps},
+        {"loss_name", loss_name},
+        {"loss", value},
+        {"learning_rate", effective_learning_rate(config_)},
+        {units_, stats.units},
+        {"oom_events", stats.oom_events}});
+  const auto message = fmt::format(
+      "training diverged: the {} is {} in epoch {} ({}) of {} on store {}, at learning rate "
+      "{}; stopped at the first non-finite loss. {}. Lower --learning-rate or set "
+      "--gradient-clip; a loss that is not finite from the first step on points at the store's "
+      "values (headroom inspect --verify)",
+      loss_name, value, epoch + 1, where, util::printable_path(run_.path()),
+      util::printable_path(config_.run.store), effective_learning_rate(config_),
+      state_.epochs_done > 0
+          ? fmt::format("last.pt keeps epoch {}, the last with finite losses", state_.epochs_done)
+          : std::string("No epoch finished with finite losses"));
+  // The log keeps the line; the message itself is printed once, by whoever catches it.
+  run_.log(
+      fmt::format("stopped: the {} is {} in epoch {} ({})", loss_name, value, epoch + 1, where));
+  throw std::runtime_error(message);
+}
+
 // last.pt is replaced atomically: when writing it runs out of memory, it still holds the epoch
 // before, and that is where the same command resumes.
 void EpochLoop::save_state_named_on_oom(std::int64_t epoch, bool cuda) {
   try {
     const util::AllocationSite site("checkpoint");
-    save_state(run_, task_, optimizer_, state_, cuda);
+    save_state(run_, config_, task_, optimizer_, state_, cuda);
   } catch (const c10::OutOfMemoryError&) {
     --state_.epochs_done;
     outside_the_step(epoch, "checkpoint", [] { throw; });

@@ -19,6 +19,7 @@
 #include "headroom/train/loop/run_resume.hpp"
 #include "headroom/train/stages/prepared_stage.hpp"
 #include "headroom/train/step/losses.hpp"
+#include "stage_preconditions.hpp"
 #include "stage_support.hpp"
 
 namespace headroom::train {
@@ -41,9 +42,11 @@ class AutoencoderStage {
     if (train_normals_.empty())
       throw std::runtime_error(fmt::format(
           "{}: no normal training graphs to train the autoencoder on", config.run.store.string()));
-    if (validation_normals_.empty()) validation_normals_ = train_normals_;  // none held out
+    detail::require_validation_graphs(store_, validation_normals_.size(), "autoencoder",
+                                      "normal validation graphs");
     torch::manual_seed(config.run.seed);  // initial weights are part of the run's determinism
     model_config_ = family_.resolve_config(config.model, inputs_);
+    detail::require_model_fits_budget(family_, model_config_, context_, "autoencoder");
     model_ = family_.build_autoencoder(model_config_);
     run_.emplace(checked_run_directory(config), /*echo=*/true, config.run.when_locked);
     run_->log(fmt::format(

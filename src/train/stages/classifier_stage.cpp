@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <fmt/format.h>
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -25,6 +26,7 @@
 #include "headroom/train/step/losses.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
+#include "stage_preconditions.hpp"
 #include "stage_support.hpp"
 
 namespace headroom::train {
@@ -68,9 +70,11 @@ class ClassifierStage {
         curriculum_(config.stage == kCurriculumStage) {
     if (train_ids_.empty())
       throw std::runtime_error(fmt::format("{}: no training graphs", config.run.store.string()));
-    if (validation_ids_.empty()) validation_ids_.assign(train_ids_.begin(), train_ids_.end());
+    detail::require_validation_graphs(store_, validation_ids_.size(), to_string(config.stage),
+                                      "validation graphs");
     torch::manual_seed(config.run.seed);  // initial weights are part of the run's determinism
     model_config_ = family_.resolve_config(config.model, inputs_);
+    detail::require_model_fits_budget(family_, model_config_, context_, to_string(config.stage));
     model_ = family_.build_classifier(model_config_);
     run_.emplace(checked_run_directory(config), /*echo=*/true, config.run.when_locked);
     run_->log(fmt::format(
@@ -313,6 +317,9 @@ class ClassifierStage {
     ValidationResult result;
     const auto n = static_cast<double>(std::max<std::size_t>(1, labels.size()));
     result.loss = loss_sum / n;
+    // A diverged model's scores are NaN, which no metric takes: the epoch loop stops on this loss,
+    // naming it and the epoch (training_loop.cpp), instead of "roc_auc: a score is NaN".
+    if (!std::isfinite(result.loss)) return result;
     result.metrics = eval::binary_metrics(labels, scores, kEvenOdds);
     result.metrics["loss"] = result.loss;
     result.metrics["cross_entropy"] = ce_sum / n;

@@ -55,6 +55,11 @@ class ModelFamily {
   // The undistilled training loss on a fresh module: what `headroom plan` measures and what a
   // stage without a teacher trains.
   virtual ProbeSubject plain_subject(const nlohmann::json& model_config) const = 0;
+  // The parameters (weights and biases) a module of `model_config` has, counted from the
+  // configuration without building it: stages check the model's training state against the
+  // memory budget before they allocate it (stages/stage_preconditions.hpp). A double: an absurd
+  // configuration gives a huge count, never an overflow.
+  virtual double parameter_count(const nlohmann::json& model_config) const = 0;
   // The analytic peak estimate of one training step (headroom plan --mode static), or nullopt
   // when the family has none.
   virtual std::optional<memory::PeakFit> static_estimate(const nlohmann::json& model_config,

@@ -8,11 +8,15 @@
 
 #include <string_view>
 
+#include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
 
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -34,14 +38,44 @@ struct LoopState {
   std::int64_t peak_tensor_bytes = 0;
 };
 
-// Writes last.pt atomically: `task`'s model and auxiliary modules, `optimizer`, `state` and the
-// CPU (and with `cuda`, the CUDA) random generators' states.
-void save_state(const RunDirectory& run, const TrainingTask& task,
+// Writes last.pt atomically: `task`'s model and auxiliary modules, `optimizer`, `state`, the
+// CPU (and with `cuda`, the CUDA) random generators' states, and the run it belongs to
+// (write_state_owner with `config` and task.data_identity).
+void save_state(const RunDirectory& run, const TrainingConfig& config, const TrainingTask& task,
                 torch::optim::Optimizer& optimizer, const LoopState& state, bool cuda);
 // Restores what save_state wrote into `task`'s modules, `optimizer` and the random generators,
-// mapping tensors to `device`; returns where the loop stood.
-LoopState load_state(const RunDirectory& run, const TrainingTask& task,
-                     torch::optim::Optimizer& optimizer, const c10::Device& device);
+// mapping tensors to `device`; returns where the loop stood. First refuses a last.pt that is not
+// this run's (require_state_owner, against config.optimisation.max_epochs). Throws
+// std::runtime_error naming last.pt and the cause (unreadable, another run's, a field that is not
+// what headroom writes, weights of another model), and how to start over; nothing is changed then.
+LoopState load_state(const RunDirectory& run, const TrainingConfig& config,
+                     const TrainingTask& task, torch::optim::Optimizer& optimizer,
+                     const c10::Device& device);
+
+// last.pt's owner: the run configuration a resume must agree with (what config.json records as
+// "semantic", the store's identity `data_identity` included), written into `archive` as "run".
+// Without it a last.pt copied in from another run's directory (another store, another stage or
+// preset, more epochs) resumed as this run's, since config.json beside it is this run's.
+void write_state_owner(torch::serialize::OutputArchive& archive, const TrainingConfig& config,
+                       const nlohmann::json& data_identity);
+// Opens the resumable state `file` (last.pt) with its tensors mapped to `device`. Throws
+// std::runtime_error naming the file when it is not a readable archive (truncated, not a
+// checkpoint).
+torch::serialize::InputArchive open_state(const std::filesystem::path& file,
+                                          const c10::Device& device);
+// Refuses a last.pt that is not this run's: the owner it records ("run", write_state_owner) must
+// be `config` on `data_identity`, and the epochs it says are done (its "loop" entry's
+// "epochs_done") at most `max_epochs`. Returns that entry (what the loop resumes from). Throws
+// std::runtime_error naming `file`, each key that differs ("store.content (was …, now …)") or the
+// field that is wrong, and how to start over (--resume false); also for a last.pt that records
+// no owner (written before headroom recorded one, or not by headroom).
+nlohmann::json require_state_owner(torch::serialize::InputArchive& archive,
+                                   const std::filesystem::path& file, const TrainingConfig& config,
+                                   const nlohmann::json& data_identity, std::int64_t max_epochs);
+// Loads entry `key` of `archive` into `module` (the model, an auxiliary module). Throws
+// std::runtime_error naming `file` when the weights do not fit `module` (another family or size).
+void read_state_module(torch::serialize::InputArchive& archive, const std::filesystem::path& file,
+                       const std::string& key, torch::nn::Module& module);
 
 // The outcome stored in `run` when it holds this configuration's finished run on data with the
 // identity `data_identity` (a store's store::content_identity) and config.run.resume is set, else
