@@ -1,9 +1,12 @@
 #include "headroom/memory/memory_plan.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "headroom/util/byte_size.hpp"
 
@@ -35,9 +38,12 @@ MemoryPlan make_memory_plan(const PeakFit& fit, std::string model, std::int64_t 
   plan.input_bytes_per_node = 4.0 * static_cast<double>(node_features) + 8.0;
   plan.input_bytes_per_edge = 16.0;
   plan.input_bytes_per_graph = 16.0;
-  plan.activation_bytes_per_node = fit.bytes_per_node - plan.input_bytes_per_node;
-  plan.activation_bytes_per_edge = fit.bytes_per_edge - plan.input_bytes_per_edge;
-  plan.activation_bytes_per_graph = fit.bytes_per_graph - plan.input_bytes_per_graph;
+  // A term the fit left out (0: its count grew with another's in the probes) has its inputs'
+  // bytes inside the other terms; the activations are what the fit holds beyond the inputs, and
+  // never negative (a fit that left out edges once showed -16 B / edge of activations).
+  plan.activation_bytes_per_node = std::max(0.0, fit.bytes_per_node - plan.input_bytes_per_node);
+  plan.activation_bytes_per_edge = std::max(0.0, fit.bytes_per_edge - plan.input_bytes_per_edge);
+  plan.activation_bytes_per_graph = std::max(0.0, fit.bytes_per_graph - plan.input_bytes_per_graph);
   plan.budget_bytes = budget_bytes;
   plan.target_utilization = target_utilization;
   plan.reserve_bytes = (1.0 - target_utilization) * budget_bytes;
@@ -91,10 +97,15 @@ std::string render_memory_plan(const MemoryPlan& p) {
   out +=
       fmt::format("  {:<34} {:>9.0f} B / node  {:>7.0f} B / edge  {:>7.0f} B / graph\n", "inputs",
                   p.input_bytes_per_node, p.input_bytes_per_edge, p.input_bytes_per_graph);
-  if (p.fit.bytes_per_node < 0 || p.fit.bytes_per_edge < 0 || p.fit.bytes_per_graph < 0)
-    out +=
-        "  (nodes, edges and graphs grew together in the probes: only their sum per graph is "
-        "meaningful)\n";
+  std::vector<std::string> left_out;
+  if (p.fit.bytes_per_node == 0) left_out.emplace_back("nodes");
+  if (p.fit.bytes_per_edge == 0) left_out.emplace_back("edges");
+  if (p.fit.bytes_per_graph == 0) left_out.emplace_back("graphs");
+  if (p.fit.samples > 0 && !left_out.empty())
+    out += fmt::format(
+        "  (the fit has no term for {}: they grew with the other counts in the probes, whose "
+        "terms hold their bytes)\n",
+        fmt::join(left_out, " or "));
   out += fmt::format("  {:<34} {:>12}\n", "budget", size(p.budget_bytes));
   out += fmt::format("  {:<34} {:>12}   ({:.0f}% of the budget)\n", "fragmentation reserve",
                      size(p.reserve_bytes), 100.0 * (1.0 - p.target_utilization));

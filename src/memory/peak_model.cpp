@@ -139,12 +139,19 @@ PeakFit fit_peak(std::span<const PeakSample> samples) {
   bool all_validated = true;
   for (const auto& terms : subsets()) {
     auto coefficients = solve_subset(samples, terms);
-    if (!coefficients) continue;
+    // Bytes are never negative: a negative coefficient only trades against another term over
+    // counts that grew together in the probes (-96 B/graph beside an inflated per-node term), and
+    // it makes the packer predict less for a batch of more graphs. Such a subset is no candidate;
+    // one with fewer terms describes the same probes without it.
+    if (!coefficients ||
+        std::any_of(coefficients->begin(), coefficients->end(), [](double c) { return c < 0; }))
+      continue;
     auto error = leave_one_out_error(samples, terms);
     all_validated = all_validated && error.has_value();
     candidates.push_back({*coefficients, error});
   }
-  // The constant-only subset is never singular (its column is all ones), so there is a candidate.
+  // The constant-only subset is never singular (its column is all ones) and its coefficient is the
+  // mean peak, positive: there is a candidate.
   std::size_t chosen = 0;
   if (all_validated)
     for (std::size_t i = 1; i < candidates.size(); ++i)

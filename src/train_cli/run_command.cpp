@@ -46,7 +46,9 @@ void require_store_of(const std::filesystem::path& store, std::string_view kind,
   try {
     built = store::store_source_at(store);
   } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("{}; {}", e.what(), replace_how));
+    // Not a store's manifest: --force would not replace it either (only a store is replaced).
+    throw std::runtime_error(
+        fmt::format("{}; remove it yourself, or choose another --store", e.what()));
   }
   if (!built) return;  // nothing there, or no store: preprocessing decides what it may replace
   std::error_code ec;
@@ -224,6 +226,12 @@ void run_can_dataset(const RunState& state) {
     store = std::filesystem::path("stores") / (name.empty() ? "dataset" : name);
   }
   auto options = state.flags.resolve();
+  // Every stage of the chain stops early, keeps its best epoch and calibrates on held-out graphs:
+  // refused before the store is built, not after.
+  if (options.validation_fraction <= 0)
+    throw std::invalid_argument(
+        "--val-fraction 0 leaves no validation graphs, and every stage of `run` needs them (early "
+        "stopping, the best checkpoint, the decision threshold): give a fraction above 0");
   require_store_of(store, store::kWindowsStoreKind, dataset, options.overwrite);
   options.overwrite = true;  // the main job rebuilds its own store (and only a store) every run
   auto config = state.training.resolve(train::kAutoencoderStage);

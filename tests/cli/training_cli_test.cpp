@@ -208,7 +208,7 @@ TEST_F(TrainingCliErrors, RunRefusesToReplaceAStoreOfAnotherDataset) {
                                "' --progress false 2>&1",
                            &output),
       0);
-  EXPECT_NE(output.find("holds a store built from"), std::string::npos) << output;
+  EXPECT_NE(output.find("holds a CAN windows store built from"), std::string::npos) << output;
   EXPECT_NE(output.find("pass --force to replace it"), std::string::npos) << output;
   EXPECT_EQ(read_text(manifest), before);
 }

@@ -103,7 +103,9 @@ TEST(HostileTextCorpora, RunReplacesOnlyAStoreOfItsOwnKindAndSource) {
               0)
         << said;
     EXPECT_NE(said.find(expected), std::string::npos) << said;
-    EXPECT_NE(said.find("pass --force to replace it"), std::string::npos) << said;
+    EXPECT_NE(said.find(store.filename() == "odd" ? "remove it yourself" : "pass --force"),
+              std::string::npos)
+        << said;
     EXPECT_EQ(util::read_file(store / "manifest.json"), before) << store;
   };
   refused(corpus, can_store, "holds a CAN windows store built from");
@@ -112,6 +114,15 @@ TEST(HostileTextCorpora, RunReplacesOnlyAStoreOfItsOwnKindAndSource) {
   refused(corpus, dir / "odd", "odd/manifest.json: not a headroom graph store manifest");
   refused(can, dir / "odd", "odd/manifest.json: not a headroom graph store manifest");
   EXPECT_FALSE(std::filesystem::exists(dir / "runs"));
+  // No validation graphs: refused before a store is built (every stage validates).
+  EXPECT_NE(run_command(headroom(fmt::format("run '{}' --store '{}' --runs-dir '{}' "
+                                             "--val-fraction 0 --progress false",
+                                             can.string(), (dir / "stores/none").string(), runs)),
+                        &output),
+            0);
+  EXPECT_NE(output.find("--val-fraction 0 leaves no validation graphs"), std::string::npos)
+      << output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "stores/none"));
   // Its own store, built by `preprocess` from the same corpus named another way, is rebuilt.
   EXPECT_EQ(run_command(headroom(fmt::format("run '{}/../corpus/' --store '{}' --runs-dir '{}' "
                                              "--max-epochs 1 --progress false",

@@ -64,6 +64,26 @@ TEST(MemoryPlan, ATeacherOnTheDeviceComesOutOfTheDataBudgetACachedOneDoesNot) {
       std::string::npos);
 }
 
+// A fit that left the edge term out (0) once showed "-16 B / edge" of activations, which reads as
+// a bug: the activations are never negative, and the plan says which counts have no term.
+// (Mutation seen to fail: the activations without std::max.)
+TEST(MemoryPlan, ATermTheFitLeftOutShowsNoNegativeActivationsAndIsNamed) {
+  auto fit = example_fit();
+  fit.bytes_per_edge = 0;
+  fit.bytes_per_graph = 0;
+  const auto plan = make_memory_plan(fit, "m", 1'000'000, 11, {30, 40}, {60, 90}, 1e9, 0.9);
+  EXPECT_EQ(plan.activation_bytes_per_edge, 0.0);
+  EXPECT_EQ(plan.activation_bytes_per_graph, 0.0);
+  EXPECT_DOUBLE_EQ(plan.activation_bytes_per_node, 2000 - 52);
+  const auto text = render_memory_plan(plan);
+  EXPECT_EQ(text.find("-16"), std::string::npos) << text;
+  EXPECT_NE(text.find("the fit has no term for edges or graphs"), std::string::npos) << text;
+  EXPECT_EQ(
+      render_memory_plan(make_memory_plan(example_fit(), "m", 1, 11, {30, 40}, {60, 90}, 1e9, 0.9))
+          .find("no term for"),
+      std::string::npos);
+}
+
 TEST(MemoryPlan, ABudgetBelowTheFixedPartLeavesNoBatch) {
   const auto plan = make_memory_plan(example_fit(), "m", 10, 11, {30, 40}, {60, 90}, 40e6, 0.9);
   EXPECT_LT(plan.data_bytes, 0);

@@ -117,6 +117,21 @@ TEST(PeakModel, TermsThatOnlyFitNoiseAreLeftOut) {
               0.02 * truth.at(60000, 1000, 1));
 }
 
+// Probes whose peaks an unconstrained least-squares fit explains exactly with a negative per-graph
+// term (the plan then printed "-96 B/graph", and the packer would predict less for more graphs).
+// Every coefficient of the fit is >= 0, and it still describes the probes closely.
+// (Mutation seen to fail: fit_peak without the non-negativity filter gives -300 B/graph.)
+TEST(PeakModel, EveryCoefficientIsNonNegative) {
+  const Truth signed_truth{1e6, 500.0, 30.0, -300.0};
+  const auto samples = independent_samples(signed_truth);
+  const auto fit = fit_peak(samples);
+  for (const double c :
+       {fit.fixed_bytes, fit.bytes_per_node, fit.bytes_per_edge, fit.bytes_per_graph})
+    EXPECT_GE(c, 0.0);
+  EXPECT_LT(fit.max_relative_error, 0.10);
+  EXPECT_EQ(peak_fit_problem(fit, samples), "");
+}
+
 TEST(PeakModel, TwoSamplesFitALineThroughBoth) {
   const std::vector<PeakSample> samples = {{100, 300, 10, 5000.0}, {200, 600, 20, 9000.0}};
   const auto fit = fit_peak(samples);

@@ -47,7 +47,9 @@ struct PeakFit {
 // with the most terms is used (order: {1,n,e,g}, three-term, two-term, constant; node and edge
 // terms before the graph term). Columns are scaled to unit maximum before solving (bytes and
 // counts span many orders of magnitude); a pivot below 1e-9 of the largest diagonal entry of the
-// scaled normal matrix counts as singular. Coefficients are not constrained to be non-negative.
+// scaled normal matrix counts as singular. A subset whose solution has a negative coefficient is
+// no candidate (bytes are never negative; such a coefficient only trades against a correlated
+// term, and a packer reading it would predict less for more graphs): every coefficient is >= 0.
 //
 // Throws std::invalid_argument for fewer than 2 samples, or a peak that is not finite and positive.
 PeakFit fit_peak(std::span<const PeakSample> samples);
