@@ -55,8 +55,20 @@ std::vector<std::size_t> rows_in_document_order(const std::filesystem::path& fil
   }
   std::vector<std::optional<std::size_t>> numbers;
   for (const auto& index : indices) numbers.push_back(document_number(index));
-  if (!std::all_of(numbers.begin(), numbers.end(), [](const auto& n) { return n.has_value(); }))
+  const auto named =
+      std::find_if(numbers.begin(), numbers.end(), [](const auto& n) { return !n.has_value(); });
+  if (std::none_of(numbers.begin(), numbers.end(), [](const auto& n) { return n.has_value(); }))
     return order;  // names: file order is corpus order
+  // Numbers and names mixed (" 7", "-1", "0x7" among numbers) cannot be joined on, and file order
+  // would silently undo the join for every other row.
+  if (named != numbers.end()) {
+    const auto row = static_cast<std::size_t>(named - numbers.begin());
+    throw row_error(file, lines[row],
+                    fmt::format("index '{}' is not a document number (0, 1, 2, ... with nothing "
+                                "around it) while other rows' are: numbered rows are joined on "
+                                "their number, so every row needs one",
+                                util::printable(indices[row])));
+  }
   for (std::size_t row = 0; row < indices.size(); ++row) {
     if (*numbers[row] >= indices.size())
       throw row_error(file, lines[row],

@@ -93,6 +93,8 @@ void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path 
   const auto runs = config.run.runs_dir / train::dataset_name(config);
   util::require_disjoint(runs, "the run directories (--runs-dir)", corpus, "the corpus");
   util::require_disjoint(runs, "the run directories (--runs-dir)", store, "the store");
+  tracking.require_outside(corpus, "the corpus");
+  tracking.require_outside(store, "the store (--store)");
   require_store_of(store, store::kNodeGraphStoreKind, corpus, shared.overwrite);
   auto options = text.resolve(shared, given("--val-fraction"));
   options.overwrite = true;  // the main job rebuilds its own store (and only a store) every run
@@ -241,6 +243,8 @@ void run_can_dataset(const RunState& state) {
   const auto runs = config.run.runs_dir / train::dataset_name(config);
   util::require_disjoint(runs, "the run directories (--runs-dir)", dataset, "the dataset");
   util::require_disjoint(runs, "the run directories (--runs-dir)", store, "the store");
+  state.tracking.require_outside(dataset, "the dataset");
+  state.tracking.require_outside(store, "the store (--store)");
   require_replaceable_report(runs / "report.html");
   // Every rank trains on the one store rank 0 builds.
   const auto job = join_data_parallel_job(state.training, config);

@@ -2,15 +2,19 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "headroom/cli/commands.hpp"
+#include "headroom/store/store_source.hpp"
 #include "headroom/train/pipeline/stage_registry.hpp"
 #include "headroom/train_cli/data_parallel.hpp"
 #include "headroom/train_cli/tracking_flags.hpp"
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/train_cli/training_app.hpp"
 #include "headroom/train_cli/training_flags.hpp"
+#include "headroom/util/output_path.hpp"
 #include "headroom/util/printable_text.hpp"
 
 namespace headroom::cli {
@@ -74,8 +78,30 @@ train::TrainingConfig resolve_stage(const train::StageDefinition& stage,
   return config;
 }
 
+// What a stage command writes (its run directories, TensorBoard's event files) may not be, hold
+// or lie inside what it reads: the store, and the dataset the store was built from. Run files
+// written there once made headroom refuse its own store and dataset as holding foreign files.
+void require_outputs_outside_inputs(const train::TrainingConfig& config,
+                                    const TrackingFlags& tracking) {
+  const auto runs = config.run.runs_dir / train::dataset_name(config);
+  std::vector<std::pair<std::filesystem::path, std::string_view>> inputs = {
+      {config.run.store, "the store (--store)"}};
+  try {
+    if (const auto source = store::store_source_at(config.run.store);
+        source && !source->source.empty())
+      inputs.emplace_back(source->source, "the dataset the store was built from");
+  } catch (const std::exception&) {
+    // Not a readable store: opening it says so, naming it.
+  }
+  for (const auto& [input, what] : inputs) {
+    util::require_disjoint(runs, "the run directories (--runs-dir)", input, what);
+    tracking.require_outside(input, what);
+  }
+}
+
 void run_stage(const train::StageDefinition& stage, const StageCommandFlags& flags) {
   auto config = resolve_stage(stage, *flags.training);
+  require_outputs_outside_inputs(config, *flags.tracking);
   const auto job = join_data_parallel_job(*flags.training, config);
   const auto result = tracked_stage(*flags.tracking, config, job->hooks(), stage.run);
   if (stage.trains)

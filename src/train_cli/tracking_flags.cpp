@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "headroom/util/output_path.hpp"
 #include "headroom/util/process_role.hpp"
 
 namespace headroom::cli {
@@ -26,6 +27,14 @@ std::unique_ptr<tracking::Trackers> TrackingFlags::open(std::ostream& warnings) 
   if (!util::process_role().writes())
     return std::make_unique<tracking::Trackers>(tracking::SinkFlagValues{}, warnings);
   return std::make_unique<tracking::Trackers>(values, warnings);
+}
+
+void TrackingFlags::require_outside(const std::filesystem::path& input,
+                                    std::string_view input_what) const {
+  const auto tensorboard = values.find("--tensorboard");
+  if (tensorboard != values.end() && !tensorboard->second.empty() && !input.empty())
+    util::require_disjoint(tensorboard->second, "the TensorBoard directory (--tensorboard)", input,
+                           input_what);
 }
 
 }  // namespace headroom::cli

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <fstream>
 #include <mutex>
 #include <random>
 #include <string>
@@ -28,6 +29,21 @@ bool all_of(std::string_view text, std::string_view allowed) {
   return !text.empty() && text.find_first_not_of(allowed) == std::string_view::npos;
 }
 
+// Whether `pid` names a process that still runs. A zombie (state Z in /proc/PID/stat: killed, not
+// yet reaped by its parent) answers kill(pid, 0) but writes nothing more: a rerun right after a
+// kill -9 once kept the killed writer's staging directory (a whole partial store) for that reason.
+bool process_runs(pid_t pid) {
+  // EPERM: the process exists but belongs to someone else.
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;  // no /proc: trust kill()
+  // "PID (COMM) STATE ...": COMM may hold spaces and parentheses, so the state follows the last
+  // ')'.
+  const auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
 }  // namespace
 
 std::filesystem::path temporary_path_for(const std::filesystem::path& target) {
@@ -48,9 +64,7 @@ bool is_stale_temporary(const std::filesystem::path& entry, std::string_view tar
   if (digits.empty() || digits.size() > 9 || digits.front() == '0' || !all_of(digits, "0123456789"))
     return false;
   if (token.size() != kTokenDigits || !all_of(token, "0123456789abcdef")) return false;
-  const auto pid = static_cast<pid_t>(std::stol(std::string(digits)));
-  // EPERM: the process exists but belongs to someone else.
-  return ::kill(pid, 0) != 0 && errno == ESRCH;
+  return !process_runs(static_cast<pid_t>(std::stol(std::string(digits))));
 }
 
 int remove_stale_temporaries(const std::filesystem::path& target) {

@@ -369,5 +369,33 @@ TEST_F(HostileRuns, StrayLauncherVariablesAreSaidBeforeTheRendezvous) {
   EXPECT_NE(waiting.join(), 0);  // rank 0 never came
 }
 
+// A stage command's run directories or TensorBoard files inside its store or the store's dataset
+// made headroom refuse its own store and dataset afterwards (as holding files it did not write),
+// and a log.txt among the CAN files broke the next preprocess. Refused before anything is
+// written, as `run` refuses them. (Mutation seen to fail: run_stage without
+// require_outputs_outside_inputs.)
+TEST_F(HostileRuns, StageOutputsInsideTheStoreOrItsDatasetAreRefused) {
+  const auto before = tree_snapshot(dir_.path());
+  const std::pair<std::string, std::string> cases[] = {
+      {"--runs-dir '" + (store_ / "runs").string() + "'", "is inside the store (--store)"},
+      {"--runs-dir '" + (data_ / "train_01_attack_free").string() + "'",
+       "is inside the dataset the store was built from"},
+      {"--tensorboard '" + store_.string() + "'", "the TensorBoard directory (--tensorboard)"},
+      {"--tensorboard '" + (data_ / "tb").string() + "'",
+       "the TensorBoard directory (--tensorboard)"}};
+  for (const auto& [flag, expected] : cases) {
+    std::string output;
+    EXPECT_NE(
+        run_command(headroom(fmt::format("normal --store '{}' --preset gat,student --max-epochs 1 "
+                                         "--threads 1 --progress false {}",
+                                         store_.string(), flag)),
+                    &output),
+        0)
+        << flag;
+    EXPECT_NE(output.find(expected), std::string::npos) << flag << "\n" << output;
+  }
+  EXPECT_EQ(tree_snapshot(dir_.path()), before);
+}
+
 }  // namespace
 }  // namespace headroom

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <vector>
 
 #include "headroom/store/node_graph_store.hpp"
@@ -132,6 +134,10 @@ TEST(CorpusLabels, NumberedRowsAreJoinedOnTheirIndexAndMustNameEachDocumentOnce)
   refused("index\tsplit\tlabel\n7\ttrain\ta\n7\ttest\tb\n",
           "labels.tsv:3: index '7' is also on line 2");
   refused("index\tsplit\tlabel\nd\ttrain\ta\nd\ttest\tb\n", "labels.tsv:3: index 'd' is also");
+  // One odd index among numbers once sent the whole file back to file order, silently.
+  for (const char* odd : {" 1", "1 ", "-1", "0x1", "1e0"})
+    refused(fmt::format("index\tsplit\tlabel\n0\ttrain\ta\n{}\ttest\tb\n", odd),
+            fmt::format("labels.tsv:3: index '{}' is not a document number", odd));
   refused("index\tsplit\tlabel\n1\ttrain\ta\n2\ttest\tb\n",  // numbered from 1: a gap at 0
           "labels.tsv:3: index 2 is past the last document: the 2 rows number the corpus's "
           "documents from 0 to 1");

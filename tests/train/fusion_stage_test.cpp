@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "headroom/train/config/training_config.hpp"
+#include "headroom/train/fusion/fusion_stage.hpp"
 #include "test_support.hpp"
 
 namespace headroom {
@@ -121,6 +123,32 @@ TEST_F(FusionStage, KilledRunEndsLikeAnUninterruptedOneAndIsEvaluated) {
   // A finished run is not retrained.
   ASSERT_EQ(testing::run_command(fusion(resumed, "dqn", kEpochs), &output), 0) << output;
   EXPECT_NE(output.find("already complete"), std::string::npos) << output;
+}
+
+// `run --max-epochs 1` trained fusion with the GNN stages' epoch count in its configuration, and
+// `headroom fusion` (which has no --max-epochs) then refused that fusion as "another run
+// (max_epochs was 1, now 50)". Fusion's configuration holds only what fusion reads: a fusion
+// trained under any --max-epochs is the same fusion. (Mutation seen to fail: run_fusion_stage
+// passing the caller's configuration unchanged.)
+TEST_F(FusionStage, TheGraphStagesEpochCountIsNoPartOfAFusion) {
+  train::TrainingConfig config;
+  config.stage = train::kFusionStage;
+  config.run.store = store_;
+  config.run.runs_dir = dir_->path() / "epochs";
+  config.run.threads = 1;
+  config.run.progress = false;
+  config.fusion.method = "logistic";
+  config.fusion.classifier_path = classifier_;
+  config.fusion.autoencoder_path = autoencoder_;
+  config.fusion.max_epochs = 5;
+  config.optimisation.max_epochs = 1;  // as `run --max-epochs 1` passes it
+  const auto first = train::run_fusion_stage(config);
+  EXPECT_FALSE(first.outcome.already_complete);
+  config.optimisation.max_epochs = 50;  // as `headroom fusion` passes it
+  config.optimisation.batch_size = 64;
+  const auto again = train::run_fusion_stage(config);
+  EXPECT_TRUE(again.outcome.already_complete);
+  EXPECT_EQ(again.run_dir, first.run_dir);
 }
 
 TEST_F(FusionStage, LogisticFusionTrainsAndBeatsChanceOnHeldOutGraphs) {

@@ -86,6 +86,28 @@ TEST(StaleTemporaries, OnlyTheExactNameFormOfADeadProcessCounts) {
     EXPECT_FALSE(is_stale_temporary(other, "x")) << other;
 }
 
+// A writer killed with -9 stays a zombie until its parent reaps it (about 2 s under some init
+// processes, forever under one that never reaps): kill(pid, 0) still answers, and a rerun right
+// after the kill kept the killed writer's temporaries. A zombie is a dead writer.
+// (Mutation seen to fail: process_runs without the /proc state check.)
+TEST(StaleTemporaries, AKilledWriterNotYetReapedIsDead) {
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  // Not reaped yet: wait until the kernel shows it as a zombie.
+  bool zombie = false;
+  for (int i = 0; i < 500 && !zombie; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    zombie = line.find(") Z ") != std::string::npos;
+    if (!zombie) usleep(10'000);
+  }
+  ASSERT_TRUE(zombie);
+  EXPECT_TRUE(is_stale_temporary(temporary_name("x", child), "x"));
+  int status = 0;
+  waitpid(child, &status, 0);
+}
+
 TEST(StaleTemporaries, EveryTemporaryGetsItsOwnName) {
   const auto first = temporary_path_for("/d/best.pt");
   const auto second = temporary_path_for("/d/best.pt");

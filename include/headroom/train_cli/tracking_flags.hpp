@@ -3,9 +3,11 @@
 // --mlflow-experiment (or MLFLOW_EXPERIMENT_NAME) and --tensorboard DIR.
 #pragma once
 
+#include <filesystem>
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "headroom/tracking/trackers.hpp"
 
@@ -25,6 +27,10 @@ struct TrackingFlags {
   // not the writing rank of a data-parallel job: call after joining it); warnings go to
   // `warnings`, which must outlive them.
   std::unique_ptr<tracking::Trackers> open(std::ostream& warnings) const;
+  // Throws std::runtime_error when a directory these flags write (--tensorboard) is, holds or
+  // lies inside `input` (what `input_what` names: "the store", "the dataset"): event files
+  // written into a store or a dataset made headroom refuse its own store or dataset later.
+  void require_outside(const std::filesystem::path& input, std::string_view input_what) const;
 };
 
 }  // namespace headroom::cli

@@ -374,8 +374,13 @@ class FusionStage {
 StageResult run_fusion_stage(const TrainingConfig& config, const LoopHooks& hooks) {
   TrainingConfig fusion_config = config;
   fusion_config.stage = kFusionStage;
+  // Fusion trains for --fusion-epochs on whole splits: the GNN stages' epoch count and batch size
+  // mean nothing to it, and kept in its configuration they made `headroom fusion` (which has no
+  // --max-epochs) refuse the fusion a `run --max-epochs 1` had trained as "another run".
+  fusion_config.optimisation.max_epochs = OptimisationOptions{}.max_epochs;
+  fusion_config.optimisation.batch_size = OptimisationOptions{}.batch_size;
   validate(fusion_config);
-  FusionStage stage(config, hooks);
+  FusionStage stage(fusion_config, hooks);
   return stage.run();
 }
 
