@@ -164,6 +164,36 @@ TEST_F(HostileTraining, ALastPtOfAnotherRunIsNotResumed) {
   EXPECT_TRUE(fs::exists(stage / "result.json"));
 }
 
+// A best.pt copied from another store's run into this store's run directory was evaluated (and
+// reused as the finished stage) without a word: the store check read the config.json beside it,
+// which speaks for the directory, not the file. best.pt records its own store now, and is checked
+// by that record. (Mutation seen to fail: require_trained_on without the checkpoint's record.)
+TEST_F(HostileTraining, ABestPtOfAnotherStoreIsRefusedWhereverItIsCopied) {
+  const auto other_store = dir_ / "other" / "store";
+  build_store(dir_ / "other" / "data", other_store, 16000, 5, "");
+  std::string output;
+  for (const auto& [store, runs] :
+       {std::pair{store_, dir_ / "runs"}, std::pair{other_store, dir_ / "other_runs"}})
+    ASSERT_EQ(
+        run_command(train("normal", store, runs, "--preset gat,student --max-epochs 1"), &output),
+        0)
+        << output;
+  const auto stage = dir_ / "runs" / "store" / "student_normal";
+  fs::copy_file(dir_ / "other_runs" / "store" / "student_normal" / "best.pt", stage / "best.pt",
+                fs::copy_options::overwrite_existing);
+  EXPECT_NE(
+      run_command(headroom(fmt::format("evaluation --store '{}' --models '{}' --threads 1 "
+                                       "--runs-dir '{}' --progress false",
+                                       store_.string(), stage.string(), (dir_ / "eval").string())),
+                  &output),
+      0)
+      << output;
+  EXPECT_TRUE(contains(output,
+                       "best.pt: trained on another store than the one it is to be "
+                       "evaluated on (differs in: store."))
+      << output;
+}
+
 // Item 10: damaged run files ended runs with messages that named no file: "PytorchStreamReader
 // failed reading zip archive", nlohmann's type errors for a metrics line {"epoch":"x"}, a
 // config.json of [1,2] or a result.json field of the wrong type. Each now names the file, the

@@ -47,6 +47,8 @@ void save_model_checkpoint(const std::filesystem::path& file, const torch::nn::M
   archive.write("epoch", c10::IValue(info.epoch));
   archive.write("validation_loss", c10::IValue(info.validation_loss));
   if (info.decision) archive.write("decision", c10::IValue(nlohmann::json(*info.decision).dump()));
+  if (!info.store_identity.is_null())
+    archive.write("store", c10::IValue(info.store_identity.dump()));
   save_archive_atomically(archive, file);
 }
 
@@ -91,6 +93,13 @@ CheckpointInfo read_info(torch::serialize::InputArchive& archive,
   if (archive.try_read("validation_loss", loss)) {
     if (!loss.isDouble()) throw refuse("validation_loss", "not a number");
     info.validation_loss = loss.toDouble();
+  }
+  c10::IValue store;
+  if (archive.try_read("store", store)) {
+    if (!store.isString()) throw refuse("store", "not a string");
+    info.store_identity =
+        nlohmann::json::parse(store.toStringRef(), nullptr, /*allow_exceptions=*/false);
+    if (!info.store_identity.is_object()) throw refuse("store", "not a JSON object");
   }
   c10::IValue decision;
   if (archive.try_read("decision", decision)) {

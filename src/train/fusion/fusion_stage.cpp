@@ -185,6 +185,7 @@ class FusionStage {
                          {"classifier", sources_.classifier.string()},
                          {"autoencoder", sources_.autoencoder.string()}};
     if (config_.fusion.with_baseline) info.model_config["baseline"] = true;
+    info.store_identity = store::content_identity(store_.metadata());
     return info;
   }
 

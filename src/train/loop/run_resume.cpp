@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/regular_file.hpp"
 
@@ -323,6 +324,22 @@ void record_training_config(const TrainingConfig& config, const RunDirectory& ru
 
 void require_trained_on(const std::filesystem::path& checkpoint,
                         const nlohmann::json& data_identity, std::string_view use) {
+  const auto refuse_other_store = [&](const std::vector<std::string>& diff) {
+    return std::runtime_error(fmt::format(
+        "{}: trained on another store than the one it is {} (differs in: {}); train it again on "
+        "this store (`headroom run` retrains what changed), or use the store it was trained on",
+        util::printable_path(checkpoint), use, fmt::join(diff, ", ")));
+  };
+  // The checkpoint's own record first: a best.pt copied into another run directory carries it
+  // along, where the config.json beside it speaks for the directory, not the file.
+  if (std::filesystem::is_regular_file(checkpoint)) {
+    const auto recorded = read_checkpoint_info(checkpoint).store_identity;
+    if (recorded.is_object()) {
+      std::vector<std::string> diff;
+      collect_differences(recorded, data_identity, "store.", diff);
+      if (!diff.empty()) throw refuse_other_store(diff);
+    }
+  }
   const auto config_file = checkpoint.parent_path() / "config.json";
   std::error_code ec;
   if (!std::filesystem::is_regular_file(config_file, ec)) return;
@@ -345,11 +362,7 @@ void require_trained_on(const std::filesystem::path& checkpoint,
     return;
   std::vector<std::string> diff;
   collect_differences(semantic.at("store"), data_identity, "store.", diff);
-  if (!diff.empty())
-    throw std::runtime_error(fmt::format(
-        "{}: trained on another store than the one it is {} (differs in: {}); train it again on "
-        "this store (`headroom run` retrains what changed), or use the store it was trained on",
-        util::printable_path(checkpoint), use, fmt::join(diff, ", ")));
+  if (!diff.empty()) throw refuse_other_store(diff);
 }
 
 }  // namespace headroom::train

@@ -392,6 +392,7 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
     state_.best_metrics = validation.metrics;
     state_.bad_epochs = 0;
     CheckpointInfo info = task_.checkpoint;
+    info.store_identity = task_.data_identity;
     info.epoch = epoch;
     info.validation_loss = validation.loss;
     const auto checkpoint_start = Clock::now();

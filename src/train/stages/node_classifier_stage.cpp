@@ -16,6 +16,7 @@
 #include "headroom/train/context/node_run_context.hpp"
 #include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
+#include "headroom/train/loop/run_resume.hpp"
 #include "headroom/train/stages/node_stage_plan.hpp"
 #include "headroom/train/step/node_subgraph_batch.hpp"
 #include "headroom/train/step/node_task_batch.hpp"
@@ -284,6 +285,10 @@ class NodeClassifierStage {
   // The best checkpoint on every split with labelled nodes; evaluation.json (written atomically
   // by the writing process) holds them.
   std::map<std::string, eval::ClassMetrics> evaluate_best() {
+    // A best.pt copied in from another corpus's run once failed deep inside a sparse product,
+    // naming nothing: its own record of the store is checked first.
+    require_trained_on(run_.best_checkpoint(), node_graph_identity(store_.metadata()),
+                       "to be evaluated on");
     const auto best = models::make_node_model(model_config_);
     load_checkpoint_weights(run_.best_checkpoint(), *best);
     best->to(context_.device);

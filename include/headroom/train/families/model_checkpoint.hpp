@@ -32,6 +32,10 @@ struct CheckpointInfo {
   // A classifier's decision threshold, calibrated on the validation split when its stage finished
   // (eval/decision_threshold.hpp); unset: decide at 0.5.
   std::optional<eval::DecisionCalibration> decision;
+  // The identity of the store the weights were trained on (store::content_identity, or the node
+  // graph's): the checkpoint's own record, which no copied config.json can vouch for. null when
+  // not recorded (a checkpoint of an older headroom).
+  nlohmann::json store_identity;
 };
 
 // A run directory stands for its best.pt. Throws std::runtime_error when neither exists.
