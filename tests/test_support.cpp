@@ -67,6 +67,11 @@ std::filesystem::path build_synthetic_store(const std::filesystem::path& dir, st
   return dir / "store";
 }
 
+std::string read_bytes(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 int run_command(const std::string& command, std::string* output) {
   const std::string full = command + " 2>&1";
   FILE* pipe = popen(full.c_str(), "r");

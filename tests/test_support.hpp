@@ -42,6 +42,9 @@ std::filesystem::path build_synthetic_store(const std::filesystem::path& dir,
 // Runs a shell command, returns its exit status; stdout+stderr go to *output when given.
 int run_command(const std::string& command, std::string* output = nullptr);
 
+// The bytes of `file`, unchanged; "" when it cannot be opened.
+std::string read_bytes(const std::filesystem::path& file);
+
 // The lines of a run's metrics.jsonl of one type: "epoch" (one per finished epoch) or "step"
 // (sampled memory lines). Lines torn by a kill are skipped.
 std::vector<nlohmann::json> read_metrics(const std::filesystem::path& file,

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "headroom/train/families/model_checkpoint.hpp"
 #include "test_support.hpp"
 
 namespace headroom {
@@ -230,6 +231,26 @@ TEST_F(TrainingCliErrors, RunSaysWhenTheSyntheticDatasetIsNotTheOneAskedFor) {
   EXPECT_EQ(read_text(not_a_store), "mine");
 }
 
+// A synthetic.json that is not headroom's (unreadable, edited, [1,2]) made `run` use the dataset
+// without a word about what it holds. (Mutation seen to fail: can_dataset without the note.)
+TEST_F(TrainingCliErrors, RunSaysWhenSyntheticJsonIsNotOneHeadroomWrote) {
+  std::string output;
+  const auto data = dir_->path() / "odd-synthetic";
+  testing::write_text_file(data / "synthetic.json", "[1,2]");
+  const auto not_a_store = dir_->path() / "not-a-store-2";
+  testing::write_text_file(not_a_store, "mine");
+  EXPECT_NE(
+      testing::run_command(binary() + " run --synthetic-dir '" + data.string() + "' --store '" +
+                               not_a_store.string() + "' --runs-dir '" +
+                               (dir_->path() / "odd-runs").string() + "' --progress false 2>&1",
+                           &output),
+      0);
+  EXPECT_NE(output.find("its synthetic.json is not one `headroom generate` wrote"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(read_text(not_a_store), "mine");
+}
+
 TEST_F(TrainingCliErrors, DistillationWithoutTeacherIsRefused) {
   std::string output;
   EXPECT_EQ(testing::run_command(stage("normal --preset gat,student --use-kd yes"), &output), 1);
@@ -387,8 +408,9 @@ namespace {
 // A VGAE evaluated on a store whose validation split holds no graph cannot be given a threshold:
 // evaluation says so and goes on with the other models instead of failing the whole stage. No
 // stage trains on such a store (HostileTraining.AStoreWithoutValidationGraphsIsRefusedNamingThe
-// Flag): the model is trained on the store with a validation split and copied without its run's
-// config.json, which is the one way such a model reaches that store.
+// Flag), and a best.pt records the store it was trained on: the one way such a model reaches that
+// store is a checkpoint of an older headroom (no store record) copied without its config.json,
+// which the test writes by saving the trained model again without its record.
 TEST(EvaluationOfAutoencoders, NoValidationGraphsMeansNotEvaluatedNotAFailure) {
   testing::TempDir dir;
   const std::string headroom = binary();
@@ -414,8 +436,12 @@ TEST(EvaluationOfAutoencoders, NoValidationGraphsMeansNotEvaluatedNotAFailure) {
       << output;
   const auto copied = dir / "copied" / "student_autoencoder";
   std::filesystem::create_directories(copied);
-  std::filesystem::copy_file(dir / "runs" / "store" / "student_autoencoder" / "best.pt",
-                             copied / "best.pt");
+  {
+    auto loaded = train::load_autoencoder_checkpoint(
+        dir / "runs" / "store" / "student_autoencoder" / "best.pt", torch::kCPU);
+    loaded.info.store_identity = nullptr;  // as an older headroom wrote it
+    train::save_model_checkpoint(copied / "best.pt", *loaded.model, loaded.info);
+  }
   ASSERT_EQ(
       testing::run_command(headroom + " evaluation --models " + copied.string() + " --store " +
                                (dir / "no_validation").string() + common + " 2>&1",

@@ -29,19 +29,13 @@ namespace headroom {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_bytes;
 using testing::run_command;
 using testing::TempDir;
 using testing::write_text_file;
 
 std::string headroom(const std::string& args) {
   return fmt::format("timeout 120 '{}' {} 2>&1", HEADROOM_BINARY, args);
-}
-
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 void make_fifo(const fs::path& path) { ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << path; }
@@ -127,16 +121,16 @@ TEST_F(HostileFiles, LinkedLogAndMetricsAreRefusedAndTheirTargetsUntouched) {
   fs::create_symlink(victim, stage_ / "log.txt");
   expect_refused(run_command(normal(), &output), output, stage_ / "log.txt",
                  "a symbolic link, not a regular file");
-  EXPECT_EQ(read_text(victim), "precious\n");
+  EXPECT_EQ(read_bytes(victim), "precious\n");
   fs::remove(stage_ / "log.txt");
   fs::create_hard_link(victim, stage_ / "log.txt");
   expect_refused(run_command(normal(), &output), output, stage_ / "log.txt", "has 2 hard links");
-  EXPECT_EQ(read_text(victim), "precious\n");
+  EXPECT_EQ(read_bytes(victim), "precious\n");
   fs::remove(stage_ / "log.txt");
   fs::rename(dir_ / "log.txt", stage_ / "log.txt");
 
   // metrics.jsonl, moved aside and linked back: the stage would read it and append to it.
-  const auto metrics = read_text(stage_ / "metrics.jsonl");
+  const auto metrics = read_bytes(stage_ / "metrics.jsonl");
   const auto aside = dir_ / "metrics.jsonl";
   fs::rename(stage_ / "metrics.jsonl", aside);
   fs::create_symlink(aside, stage_ / "metrics.jsonl");
@@ -146,14 +140,14 @@ TEST_F(HostileFiles, LinkedLogAndMetricsAreRefusedAndTheirTargetsUntouched) {
   fs::create_hard_link(aside, stage_ / "metrics.jsonl");
   expect_refused(run_command(normal(), &output), output, stage_ / "metrics.jsonl",
                  "has 2 hard links");
-  EXPECT_EQ(read_text(aside), metrics);
-  EXPECT_EQ(read_text(victim), "precious\n");
+  EXPECT_EQ(read_bytes(aside), metrics);
+  EXPECT_EQ(read_bytes(victim), "precious\n");
 
   // Its own files back in place: the stage is found complete, and says so in its own log.
   fs::remove(stage_ / "metrics.jsonl");
   fs::rename(aside, stage_ / "metrics.jsonl");
   ASSERT_EQ(run_command(normal(), &output), 0) << output;
-  EXPECT_NE(read_text(stage_ / "log.txt").find("already complete"), std::string::npos);
+  EXPECT_NE(read_bytes(stage_ / "log.txt").find("already complete"), std::string::npos);
   EXPECT_EQ(testing::read_metrics(stage_ / "metrics.jsonl").size(), 1U);
 }
 
@@ -212,7 +206,7 @@ TEST(HostileFileReads, ReportShowsRunFilesOfAnyShapeOrRefusesThemByName) {
   fs::remove(stage / "report.html");
 
   // A number past a double: nlohmann's out_of_range, once printed without the file's name.
-  const auto metrics = read_text(stage / "metrics.jsonl");
+  const auto metrics = read_bytes(stage / "metrics.jsonl");
   write_text_file(stage / "metrics.jsonl",
                   std::string(R"({"type":"epoch","steps":1e400})") + "\n" + metrics);
   expect_refused(run_command(headroom(fmt::format("report '{}'", stage.string())), &output), output,
@@ -328,7 +322,7 @@ TEST(HostileFileWrites, AnEmptyStagingDirectoryAKillLeftIsRemovedByTheNextRun) {
       << output;
   EXPECT_FALSE(fs::exists(empty)) << output;
   EXPECT_EQ(output.find(empty.filename().string()), std::string::npos) << output;
-  EXPECT_EQ(read_text(foreign / "notes.txt"), "mine");
+  EXPECT_EQ(read_bytes(foreign / "notes.txt"), "mine");
   EXPECT_NE(output.find("warning: left '" + foreign.string() + "' in place"), std::string::npos)
       << output;
 }

@@ -19,19 +19,13 @@ namespace headroom {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_bytes;
 using testing::run_command;
 using testing::TempDir;
 using testing::write_text_file;
 
 std::string headroom(const std::string& args) {
   return fmt::format("'{}' {} 2>&1", HEADROOM_BINARY, args);
-}
-
-std::string read_bytes(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
 }
 
 // Every entry under `root` with its bytes (files), its target (links) or nothing (directories):

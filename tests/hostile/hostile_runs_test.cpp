@@ -23,6 +23,7 @@ namespace headroom {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_bytes;
 using testing::run_command;
 using testing::TempDir;
 using testing::write_text_file;
@@ -33,20 +34,13 @@ std::string headroom(const std::string& args) {
   return fmt::format("timeout 300 '{}' {} 2>&1", HEADROOM_BINARY, args);
 }
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Every regular file under `root` with its contents, so that a test sees any file written,
 // removed or changed.
 std::string tree_snapshot(const fs::path& root) {
   std::string snapshot;
   for (const auto& entry : fs::recursive_directory_iterator(root))
     if (entry.is_regular_file())
-      snapshot += fs::relative(entry.path(), root).string() + "\n" + read_text(entry.path());
+      snapshot += fs::relative(entry.path(), root).string() + "\n" + read_bytes(entry.path());
   return snapshot;
 }
 
@@ -72,7 +66,7 @@ class Background {
   // Whether `text` showed up in the output within a minute.
   bool wait_for_text(const std::string& text) const {
     for (int i = 0; i < 600; ++i) {
-      if (read_text(log_).find(text) != std::string::npos) return true;
+      if (read_bytes(log_).find(text) != std::string::npos) return true;
       if (finished_) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -133,14 +127,14 @@ class HostileRuns : public ::testing::Test {
 TEST_F(HostileRuns, FinishedStageIsNotReusedOnAStoreBuiltWithAnotherWindow) {
   std::string output;
   ASSERT_EQ(run_command(normal(), &output), 0) << output;
-  const auto trained = read_text(stage_ / "best.pt");
+  const auto trained = read_bytes(stage_ / "best.pt");
 
   ASSERT_EQ(preprocess("--window 50 --stride 50", &output), 0) << output;
   EXPECT_NE(run_command(normal(), &output), 0) << output;
   EXPECT_EQ(output.find("already complete"), std::string::npos) << output;
   EXPECT_NE(output.find("store.window (was 100, now 50)"), std::string::npos) << output;
   EXPECT_NE(output.find("store.stride (was 100, now 50)"), std::string::npos) << output;
-  EXPECT_TRUE(read_text(stage_ / "best.pt") == trained) << "the refused run changed the stage";
+  EXPECT_TRUE(read_bytes(stage_ / "best.pt") == trained) << "the refused run changed the stage";
 
   // The same store rebuilt from the same data with the same settings is the same store.
   ASSERT_EQ(preprocess("", &output), 0) << output;
@@ -207,12 +201,12 @@ TEST_F(HostileRuns, WaitForLockWaitsUntilTheHolderReleasesTheStage) {
   const auto log = dir_ / "waiter.log";
   Background waiter(normal("--wait-for-lock"), log);
   ASSERT_TRUE(waiter.wait_for_text("waiting for headroom process " + std::to_string(::getpid())))
-      << read_text(log);
+      << read_bytes(log);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  EXPECT_FALSE(waiter.finished()) << read_text(log);
+  EXPECT_FALSE(waiter.finished()) << read_bytes(log);
   EXPECT_FALSE(fs::exists(stage_ / "metrics.jsonl")) << "it trained under a held lock";
   holder.reset();
-  ASSERT_EQ(waiter.join(), 0) << read_text(log);
+  ASSERT_EQ(waiter.join(), 0) << read_bytes(log);
   EXPECT_EQ(epoch_lines(stage_), 1U);
 }
 
@@ -254,13 +248,13 @@ TEST_F(HostileRuns, StoreBuildIsLockedTheSameWay) {
                            data_.string(), store_.string())),
       log);
   ASSERT_TRUE(waiter.wait_for_text("waiting for headroom process " + std::to_string(::getpid())))
-      << read_text(log);
+      << read_bytes(log);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  EXPECT_FALSE(waiter.finished()) << read_text(log);
+  EXPECT_FALSE(waiter.finished()) << read_bytes(log);
   EXPECT_TRUE(tree_snapshot(store_) == before) << "the store changed";
   holder.reset();
-  ASSERT_EQ(waiter.join(), 0) << read_text(log);
-  EXPECT_NE(read_text(store_ / "manifest.json").find("\"window\": 50"), std::string::npos);
+  ASSERT_EQ(waiter.join(), 0) << read_bytes(log);
+  EXPECT_NE(read_bytes(store_ / "manifest.json").find("\"window\": 50"), std::string::npos);
 
   // Two builds at once: one waits for the other, both succeed, the store opens.
   int statuses[2] = {-1, -1};
@@ -350,7 +344,7 @@ TEST_F(HostileRuns, CommandLineAndConfigFileRefuseTheSameValues) {
   write_text_file(config, "[preprocess]\nwindow = 50\nseed = 0\n");
   std::string output;
   ASSERT_EQ(run_command(preprocessing(with_config), &output), 0) << output;
-  EXPECT_NE(read_text(store_ / "manifest.json").find("\"window\": 50"), std::string::npos);
+  EXPECT_NE(read_bytes(store_ / "manifest.json").find("\"window\": 50"), std::string::npos);
 }
 
 // RANK, WORLD_SIZE and MASTER_PORT left in a shell made a plain `normal` wait silently for a
@@ -362,8 +356,8 @@ TEST_F(HostileRuns, StrayLauncherVariablesAreSaidBeforeTheRendezvous) {
                          normal("--distributed-timeout 15") + " 2>&1",
                      dir_ / "waiting.log");
   EXPECT_TRUE(waiting.wait_for_text("joining a torchrun job as rank 1 of 2"))
-      << read_text(dir_ / "waiting.log");
-  const auto said = read_text(dir_ / "waiting.log");
+      << read_bytes(dir_ / "waiting.log");
+  const auto said = read_bytes(dir_ / "waiting.log");
   EXPECT_NE(said.find("RANK and WORLD_SIZE are set"), std::string::npos) << said;
   EXPECT_NE(said.find("--distributed off trains alone"), std::string::npos) << said;
   EXPECT_NE(waiting.join(), 0);  // rank 0 never came

@@ -21,19 +21,13 @@ namespace headroom {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_bytes;
 using testing::run_command;
 using testing::TempDir;
 using testing::write_text_file;
 
 std::string headroom(const std::string& args) {
   return fmt::format("timeout 300 '{}' {} 2>&1", HEADROOM_BINARY, args);
-}
-
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 bool contains(const std::string& text, const std::string& part) {
@@ -131,8 +125,8 @@ TEST_F(HostileTraining, ALastPtOfAnotherRunIsNotResumed) {
   const auto foreign = dir_ / "other_runs" / "store" / "student_normal" / "last.pt";
 
   const auto stage = interrupted_run(dir_ / "runs", 2, "gat,student");
-  const auto own = read_text(stage / "last.pt");
-  const auto metrics = read_text(stage / "metrics.jsonl");
+  const auto own = read_bytes(stage / "last.pt");
+  const auto metrics = read_bytes(stage / "metrics.jsonl");
   const auto resume = train("normal", store_, dir_ / "runs", "--preset gat,student --max-epochs 2");
 
   fs::copy_file(foreign, stage / "last.pt", fs::copy_options::overwrite_existing);
@@ -143,7 +137,7 @@ TEST_F(HostileTraining, ALastPtOfAnotherRunIsNotResumed) {
   EXPECT_TRUE(contains(output, "max_epochs (was 3, now 2)")) << output;
   EXPECT_TRUE(contains(output, "--resume false")) << output;
   EXPECT_FALSE(fs::exists(stage / "result.json")) << "the stage was counted as complete";
-  EXPECT_EQ(read_text(stage / "metrics.jsonl"), metrics) << "the refused run changed the stage";
+  EXPECT_EQ(read_bytes(stage / "metrics.jsonl"), metrics) << "the refused run changed the stage";
 
   // Another model's last.pt on this store: refused by what differs, not by a missing tensor.
   ASSERT_EQ(
@@ -194,6 +188,39 @@ TEST_F(HostileTraining, ABestPtOfAnotherStoreIsRefusedWhereverItIsCopied) {
       << output;
 }
 
+// --teacher-path naming the student's own run directory was accepted: the student overwrites that
+// best.pt while it trains, so a resumed run would distill from another teacher than the one it
+// began with. Refused, naming the flag. (Mutation seen to fail: load_teacher without
+// require_teacher_outside.)
+TEST_F(HostileTraining, AStudentIsNotItsOwnTeacher) {
+  std::string output;
+  const auto runs = dir_ / "runs";
+  ASSERT_EQ(run_command(train("autoencoder", store_, runs,
+                              "--preset vgae,teacher --max-epochs 1 --vgae-hidden 16,8 --latent 4"),
+                        &output),
+            0)
+      << output;
+  const auto teacher = runs / "store" / "teacher_autoencoder";
+  ASSERT_EQ(run_command(train("autoencoder", store_, runs,
+                              "--preset vgae,student --max-epochs 1 --use-kd yes --teacher-path '" +
+                                  teacher.string() + "'"),
+                        &output),
+            0)
+      << output;
+  const auto student = runs / "store" / "student_autoencoder_kd";
+  ASSERT_TRUE(fs::exists(student / "best.pt")) << output;
+  const auto before = read_bytes(student / "best.pt");
+  EXPECT_NE(run_command(train("autoencoder", store_, runs,
+                              "--preset vgae,student --max-epochs 2 --use-kd yes --resume false "
+                              "--teacher-path '" +
+                                  student.string() + "'"),
+                        &output),
+            0)
+      << output;
+  EXPECT_TRUE(contains(output, "is this stage's own best.pt")) << output;
+  EXPECT_EQ(read_bytes(student / "best.pt"), before);
+}
+
 // Item 10: damaged run files ended runs with messages that named no file: "PytorchStreamReader
 // failed reading zip archive", nlohmann's type errors for a metrics line {"epoch":"x"}, a
 // config.json of [1,2] or a result.json field of the wrong type. Each now names the file, the
@@ -203,14 +230,14 @@ TEST_F(HostileTraining, DamagedRunFilesAreNamedWithTheFieldAndTheCause) {
   const auto resume = train("normal", store_, dir_ / "runs", "--preset gat,student --max-epochs 2");
   std::string output;
 
-  const auto state = read_text(stage / "last.pt");
+  const auto state = read_bytes(stage / "last.pt");
   write_text_file(stage / "last.pt", state.substr(0, state.size() / 2));
   EXPECT_NE(run_command(resume, &output), 0) << output;
   EXPECT_TRUE(contains(output, "last.pt: cannot be read as the stage's resumable state")) << output;
   EXPECT_TRUE(contains(output, "--resume false")) << output;
   write_text_file(stage / "last.pt", state);
 
-  const auto metrics = read_text(stage / "metrics.jsonl");
+  const auto metrics = read_bytes(stage / "metrics.jsonl");
   write_text_file(stage / "metrics.jsonl", metrics + "{\"epoch\":\"x\"}\n");
   const auto line = std::count(metrics.begin(), metrics.end(), '\n') + 1;
   EXPECT_NE(run_command(resume, &output), 0) << output;
@@ -221,7 +248,7 @@ TEST_F(HostileTraining, DamagedRunFilesAreNamedWithTheFieldAndTheCause) {
   EXPECT_FALSE(contains(output, "json.exception")) << output;
   write_text_file(stage / "metrics.jsonl", metrics);
 
-  const auto config = read_text(stage / "config.json");
+  const auto config = read_bytes(stage / "config.json");
   write_text_file(stage / "config.json", "[1,2]\n");
   EXPECT_NE(run_command(resume, &output), 0) << output;
   EXPECT_TRUE(contains(output, "config.json: not a run configuration headroom wrote")) << output;
@@ -261,11 +288,11 @@ TEST_F(HostileTraining, ADivergedRunStopsAtTheFirstNonFiniteLossNamingIt) {
   const auto stage = dir_ / "runs" / "store" / "student_normal";
   EXPECT_FALSE(fs::exists(stage / "result.json"));
   const auto diverged = testing::read_metrics(stage / "metrics.jsonl", "diverged");
-  ASSERT_EQ(diverged.size(), 1U) << read_text(stage / "metrics.jsonl");
+  ASSERT_EQ(diverged.size(), 1U) << read_bytes(stage / "metrics.jsonl");
   EXPECT_EQ(diverged[0].at("epoch"), 0);
   EXPECT_TRUE(testing::read_metrics(stage / "metrics.jsonl").empty());
-  EXPECT_TRUE(contains(read_text(stage / "log.txt"), "stopped: the "))
-      << read_text(stage / "log.txt");
+  EXPECT_TRUE(contains(read_bytes(stage / "log.txt"), "stopped: the "))
+      << read_bytes(stage / "log.txt");
 
   // Finite features of 3e38 overflow the first layer: the first step's loss is not finite.
   const auto huge = dir_ / "huge_features";

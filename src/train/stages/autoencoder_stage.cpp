@@ -122,6 +122,7 @@ class AutoencoderStage {
   // training), or from the teacher itself, in device memory or offloaded to pinned host memory.
   void load_teacher() {
     teacher_file_ = resolve_checkpoint_path(config_.distillation.teacher_path);
+    detail::require_teacher_outside(teacher_file_, *run_);
     require_trained_on(teacher_file_, store::content_identity(store_.metadata()),
                        "to teach this student on");
     const bool offload = teacher_offload_applies(config_.distillation, context_.device, *run_);

@@ -17,6 +17,7 @@ ClassifierTeacher::ClassifierTeacher(const TrainingConfig& config, const RunCont
       context_(context),
       run_(run),
       file_(resolve_checkpoint_path(config.distillation.teacher_path)) {
+  require_teacher_outside(file_, run);
   require_trained_on(file_, data_identity, "to teach this student on");
   const bool offload = teacher_offload_applies(config.distillation, context.device, run);
   CheckpointInfo info;

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include <torch/nn/module.h>
@@ -16,6 +18,7 @@
 #include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/loop/training_loop.hpp"
 #include "headroom/train/stages/prepared_stage.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::train::detail {
 
@@ -28,6 +31,19 @@ inline std::vector<std::uint32_t> with_label(const store::GraphStore& store,
   for (const auto id : ids)
     if (labels[id] == label) out.push_back(id);
   return out;
+}
+
+// A student's teacher (--teacher-path) may not be the student's own run directory: the student
+// overwrites that best.pt while it trains, so a resumed run would distill from another teacher
+// than the one it started with (and the teacher cache's key with it).
+inline void require_teacher_outside(const std::filesystem::path& teacher_file,
+                                    const RunDirectory& run) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(teacher_file.parent_path(), run.path(), ec))
+    throw std::invalid_argument(
+        "--teacher-path " + util::printable_path(teacher_file) +
+        " is this stage's own best.pt, which training overwrites: give the teacher's run "
+        "directory (another stage's), not the student's");
 }
 
 // Bytes of a module's parameters and buffers.
