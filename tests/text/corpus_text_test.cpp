@@ -81,16 +81,22 @@ TEST(CorpusText, DocumentCountMismatchNamesFileAndLine) {
   EXPECT_FALSE(std::filesystem::exists(dir / "s")) << "no store after an error";
 }
 
+// Writes `content` as dir/labels.tsv and expects reading it to fail with `expected` in the message.
+void expect_labels_refused(const std::filesystem::path& dir, const std::string& content,
+                           const std::string& expected) {
+  write_text_file(dir / "labels.tsv", content);
+  try {
+    read_corpus_labels(dir / "labels.tsv");
+    ADD_FAILURE() << "accepted: " << content;
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+}
+
 TEST(CorpusLabels, BadRowsNameFileLineAndReason) {
   TempDir dir;
   const auto check = [&](const std::string& content, const std::string& expected) {
-    write_text_file(dir / "labels.tsv", content);
-    try {
-      read_corpus_labels(dir / "labels.tsv");
-      ADD_FAILURE() << "accepted: " << content;
-    } catch (const std::runtime_error& e) {
-      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
-    }
+    expect_labels_refused(dir.path(), content, expected);
   };
   check("index,split,label\n", "labels.tsv:1: header is");
   check("index\tsplit\tlabel\n0\ttrain\n", "labels.tsv:2: expected three tab-separated fields");
@@ -123,13 +129,7 @@ TEST(CorpusLabels, NumberedRowsAreJoinedOnTheirIndexAndMustNameEachDocumentOnce)
   EXPECT_EQ(read_corpus_labels(dir / "labels.tsv").document_names,
             (std::vector<std::string>{"d1", "d0"}));
   const auto refused = [&](const std::string& content, const std::string& expected) {
-    write_text_file(dir / "labels.tsv", content);
-    try {
-      read_corpus_labels(dir / "labels.tsv");
-      ADD_FAILURE() << "accepted: " << content;
-    } catch (const std::runtime_error& e) {
-      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
-    }
+    expect_labels_refused(dir.path(), content, expected);
   };
   refused("index\tsplit\tlabel\n7\ttrain\ta\n7\ttest\tb\n",
           "labels.tsv:3: index '7' is also on line 2");
