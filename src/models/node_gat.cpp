@@ -2,11 +2,13 @@
 
 #include <torch/torch.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
 
+#include "headroom/models/node_model_kind.hpp"
 #include "headroom/nn/fused_gat.hpp"
 
 namespace headroom::models {
@@ -79,7 +81,7 @@ RowNeighbourhood row_neighbourhood(const nn::SparseAdjacency& adjacency, const a
 }
 
 NodeGatImpl::NodeGatImpl(const NodeModelConfig& config) : NodeModelImpl(config) {
-  if (config_.architecture != NodeArchitecture::kGat)
+  if (config_.architecture != "gat")
     throw std::invalid_argument("node GAT: the configuration names another architecture");
   const auto heads = config_.heads;
   const auto channels = config_.hidden;
@@ -186,4 +188,55 @@ at::Tensor NodeGatImpl::infer_rows(const nn::SparseAdjacency& adjacency, const a
   return output_rows(adjacency, rows.to(torch::kCPU, torch::kInt64).contiguous(), {}, blocks);
 }
 
+namespace kinds {
+namespace {
+
+// Veličković et al.'s citation graphs' first layer: 8 heads of 8 channels.
+constexpr std::int64_t kHeads = 8;
+constexpr std::int64_t kChannelsPerHead = 8;
+
+class GatNodeModel final : public NodeModelKind {
+ public:
+  std::string_view name() const override { return "gat"; }
+  std::string_view summary() const override { return "8 heads × 8 channels"; }
+  bool reads_option(std::string_view option) const override {
+    return option == "hidden" || option == "heads" || option == "dropout";
+  }
+  NodeModelConfig configure(std::int64_t num_nodes, std::int64_t num_classes,
+                            const NodeModelOverrides& given) const override {
+    return {.num_nodes = num_nodes,
+            .hidden = given.hidden.value_or(kChannelsPerHead),
+            .num_classes = num_classes,
+            .dropout = given.dropout.value_or(0.5),
+            .architecture = std::string(name()),
+            .heads = given.heads.value_or(kHeads)};
+  }
+  void validate(const NodeModelConfig& config) const override {
+    if (config.layers != 2)
+      throw std::invalid_argument("node gat: the node GAT has two layers (layers must be 2)");
+  }
+  std::int64_t parameter_count(const NodeModelConfig& config) const override {
+    // W1, its attention vectors and bias; W2, its attention vectors and bias.
+    const auto width = config.hidden_width();
+    const auto classes = config.num_classes;
+    return config.num_nodes * width + 3 * width + width * classes + 3 * classes;
+  }
+  bool cost_grows_with_entries() const override { return true; }  // attention per entry
+  std::string describe(const NodeModelConfig& config) const override {
+    return fmt::format("GAT ({} heads × {} channels, dropout {})", config.heads, config.hidden,
+                       config.dropout);
+  }
+  NodeModel build(const NodeModelConfig& config) const override {
+    return std::make_shared<NodeGatImpl>(config);
+  }
+};
+
+}  // namespace
+
+const NodeModelKind& gat_node_model() {
+  static const GatNodeModel kind;
+  return kind;
+}
+
+}  // namespace kinds
 }  // namespace headroom::models

@@ -2,11 +2,14 @@
 
 #include <torch/torch.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
 #include <vector>
+
+#include "headroom/models/node_model_kind.hpp"
 
 namespace headroom::models {
 namespace {
@@ -20,7 +23,7 @@ at::Tensor glorot(std::int64_t rows, std::int64_t columns) {
 }  // namespace
 
 NodeGcnImpl::NodeGcnImpl(const NodeModelConfig& config) : NodeModelImpl(config) {
-  if (config_.architecture != NodeArchitecture::kGcn)
+  if (config_.architecture != "gcn")
     throw std::invalid_argument("node GCN: the configuration names another architecture");
   identity_weight =
       register_parameter("identity_weight", glorot(config_.num_nodes, config_.hidden));
@@ -109,4 +112,50 @@ at::Tensor NodeGcnImpl::infer_rows(const nn::SparseAdjacency& adjacency, const a
   return adjacency.multiply_listed_rows(listed, projected);
 }
 
+namespace kinds {
+namespace {
+
+constexpr std::int64_t kTextGcnHidden = 200;
+
+class GcnNodeModel final : public NodeModelKind {
+ public:
+  std::string_view name() const override { return "gcn"; }
+  std::string_view summary() const override { return "TextGCN's, 200 hidden"; }
+  bool reads_option(std::string_view option) const override {
+    return option == "hidden" || option == "dropout";
+  }
+  NodeModelConfig configure(std::int64_t num_nodes, std::int64_t num_classes,
+                            const NodeModelOverrides& given) const override {
+    return {.num_nodes = num_nodes,
+            .hidden = given.hidden.value_or(kTextGcnHidden),
+            .num_classes = num_classes,
+            .dropout = given.dropout.value_or(0.5),
+            .architecture = std::string(name())};
+  }
+  void validate(const NodeModelConfig& config) const override {
+    if (config.heads != 1)
+      throw std::invalid_argument("node gcn: a GCN has no attention heads (heads must be 1)");
+    if (config.layers != 2)
+      throw std::invalid_argument("node gcn: TextGCN's GCN has two layers (layers must be 2)");
+  }
+  std::int64_t parameter_count(const NodeModelConfig& config) const override {
+    return (config.num_nodes + config.num_classes) * config.hidden;  // W1 and W2, no biases
+  }
+  bool cost_grows_with_entries() const override { return false; }
+  std::string describe(const NodeModelConfig& config) const override {
+    return fmt::format("GCN ({} hidden, dropout {})", config.hidden, config.dropout);
+  }
+  NodeModel build(const NodeModelConfig& config) const override {
+    return std::make_shared<NodeGcnImpl>(config);
+  }
+};
+
+}  // namespace
+
+const NodeModelKind& gcn_node_model() {
+  static const GcnNodeModel kind;
+  return kind;
+}
+
+}  // namespace kinds
 }  // namespace headroom::models

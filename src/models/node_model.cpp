@@ -9,54 +9,41 @@
 
 #include <nlohmann/json.hpp>
 
-#include "headroom/models/node_gat.hpp"
-#include "headroom/models/node_gcn.hpp"
+#include "headroom/models/node_model_kind.hpp"
 
 namespace headroom::models {
 
-std::string_view to_string(NodeArchitecture architecture) {
-  return architecture == NodeArchitecture::kGat ? "gat" : "gcn";
-}
-
-NodeArchitecture node_architecture(std::string_view name) {
-  if (name == "gcn") return NodeArchitecture::kGcn;
-  if (name == "gat") return NodeArchitecture::kGat;
-  throw std::invalid_argument(
-      fmt::format("node model '{}': the node task trains 'gcn' or 'gat'", name));
-}
-
 void NodeModelConfig::validate() const {
-  const auto name = to_string(architecture);
-  if (num_nodes <= 0 || hidden <= 0 || num_classes <= 0 || heads <= 0)
-    throw std::invalid_argument(
-        fmt::format("node {}: nodes, hidden width, heads and classes must be positive", name));
+  const auto& kind = node_model_kind(architecture);
+  if (num_nodes <= 0 || hidden <= 0 || num_classes <= 0 || heads <= 0 || layers <= 0)
+    throw std::invalid_argument(fmt::format(
+        "node {}: nodes, hidden width, heads, layers and classes must be positive", architecture));
   if (!(dropout >= 0 && dropout < 1))
-    throw std::invalid_argument(fmt::format("node {}: dropout must be in [0, 1)", name));
-  if (architecture == NodeArchitecture::kGcn && heads != 1)
-    throw std::invalid_argument("node gcn: a GCN has no attention heads (heads must be 1)");
+    throw std::invalid_argument(fmt::format("node {}: dropout must be in [0, 1)", architecture));
+  kind.validate(*this);
 }
 
 std::int64_t NodeModelConfig::parameter_count() const {
-  const auto width = hidden_width();
-  if (architecture == NodeArchitecture::kGcn) return (num_nodes + num_classes) * width;
-  // W1, its attention vectors and bias; W2, its attention vectors and bias.
-  return num_nodes * width + 3 * width + width * num_classes + 3 * num_classes;
+  return node_model_kind(architecture).parameter_count(*this);
 }
 
 void to_json(nlohmann::json& json, const NodeModelConfig& config) {
-  json = {{"architecture", to_string(config.architecture)},
+  json = {{"architecture", config.architecture},
           {"num_nodes", config.num_nodes},
           {"hidden", config.hidden},
           {"heads", config.heads},
+          {"layers", config.layers},
           {"num_classes", config.num_classes},
           {"dropout", config.dropout}};
 }
 
 void from_json(const nlohmann::json& json, NodeModelConfig& config) {
-  config.architecture = node_architecture(json.value("architecture", std::string("gcn")));
+  config.architecture = json.value("architecture", std::string("gcn"));
+  node_model_kind(config.architecture);  // throws for an unknown one, listing the known ones
   json.at("num_nodes").get_to(config.num_nodes);
   json.at("hidden").get_to(config.hidden);
   config.heads = json.value("heads", std::int64_t{1});
+  config.layers = json.value("layers", std::int64_t{2});
   json.at("num_classes").get_to(config.num_classes);
   json.at("dropout").get_to(config.dropout);
 }
@@ -80,7 +67,7 @@ std::int64_t inference_block_end(const std::int64_t* offsets, const std::int64_t
 }
 
 void NodeModelImpl::require_inference(const char* what, const InferenceBlocks& blocks) const {
-  const auto name = to_string(config_.architecture);
+  const auto& name = config_.architecture;
   if (torch::GradMode::is_enabled())
     throw std::logic_error(fmt::format("node {}: {} runs without autograd", name, what));
   if (blocks.rows <= 0 || blocks.entries <= 0)
@@ -89,8 +76,8 @@ void NodeModelImpl::require_inference(const char* what, const InferenceBlocks& b
 }
 
 NodeModel make_node_model(const NodeModelConfig& config) {
-  if (config.architecture == NodeArchitecture::kGat) return std::make_shared<NodeGatImpl>(config);
-  return std::make_shared<NodeGcnImpl>(config);
+  config.validate();
+  return node_model_kind(config.architecture).build(config);
 }
 
 }  // namespace headroom::models

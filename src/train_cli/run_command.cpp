@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
@@ -7,11 +8,13 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "headroom/cli/commands.hpp"
 #include "headroom/cli/not_negative.hpp"
 #include "headroom/cli/preprocess_flags.hpp"
 #include "headroom/cli/text_flags.hpp"
+#include "headroom/models/node_model_kind.hpp"
 #include "headroom/report/html_report.hpp"
 #include "headroom/store/manifest_seal.hpp"
 #include "headroom/store/store_metadata.hpp"
@@ -139,6 +142,19 @@ struct RunState {
   TrackingFlags tracking;
 };
 
+// The registered node models with what each is: "gcn (TextGCN's, 200 hidden), gat (…)".
+std::string node_model_choices() {
+  std::vector<std::string> choices;
+  for (const auto name : models::node_model_names())
+    choices.push_back(fmt::format("{} ({})", name, models::node_model_kind(name).summary()));
+  return fmt::format("{}", fmt::join(choices, ", "));
+}
+
+std::vector<std::string> node_model_name_list() {
+  const auto names = models::node_model_names();
+  return {names.begin(), names.end()};
+}
+
 void add_run_flags(CLI::App& command, RunState& state) {
   command.add_option("DATASET", state.dataset,
                      "Dataset root (train_*/ and test_*/), or a text corpus (labels.tsv and "
@@ -161,8 +177,8 @@ void add_run_flags(CLI::App& command, RunState& state) {
   state.text.add_to(command);
   command
       .add_option("--node-model", state.node_model,
-                  "A text corpus's node classifier: gcn (TextGCN's) or gat (8 heads × 8 channels)")
-      ->check(CLI::IsMember({"gcn", "gat"}))
+                  "A text corpus's node classifier: " + node_model_choices())
+      ->check(CLI::IsMember(node_model_name_list()))
       ->capture_default_str()
       ->group(std::string(kTextFlagsGroup));
   state.training.add_to(command, train::option_groups_of_every_stage(), /*with_store=*/false,

@@ -141,7 +141,8 @@ void TrainingFlags::add_model_flags(CLI::App& command) {
                          ->group(model);
   };
   add_override("hidden", "--hidden", c.model.hidden, "GAT hidden channels per head");
-  add_override("layers", "--layers", c.model.layers, "GAT layers");
+  add_override("layers", "--layers", c.model.layers,
+               "GAT layers (node SGC: its propagation steps K)");
   add_override("heads", "--heads", c.model.heads, "Attention heads");
   add_override("embedding_dim", "--embedding-dim", c.model.embedding_dim, "CAN-ID embedding size");
   add_override("fc_layers", "--fc-layers", c.model.fc_layers, "GAT fully connected layers");

@@ -221,7 +221,7 @@ TEST(NodeStagePlanning, AGatBelowItsFullBatchTrainsSampledWithinItsBudget) {
   const models::NodeModelConfig model{.num_nodes = static_cast<std::int64_t>(store.num_nodes()),
                                       .hidden = 64,
                                       .num_classes = 3,
-                                      .architecture = models::NodeArchitecture::kGat,
+                                      .architecture = "gat",
                                       .heads = 8};
   const auto peaks = testing::measure_node_step_peaks(store, model);
   ASSERT_GT(peaks.whole, peaks.floor);
@@ -296,11 +296,21 @@ TEST(NodePlanCommand, RefusesModelFlagsTheNodeModelDoesNotRead) {
   };
   std::string output;
   EXPECT_NE(plan("--heads 2", &output), 0);
-  EXPECT_NE(output.find("--heads applies to the node GAT"), std::string::npos) << output;
+  EXPECT_NE(output.find("--heads does not apply to the node model gcn (it does to gat)"),
+            std::string::npos)
+      << output;
   EXPECT_NE(plan("--preset gat --layers 3", &output), 0);
   EXPECT_NE(output.find("--layers"), std::string::npos) << output;
   EXPECT_EQ(plan("--preset gat --heads 2", &output), 0) << output;
   EXPECT_NE(output.find("GAT (2 heads"), std::string::npos) << output;
+  // SGC reads --layers (its K) and nothing else.
+  EXPECT_EQ(plan("--preset sgc --layers 3", &output), 0) << output;
+  EXPECT_NE(output.find("SGC (K = 3"), std::string::npos) << output;
+  EXPECT_NE(plan("--preset sgc --dropout 0.2", &output), 0);
+  EXPECT_NE(output.find("--dropout does not apply to the node model sgc"), std::string::npos)
+      << output;
+  EXPECT_NE(plan("--preset mlp", &output), 0);
+  EXPECT_NE(output.find("known: gcn, gat, sgc"), std::string::npos) << output;
 }
 
 }  // namespace

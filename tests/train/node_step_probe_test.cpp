@@ -91,11 +91,8 @@ TEST(NodeFullBatchPlan, PredictsAGatsMeasuredStepWhoseEntriesCostBytes) {
   testing::TempDir dir;
   const auto store =
       store::NodeGraphStore::open(testing::build_separable_store(dir.path(), 6, 150));
-  const models::NodeModelConfig model{.num_nodes = 0,
-                                      .hidden = 8,
-                                      .num_classes = 6,
-                                      .architecture = models::NodeArchitecture::kGat,
-                                      .heads = 8};
+  const models::NodeModelConfig model{
+      .num_nodes = 0, .hidden = 8, .num_classes = 6, .architecture = "gat", .heads = 8};
   PeakProbeOptions options;
   options.gradient_clip = 0;
   const auto plan = plan_node_full_batch(store, model, options, 1);

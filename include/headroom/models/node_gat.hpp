@@ -23,7 +23,7 @@ namespace headroom::models {
 
 class NodeGatImpl : public NodeModelImpl {
  public:
-  // config.architecture must be kGat: heads × hidden channels in the first layer.
+  // config.architecture must be "gat": heads × hidden channels in the first layer.
   explicit NodeGatImpl(const NodeModelConfig& config);
   // The whole graph's attention graph is built on first use and kept while `adjacency` is the
   // same object with the same entries (an epoch's forward reuses it).

@@ -19,7 +19,7 @@ namespace headroom::models {
 
 class NodeGcnImpl : public NodeModelImpl {
  public:
-  // config.architecture must be kGcn.
+  // config.architecture must be "gcn".
   explicit NodeGcnImpl(const NodeModelConfig& config);
   // Logits of every node, float32 [N, num_classes]; `adjacency` is N × N on the module's device.
   at::Tensor forward(const nn::SparseAdjacency& adjacency) override;

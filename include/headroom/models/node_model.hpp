@@ -1,8 +1,9 @@
 // The interface every node-classification model on one big graph implements (TextGCN's GCN,
-// models/node_gcn.hpp; a GAT, models/node_gat.hpp): node i has no features, so its input is the
-// identity row and the first layer's input projection is that layer's weight row i — an N × N
-// input is never built. Stage `node`, its memory probes and its checkpoints take any of them
-// through this interface; make_node_model builds the one a configuration names.
+// models/node_gcn.hpp; a GAT, models/node_gat.hpp; SGC, models/node_sgc.hpp): node i has no
+// features, so its input is the identity row and the first layer's input projection is that
+// layer's weight row i — an N × N input is never built. Stage `node`, its memory probes and its
+// checkpoints take any of them through this interface; make_node_model builds the one a
+// configuration names, through the node model registry (models/node_model_kind.hpp).
 // Not thread-safe (torch modules).
 #pragma once
 
@@ -12,7 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <string_view>
+#include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -20,34 +21,29 @@
 
 namespace headroom::models {
 
-enum class NodeArchitecture {
-  kGcn,  // TextGCN: Â · ReLU(Â · W1) · W2 over the weighted adjacency
-  kGat,  // graph attention: learned weights over each node's neighbours (Â's weights unused)
-};
-
-// "gcn" or "gat"; the inverse throws std::invalid_argument for another name.
-std::string_view to_string(NodeArchitecture architecture);
-NodeArchitecture node_architecture(std::string_view name);
-
 struct NodeModelConfig {
   std::int64_t num_nodes = 0;    // N: the identity input's width, the first weight's rows
   std::int64_t hidden = 200;     // GCN: hidden width (TextGCN's 200); GAT: channels per head
   std::int64_t num_classes = 0;  // logits per node
   double dropout = 0.5;          // on the hidden layer (GAT: and on the attention), in training
-  NodeArchitecture architecture = NodeArchitecture::kGcn;
-  std::int64_t heads = 1;  // GAT's first layer's attention heads (its output layer has one)
+  // A registered node model's name (node_model_kind.hpp): "gcn", "gat", "sgc". What checkpoints
+  // store and --node-model / plan's --preset name.
+  std::string architecture = "gcn";
+  std::int64_t heads = 1;   // GAT's first layer's attention heads (its output layer has one)
+  std::int64_t layers = 2;  // GCN and GAT: 2 (fixed); SGC: K, the propagation steps of Â^K
 
-  // Throws std::invalid_argument for a non-positive size, a dropout outside [0, 1), or a GCN
-  // with more than one head.
+  // Throws std::invalid_argument for a non-positive size, a dropout outside [0, 1), an unknown
+  // architecture, or what that architecture refuses (a GCN with more than one head, ...).
   void validate() const;
   // The first layer's output width: hidden (GCN), heads × hidden (GAT).
   std::int64_t hidden_width() const { return hidden * heads; }
-  // Float32 parameters.
+  // Float32 parameters, as the architecture counts them.
   std::int64_t parameter_count() const;
 };
 
-// "architecture" and "heads" are absent from checkpoints written before the GAT existed: they
-// read as a one-head GCN.
+// "architecture" and "heads" are absent from checkpoints written before the GAT existed, and
+// "layers" from those written before SGC: they read as a one-head, two-layer GCN. Reading an
+// unknown architecture throws std::invalid_argument listing the known ones.
 void to_json(nlohmann::json& json, const NodeModelConfig& config);
 void from_json(const nlohmann::json& json, NodeModelConfig& config);
 
@@ -102,7 +98,8 @@ class NodeModelImpl : public torch::nn::Module {
 // Shared ownership, as LibTorch's module holders have.
 using NodeModel = std::shared_ptr<NodeModelImpl>;
 
-// The model `config.architecture` names, its weights drawn from torch's default generator.
+// The model `config.architecture` names (node_model_kind(...).build), its weights drawn from
+// torch's default generator. Throws std::invalid_argument for an invalid configuration.
 NodeModel make_node_model(const NodeModelConfig& config);
 
 }  // namespace headroom::models

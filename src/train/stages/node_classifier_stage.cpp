@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "headroom/models/node_model.hpp"
+#include "headroom/models/node_model_kind.hpp"
 #include "headroom/nn/sparse_adjacency.hpp"
 #include "headroom/store/node_graph_store.hpp"
 #include "headroom/train/context/node_run_context.hpp"
@@ -54,9 +55,10 @@ models::NodeModel seeded_model(const models::NodeModelConfig& config, std::uint6
   return models::make_node_model(config);
 }
 
-// The checkpoints' kind: node_gcn or node_gat (each trains in its own run directory, named so).
+// The checkpoints' kind: node_gcn, node_gat, node_sgc, ... (each trains in its own run
+// directory, named so).
 std::string checkpoint_kind(const models::NodeModelConfig& config) {
-  return "node_" + std::string(models::to_string(config.architecture));
+  return "node_" + config.architecture;
 }
 
 class NodeClassifierStage {
@@ -189,13 +191,15 @@ class NodeClassifierStage {
         plan_.sampled->nodes_per_part, kInferenceRows));
   }
 
-  // Sampled inference's first blocks: at most kInferenceRows rows and the entries a sampled step
-  // held (the GAT's block bytes grow with them; without backward or dropout a block costs less
-  // than the step that trained on as many).
+  // Sampled inference's first blocks: at most kInferenceRows rows and, for a model whose bytes
+  // grow with the entries (the GAT's), the entries a sampled step held (without backward or
+  // dropout a block costs less than the step that trained on as many).
   models::InferenceBlocks first_inference_blocks() const {
-    return {.rows = kInferenceRows,
-            .entries = std::max<std::int64_t>(
-                1, static_cast<std::int64_t>(plan_.sampled->expected_entries))};
+    models::InferenceBlocks blocks{.rows = kInferenceRows};
+    if (models::node_model_kind(model_config_.architecture).cost_grows_with_entries())
+      blocks.entries =
+          std::max<std::int64_t>(1, static_cast<std::int64_t>(plan_.sampled->expected_entries));
+    return blocks;
   }
 
   // Runs `pass` over the current inference blocks; when it runs out of memory (the budget's
@@ -356,10 +360,12 @@ NodeStageResult run_node_classifier_stage(const TrainingConfig& config, const Lo
 
 namespace {
 void validate_node_stage(const TrainingConfig& config) {
-  if (config.model.family != "gcn" && config.model.family != "gat")
-    throw std::invalid_argument(
-        "stage node trains a GCN or a GAT on one graph's nodes (--preset gcn or gat), not '" +
-        config.model.family + "'");
+  try {
+    models::node_model_kind(config.model.family);
+  } catch (const std::invalid_argument& error) {
+    throw std::invalid_argument(fmt::format(
+        "stage node trains a node model (--node-model; plan: --preset): {}", error.what()));
+  }
   if (config.distillation.enabled)
     throw std::invalid_argument("--use-kd is not available for stage node");
 }

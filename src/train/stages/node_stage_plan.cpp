@@ -1,38 +1,54 @@
 #include "headroom/train/stages/node_stage_plan.hpp"
 
 #include <fmt/format.h>
-#include <stdexcept>
+#include <fmt/ranges.h>
 
+#include <stdexcept>
+#include <string_view>
+#include <vector>
+
+#include "headroom/models/node_model_kind.hpp"
 #include "headroom/train/batches/batch_sizing.hpp"
 
 namespace headroom::train {
 
+namespace {
+
+// Throws std::invalid_argument when `flag` was given (`given`) and `kind` does not read `option`:
+// a flag the model would ignore is refused, naming the node models that read it.
+void require_read(const models::NodeModelKind& kind, std::string_view option, const char* flag,
+                  bool given) {
+  if (!given || kind.reads_option(option)) return;
+  std::vector<std::string_view> readers;
+  for (const auto name : models::node_model_names())
+    if (models::node_model_kind(name).reads_option(option)) readers.push_back(name);
+  throw std::invalid_argument(
+      fmt::format("{} does not apply to the node model {}{}", flag, kind.name(),
+                  readers.empty() ? std::string(": no node model reads it")
+                                  : fmt::format(" (it does to {})", fmt::join(readers, ", "))));
+}
+
+}  // namespace
+
 models::NodeModelConfig node_model_config(const ModelOptions& model,
                                           const store::NodeGraphStore& store) {
-  models::NodeModelConfig config;
-  config.architecture = models::node_architecture(model.family);
-  config.num_nodes = static_cast<std::int64_t>(store.num_nodes());
-  config.num_classes = static_cast<std::int64_t>(store.metadata().classes.size());
-  const bool gat = config.architecture == models::NodeArchitecture::kGat;
-  // Flags no node model reads are refused rather than ignored.
-  if (!gat && model.heads)
-    throw std::invalid_argument(
-        "--heads applies to the node GAT (--node-model gat; plan: --preset gat), not the GCN");
-  if (model.layers)
-    throw std::invalid_argument("--layers does not apply to the node models: both have two layers");
-  // TextGCN's 200 hidden units; GAT's 8 heads of 8 channels (Veličković et al.'s citation graphs).
-  config.hidden = model.hidden.value_or(gat ? kNodeGatChannels : kTextGcnHidden);
-  config.heads = gat ? model.heads.value_or(kNodeGatHeads) : 1;
-  config.dropout = model.dropout.value_or(0.5);
+  const auto& kind = models::node_model_kind(model.family);
+  require_read(kind, "hidden", "--hidden", model.hidden.has_value());
+  require_read(kind, "heads", "--heads", model.heads.has_value());
+  require_read(kind, "layers", "--layers", model.layers.has_value());
+  require_read(kind, "dropout", "--dropout", model.dropout.has_value());
+  auto config = kind.configure(static_cast<std::int64_t>(store.num_nodes()),
+                               static_cast<std::int64_t>(store.metadata().classes.size()),
+                               {.hidden = model.hidden,
+                                .heads = model.heads,
+                                .layers = model.layers,
+                                .dropout = model.dropout});
   config.validate();
   return config;
 }
 
 std::string describe_node_model(const models::NodeModelConfig& config) {
-  if (config.architecture == models::NodeArchitecture::kGat)
-    return fmt::format("GAT ({} heads × {} channels, dropout {})", config.heads, config.hidden,
-                       config.dropout);
-  return fmt::format("GCN ({} hidden, dropout {})", config.hidden, config.dropout);
+  return models::node_model_kind(config.architecture).describe(config);
 }
 
 const char* NodeStagePlan::mode() const {

@@ -17,14 +17,11 @@
 
 namespace headroom::train {
 
-inline constexpr std::int64_t kTextGcnHidden = 200;
-inline constexpr std::int64_t kNodeGatHeads = 8;
-inline constexpr std::int64_t kNodeGatChannels = 8;  // per head
-
-// The node model for the store's graph: the family's architecture (gcn: TextGCN's; gat), its
-// nodes and classes, the configuration's hidden width, heads and dropout (unset: GCN 200 hidden;
-// GAT 8 heads × 8 channels; dropout 0.5). Throws std::invalid_argument for an impossible shape,
-// --heads with the GCN, or --layers.
+// The node model for the store's graph: the registered node model `model.family` names
+// (models/node_model_kind.hpp), configured for the store's nodes and classes with the overrides
+// it reads (--hidden, --heads, --layers, --dropout; unset: its defaults). Throws
+// std::invalid_argument for an unknown model (listing the known ones), an override that model
+// does not read (naming those that do), or an impossible shape.
 models::NodeModelConfig node_model_config(const ModelOptions& model,
                                           const store::NodeGraphStore& store);
 
