@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -67,6 +68,30 @@ void require_store_of(const std::filesystem::path& store, std::string_view kind,
       util::printable_path(source), replace_how));
 }
 
+// The model's test accuracy beside the classical baseline's, then what may make them mean little:
+//   node gcn:           test accuracy 0.9690, macro-F1 0.9240 on 2189 documents (best epoch …)
+//   baseline tf-idf+lr: test accuracy 0.9708, macro-F1 0.9301 on 2189 documents (L2 1e-06 …)
+void print_text_summary(const train::NodeStageResult& result, const eval::ClassMetrics& test,
+                        const std::string& node_model) {
+  const auto model_label = fmt::format("node {}:", node_model);
+  const auto baseline_label = fmt::format("{}:", train::kTfidfBaselineName);
+  const auto width = std::max(model_label.size(), baseline_label.size());
+  fmt::print("\n{:<{}} test accuracy {:.4f}, macro-F1 {:.4f} on {} documents (best epoch {}; {})\n",
+             model_label, width, test.accuracy, test.macro_f1, test.count,
+             result.training.outcome.best_epoch + 1,
+             util::printable_path(result.training.run_dir / "evaluation.json"));
+  if (result.baseline) {
+    fmt::print("{:<{}} {}\n", baseline_label, width,
+               train::describe_tfidf_baseline(*result.baseline));
+    if (const auto baseline_test = result.baseline->splits.find("test");
+        baseline_test != result.baseline->splits.end() &&
+        baseline_test->second.accuracy > test.accuracy)
+      fmt::print("node {} is {:.1f} points of test accuracy below the baseline\n", node_model,
+                 100 * (baseline_test->second.accuracy - test.accuracy));
+  }
+  for (const auto& warning : result.warnings) fmt::print("warning: {}\n", warning);
+}
+
 // The node task on a text corpus: corpus -> TextGCN's graph (a node-graph store) -> GCN trained
 // full-batch -> evaluation of every split; ends with the test accuracy and macro-F1.
 void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path store,
@@ -122,10 +147,7 @@ void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path 
                util::printable_path(result.training.run_dir));
     return;
   }
-  fmt::print("\ntest accuracy {:.4f}, macro-F1 {:.4f} on {} documents (best epoch {}; {})\n",
-             test->second.accuracy, test->second.macro_f1, test->second.count,
-             result.training.outcome.best_epoch + 1,
-             util::printable_path(result.training.run_dir / "evaluation.json"));
+  print_text_summary(result, test->second, node_model);
 }
 
 // `run`'s flags and what they resolve to.

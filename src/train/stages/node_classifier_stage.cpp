@@ -10,9 +10,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "headroom/eval/class_coverage.hpp"
 #include "headroom/models/node_model.hpp"
 #include "headroom/models/node_model_kind.hpp"
 #include "headroom/nn/sparse_adjacency.hpp"
+#include "headroom/store/document_tfidf.hpp"
 #include "headroom/store/node_graph_store.hpp"
 #include "headroom/train/context/node_run_context.hpp"
 #include "headroom/train/context/run_directory.hpp"
@@ -61,6 +63,19 @@ std::string checkpoint_kind(const models::NodeModelConfig& config) {
   return "node_" + config.architecture;
 }
 
+// Classes with no training node or few test nodes, named (eval/class_coverage.hpp).
+std::vector<std::string> class_coverage_warnings(const store::NodeGraphStore& store) {
+  const auto labels_in = [&store](store::NodeSplit split) {
+    std::vector<std::int32_t> labels;
+    for (const auto node : store.nodes_in(split)) labels.push_back(store.node_label()[node]);
+    return labels;
+  };
+  return eval::class_coverage_warnings(
+      store.metadata().classes, labels_in(store::NodeSplit::kTrain),
+      labels_in(store::NodeSplit::kTest),
+      store::holds_documents_and_words(store) ? "documents" : "nodes");
+}
+
 class NodeClassifierStage {
  public:
   explicit NodeClassifierStage(const TrainingConfig& config)
@@ -74,7 +89,8 @@ class NodeClassifierStage {
         validation_nodes_(store_.nodes_in(store::NodeSplit::kValidation)),
         validation_ids_(torch::tensor(
             std::vector<std::int64_t>(validation_nodes_.begin(), validation_nodes_.end()),
-            torch::kInt64)) {
+            torch::kInt64)),
+        warnings_(class_coverage_warnings(store_)) {
     if (train_nodes_.empty() || validation_nodes_.empty())
       throw std::runtime_error(fmt::format(
           "{}: the graph has {} training and {} validation nodes; node classification needs both",
@@ -86,6 +102,7 @@ class NodeClassifierStage {
                     describe_node_model(model_config_), store_.num_nodes(), store_.num_edges(),
                     model_config_.num_classes, train_nodes_.size(), validation_nodes_.size(),
                     model_config_.num_nodes, config.run.device, config.run.precision));
+    for (const auto& warning : warnings_) run_.log("warning: " + warning);
   }
 
   NodeStageResult run(const LoopHooks& hooks) {
@@ -102,7 +119,11 @@ class NodeClassifierStage {
     result.mode = plan_.mode();
     if (sampled()) result.parts_per_epoch = plan_.sampled->parts;
     result.training.outcome = run_training(config_, context_, run_, task, hooks);
+    // Before the best model is loaded: the two never hold memory at once.
+    if (store::holds_documents_and_words(store_)) baseline_ = fit_tfidf_baseline(store_);
     result.evaluation = evaluate_best();
+    result.baseline = baseline_;
+    result.warnings = warnings_;
     return result;
   }
 
@@ -313,18 +334,22 @@ class NodeClassifierStage {
     }
     if (util::process_role().writes()) {
       const auto info = read_checkpoint_info(run_.best_checkpoint());
-      const nlohmann::json document = {{"task", "node classification"},
-                                       {"model", checkpoint_kind(model_config_)},
-                                       {"store", config_.run.store.string()},
-                                       {"classes", store_.metadata().classes},
-                                       {"checkpoint_epoch", info.epoch},
-                                       {"training", node_plan_json(plan_)},
-                                       {"splits", splits}};
+      nlohmann::json document = {{"task", "node classification"},
+                                 {"model", checkpoint_kind(model_config_)},
+                                 {"store", config_.run.store.string()},
+                                 {"classes", store_.metadata().classes},
+                                 {"checkpoint_epoch", info.epoch},
+                                 {"training", node_plan_json(plan_)},
+                                 {"splits", splits},
+                                 {"warnings", warnings_}};
+      if (baseline_) document["baseline"] = *baseline_;
       util::write_file_atomically(run_.path() / "evaluation.json", document.dump(2) + "\n");
     }
     if (const auto test = evaluation.find("test"); test != evaluation.end())
       run_.log(fmt::format("test: accuracy {:.4f}, macro-F1 {:.4f} ({} documents)",
                            test->second.accuracy, test->second.macro_f1, test->second.count));
+    if (baseline_)
+      run_.log(fmt::format("{}: {}", kTfidfBaselineName, describe_tfidf_baseline(*baseline_)));
     return evaluation;
   }
 
@@ -337,6 +362,8 @@ class NodeClassifierStage {
   std::vector<std::uint32_t> train_nodes_;
   std::vector<std::uint32_t> validation_nodes_;
   at::Tensor validation_ids_;  // the same, int64 on the host
+  std::vector<std::string> warnings_;
+  std::optional<TfidfBaselineResult> baseline_;  // a text corpus's
   NodeStagePlan plan_;
   std::optional<models::InferenceBlocks> inference_blocks_;  // sampled: the blocks that fit
   std::optional<nn::SparseAdjacency> adjacency_;

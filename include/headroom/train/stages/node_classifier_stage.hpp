@@ -7,18 +7,22 @@
 // over the memory budget, each step trains on the subgraph of a random part of the nodes instead
 // (step/node_subgraph_batch.hpp), as many parts per epoch as the planner finds fit. When it has
 // trained, the best checkpoint is evaluated on every split into the run directory's
-// evaluation.json.
+// evaluation.json, beside the classical baseline's scores on a text corpus (TF-IDF + logistic
+// regression) and warnings where a class has too few nodes for its numbers to mean much.
 #pragma once
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "headroom/eval/class_metrics.hpp"
 #include "headroom/train/config/training_config.hpp"
 #include "headroom/train/loop/stage_result.hpp"
 #include "headroom/train/loop/training_loop.hpp"
 #include "headroom/train/stages/stage_definition.hpp"
+#include "headroom/train/stages/tfidf_baseline.hpp"
 
 namespace headroom::train {
 
@@ -28,6 +32,13 @@ struct NodeStageResult {
   std::map<std::string, eval::ClassMetrics> evaluation;
   std::string mode;                  // "full-batch" or "sampled" (NodeStagePlan::mode)
   std::int64_t parts_per_epoch = 0;  // sampled: steps per epoch
+  // The classical baseline on the same split (tfidf_baseline.hpp), in evaluation.json's
+  // "baseline"; absent when the graph's nodes are not documents and words.
+  std::optional<TfidfBaselineResult> baseline;
+  // Where the evaluation's numbers cannot mean much (eval/class_coverage.hpp): a class with no
+  // training nodes, a class with few test nodes. Logged when the stage starts and kept in
+  // evaluation.json's "warnings".
+  std::vector<std::string> warnings;
 };
 
 // The node task's TextGCN defaults where the configuration left the graph stages' defaults:
