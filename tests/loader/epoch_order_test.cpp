@@ -1,4 +1,5 @@
-// shuffled() and chunk(): permutation, determinism, independence of seeds and epochs, uniformity.
+// epoch_permutation(), shuffled() and chunk(): permutation, determinism, independence of seeds,
+// epochs and streams, uniformity, and the documented algorithm reproduced independently.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <map>
 #include <numeric>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "headroom/loader/epoch_order.hpp"
@@ -126,6 +129,119 @@ TEST(EpochOrder, ChunkEdgeCases) {
   EXPECT_EQ(whole[0], ids);
   EXPECT_EQ(chunk(ids, 1).size(), 3U);
   EXPECT_THROW(chunk(ids, 0), std::invalid_argument);
+}
+
+constexpr OrderStream kStreams[] = {OrderStream::kGraphBatches, OrderStream::kNodeParts,
+                                    OrderStream::kFusionSplit, OrderStream::kFusionEpochs};
+
+TEST(EpochOrder, PermutationHoldsEveryIndexOnceForEveryCountAndStream) {
+  for (const auto stream : kStreams) {
+    for (const std::uint64_t count : {0U, 1U, 2U, 17U, 1000U}) {
+      auto order = epoch_permutation(count, 5, 2, stream);
+      std::sort(order.begin(), order.end());
+      EXPECT_EQ(order, iota_ids(count)) << order_stream_name(stream) << " count " << count;
+    }
+  }
+}
+
+TEST(EpochOrder, PermutationIsAFunctionOfSeedEpochAndStreamOnly) {
+  for (const auto stream : kStreams) {
+    const auto first = epoch_permutation(300, 9, 4, stream);
+    EXPECT_EQ(epoch_permutation(300, 9, 4, stream), first);
+    EXPECT_NE(first, iota_ids(300));
+    // With 300 items two independent orders coincide with probability 1/300!.
+    EXPECT_NE(epoch_permutation(300, 9, 5, stream), first) << order_stream_name(stream);
+    EXPECT_NE(epoch_permutation(300, 10, 4, stream), first) << order_stream_name(stream);
+  }
+}
+
+// Two users of one seed draw unrelated orders, and no stream's epoch e is another's.
+TEST(EpochOrder, StreamsOfOneSeedDifferInEveryEpoch) {
+  for (std::uint64_t epoch = 0; epoch < 10; ++epoch) {
+    for (std::size_t a = 0; a < std::size(kStreams); ++a)
+      for (std::size_t b = a + 1; b < std::size(kStreams); ++b)
+        EXPECT_NE(epoch_permutation(200, 1, epoch, kStreams[a]),
+                  epoch_permutation(200, 1, epoch, kStreams[b]))
+            << order_stream_name(kStreams[a]) << " / " << order_stream_name(kStreams[b])
+            << " epoch " << epoch;
+  }
+}
+
+// A run resumed at epoch 3 plans epochs 3.. from (seed, epoch) alone: drawing them after other
+// epochs, or after nothing, gives the same orders.
+TEST(EpochOrder, AResumedRunPlansTheEpochsTheStraightRunDid) {
+  std::vector<std::vector<std::uint32_t>> straight;
+  for (std::uint64_t epoch = 0; epoch < 6; ++epoch)
+    straight.push_back(epoch_permutation(120, 42, epoch, OrderStream::kNodeParts));
+  for (std::uint64_t epoch = 3; epoch < 6; ++epoch)
+    EXPECT_EQ(epoch_permutation(120, 42, epoch, OrderStream::kNodeParts), straight[epoch]);
+}
+
+TEST(EpochOrder, ShuffledListsTheIdsInThePermutationsOrder) {
+  const std::vector<std::uint32_t> ids = {90, 3, 17, 1000, 42, 5, 8, 77, 0, 12, 64};
+  for (const auto stream : kStreams) {
+    const auto order = epoch_permutation(ids.size(), 21, 7, stream);
+    const auto out = shuffled(ids, 21, 7, stream);
+    ASSERT_EQ(out.size(), ids.size());
+    for (std::size_t k = 0; k < ids.size(); ++k) EXPECT_EQ(out[k], ids[order[k]]) << k;
+  }
+}
+
+// The algorithm epoch_order.hpp documents, written out again from its text (not from
+// util::SplitMix64), so that a change to either is seen: it is what other languages reproduce.
+std::vector<std::uint32_t> documented_order(std::uint64_t count, std::uint64_t seed,
+                                            std::uint64_t epoch, std::uint64_t tag) {
+  std::uint64_t state = 0;
+  const auto next = [&state] {
+    state += 0x9E3779B97F4A7C15ULL;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  };
+  state = seed ^ tag ^ (epoch * 0x9E3779B97F4A7C15ULL);
+  state = next();
+  const auto below = [&](std::uint64_t bound) {
+    for (;;) {
+      const std::uint64_t r = next();
+      if (r >= (std::uint64_t{0} - bound) % bound) return r % bound;
+    }
+  };
+  std::vector<std::uint32_t> order(count);
+  std::iota(order.begin(), order.end(), 0U);
+  for (std::uint64_t i = count; i > 1; --i) std::swap(order[i - 1], order[below(i)]);
+  return order;
+}
+
+TEST(EpochOrder, FollowsTheDocumentedAlgorithm) {
+  const std::pair<OrderStream, std::string_view> tags[] = {
+      {OrderStream::kGraphBatches, std::string_view("\0\0\0\0\0\0\0\0", 8)},
+      {OrderStream::kNodeParts, "node-par"},
+      {OrderStream::kFusionSplit, "fuse-spl"},
+      {OrderStream::kFusionEpochs, "fuse-epc"}};
+  for (const auto& [stream, ascii] : tags) {
+    // The tag is its eight ASCII bytes read big-endian, as the header says.
+    std::uint64_t tag = 0;
+    for (const char c : ascii) tag = (tag << 8) | static_cast<unsigned char>(c);
+    EXPECT_EQ(static_cast<std::uint64_t>(stream), tag) << ascii;
+    for (const std::uint64_t seed : {0ULL, 7ULL, 0xFFFFFFFFFFFFFFFFULL})
+      for (const std::uint64_t epoch : {0ULL, 1ULL, 99ULL})
+        EXPECT_EQ(epoch_permutation(257, seed, epoch, stream),
+                  documented_order(257, seed, epoch, tag))
+            << order_stream_name(stream) << " seed " << seed << " epoch " << epoch;
+  }
+}
+
+TEST(EpochOrder, StreamNamesRoundTripAndUnknownNamesAreNone) {
+  for (const auto stream : kStreams)
+    EXPECT_EQ(order_stream_named(order_stream_name(stream)), stream);
+  EXPECT_EQ(order_stream_named("graph-batches"), OrderStream::kGraphBatches);
+  EXPECT_FALSE(order_stream_named("node-par").has_value());
+  EXPECT_FALSE(order_stream_named("").has_value());
+}
+
+TEST(EpochOrder, ACountBeyondAThirtyTwoBitIndexIsRefused) {
+  EXPECT_THROW(epoch_permutation(std::uint64_t{1} << 32, 0, 0), std::invalid_argument);
 }
 
 }  // namespace

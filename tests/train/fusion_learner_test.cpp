@@ -10,6 +10,7 @@
 #include <cmath>
 #include <vector>
 
+#include "headroom/loader/epoch_order.hpp"
 #include "headroom/models/fusion_networks.hpp"
 #include "headroom/preprocess/preprocessor.hpp"
 #include "headroom/store/graph_store.hpp"
@@ -38,6 +39,15 @@ FusionData two_context_data(std::int64_t graphs, std::uint64_t seed) {
   return {states, labels, p, a};
 }
 
+// The rows of a `rows`-graph fitting set in the order epoch `epoch` visits them, as the stage
+// draws it.
+at::Tensor visiting_order(std::int64_t rows, std::int64_t epoch) {
+  const auto order = loader::epoch_permutation(static_cast<std::uint64_t>(rows), 11,
+                                               static_cast<std::uint64_t>(epoch),
+                                               loader::OrderStream::kFusionEpochs);
+  return torch::tensor(std::vector<std::int64_t>(order.begin(), order.end()), torch::kLong);
+}
+
 double f1_at_half(const at::Tensor& scores, const at::Tensor& labels) {
   const at::Tensor predicted = (scores > 0.5).to(at::kFloat);
   const double tp = (predicted * labels).sum().item<double>();
@@ -53,7 +63,7 @@ TEST(DqnFusion, LearnsWhichModelToTrustPerGraph) {
   auto learner = make_fusion_learner("dqn", nullptr);
   for (std::int64_t epoch = 0; epoch < 12; ++epoch) {
     auto generator = at::make_generator<at::CPUGeneratorImpl>(100 + epoch);
-    learner->train_epoch(fit, generator, epoch);
+    learner->train_epoch(fit, visiting_order(fit.size(), epoch), generator, epoch);
   }
   const at::Tensor weights = learner->classifier_weights(test);
   const at::Tensor context = test.states.select(1, 5) > 0;
@@ -75,7 +85,7 @@ TEST(LogisticFusion, FitsALinearlySeparableState) {
   auto learner = make_fusion_learner("logistic", nullptr);
   for (std::int64_t epoch = 0; epoch < 20; ++epoch) {
     auto epoch_generator = at::make_generator<at::CPUGeneratorImpl>(10 + epoch);
-    learner->train_epoch(data, epoch_generator, epoch);
+    learner->train_epoch(data, visiting_order(data.size(), epoch), epoch_generator, epoch);
   }
   EXPECT_GT(f1_at_half(learner->fused_scores(data), labels), 0.97);
   EXPECT_FALSE(learner->classifier_weights(data).defined());
@@ -106,7 +116,7 @@ std::vector<at::Tensor> train_with_restart(const char* kind, std::int64_t epochs
       learner->load_state(state_in);
     }
     auto generator = at::make_generator<at::CPUGeneratorImpl>(1000 + epoch);
-    learner->train_epoch(fit, generator, epoch);
+    learner->train_epoch(fit, visiting_order(fit.size(), epoch), generator, epoch);
   }
   return learner->model().parameters();
 }
@@ -118,6 +128,20 @@ TEST(FusionLearners, ResumeFromSavedStateExactly) {
     ASSERT_EQ(straight.size(), resumed.size());
     for (std::size_t i = 0; i < straight.size(); ++i)
       EXPECT_TRUE(torch::equal(straight[i], resumed[i])) << kind << " parameter " << i;
+  }
+}
+
+TEST(FusionLearners, AnOrderThatMissesRowsIsRefused) {
+  const auto fit = two_context_data(100, 6);
+  for (const char* kind : {"dqn", "logistic"}) {
+    auto learner = make_fusion_learner(kind, nullptr);
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(1);
+    EXPECT_THROW(learner->train_epoch(fit, visiting_order(99, 0), generator, 0),
+                 std::invalid_argument)
+        << kind;
+    EXPECT_THROW(learner->train_epoch(fit, visiting_order(100, 0).to(torch::kInt), generator, 0),
+                 std::invalid_argument)
+        << kind;
   }
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "headroom/models/fusion_networks.hpp"
 #include "headroom/train/fusion/fusion_features.hpp"
@@ -29,6 +30,14 @@ at::Tensor class_weights(const at::Tensor& labels) {
   const double attack_weight = attacks > 0 ? total / (2 * attacks) : 0.0;
   const double normal_weight = normal > 0 ? total / (2 * normal) : 0.0;
   return labels * attack_weight + (1 - labels) * normal_weight;
+}
+
+// train_epoch's `order` must visit each of fit's rows: one of another length would leave rows
+// untrained or index past the end.
+void check_visiting_order(const FusionData& fit, const at::Tensor& order) {
+  if (order.dim() != 1 || order.size(0) != fit.size() || order.scalar_type() != torch::kLong)
+    throw std::invalid_argument("fusion train_epoch: the order must be int64 [" +
+                                std::to_string(fit.size()) + "], one entry per fitting graph");
 }
 
 torch::optim::AdamW make_optimizer(torch::nn::Module& model, const FusionLearnerOptions& o) {
@@ -74,11 +83,12 @@ class DqnFusion final : public FusionLearner {
   torch::nn::Module& model() override { return *online_; }
   nlohmann::json network_config() const override { return online_->config(); }
 
-  double train_epoch(const FusionData& fit, at::Generator& generator, std::int64_t epoch) override {
+  double train_epoch(const FusionData& fit, const at::Tensor& order, at::Generator& generator,
+                     std::int64_t epoch) override {
+    check_visiting_order(fit, order);
     const std::int64_t graphs = fit.size();
     const double epsilon =
         std::max(kEpsilonEnd, kEpsilonStart * std::pow(kEpsilonDecay, static_cast<double>(epoch)));
-    const at::Tensor order = at::randperm(graphs, generator, torch::kLong);
     const at::Tensor weights = class_weights(fit.labels);
     double loss_sum = 0;
     std::int64_t updates = 0;
@@ -242,9 +252,10 @@ class LogisticFusionLearner final : public FusionLearner {
   torch::nn::Module& model() override { return *model_; }
   nlohmann::json network_config() const override { return {{"state_size", model_->state_size()}}; }
 
-  double train_epoch(const FusionData& fit, at::Generator& generator, std::int64_t) override {
+  double train_epoch(const FusionData& fit, const at::Tensor& order, at::Generator&,
+                     std::int64_t) override {
+    check_visiting_order(fit, order);
     model_->train();
-    const at::Tensor order = at::randperm(fit.size(), generator, torch::kLong);
     const at::Tensor weights = class_weights(fit.labels);
     double loss_sum = 0;
     std::int64_t steps = 0;

@@ -12,11 +12,13 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <vector>
 
 #include "headroom/baseline/store_baseline.hpp"
 #include "headroom/eval/binary_metrics.hpp"
 #include "headroom/eval/decision_threshold.hpp"
 #include "headroom/eval/evaluation_report.hpp"
+#include "headroom/loader/epoch_order.hpp"
 #include "headroom/train/context/command_budget.hpp"
 #include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
@@ -58,6 +60,15 @@ FusionSources resolve_sources(const TrainingConfig& config) {
                             "--fusion-classifier"),
           source_or_default(config.fusion.autoencoder_path, config, kDefaultAutoencoder,
                             "--fusion-autoencoder")};
+}
+
+// The epoch order of `count` rows (loader/epoch_order) as int64 row indices, for slicing and
+// index_select.
+at::Tensor row_order(std::int64_t count, std::uint64_t seed, std::int64_t epoch,
+                     loader::OrderStream stream) {
+  const auto order = loader::epoch_permutation(static_cast<std::uint64_t>(count), seed,
+                                               static_cast<std::uint64_t>(epoch), stream);
+  return torch::tensor(std::vector<std::int64_t>(order.begin(), order.end()), torch::kLong);
 }
 
 // Each epoch draws from its own generator, so that a resumed epoch draws what it would have.
@@ -156,8 +167,9 @@ class FusionStage {
                            baseline.profile.ids()));
     }
 
-    auto split = at::make_generator<at::CPUGeneratorImpl>(config_.run.seed);
-    const at::Tensor order = at::randperm(graphs, split, torch::kLong);
+    // The split is drawn once per run, as epoch 0 of its own stream.
+    const at::Tensor order =
+        row_order(graphs, config_.run.seed, 0, loader::OrderStream::kFusionSplit);
     const auto held_out = std::clamp<std::int64_t>(
         static_cast<std::int64_t>(config_.fusion.holdout_fraction * static_cast<double>(graphs)), 1,
         graphs - 1);
@@ -196,7 +208,9 @@ class FusionStage {
       if (state_.bad_epochs >= config_.optimisation.patience) break;
       const auto epoch_start = Clock::now();
       auto generator = epoch_generator(config_.run.seed, epoch);
-      const double train_loss = learner_->train_epoch(fit_, generator, epoch);
+      const at::Tensor order =
+          row_order(fit_.size(), config_.run.seed, epoch, loader::OrderStream::kFusionEpochs);
+      const double train_loss = learner_->train_epoch(fit_, order, generator, epoch);
       train_seconds += std::chrono::duration<double>(Clock::now() - epoch_start).count();
       finish_epoch(epoch, train_loss, epoch_start);
     }

@@ -4,13 +4,12 @@
 
 #include <fmt/format.h>
 #include <algorithm>
-#include <numeric>
 #include <optional>
-#include <random>
 #include <stdexcept>
 #include <vector>
 
 #include "headroom/eval/class_coverage.hpp"
+#include "headroom/loader/epoch_order.hpp"
 #include "headroom/models/node_model.hpp"
 #include "headroom/models/node_model_kind.hpp"
 #include "headroom/nn/sparse_adjacency.hpp"
@@ -154,25 +153,21 @@ class NodeClassifierStage {
     return task;
   }
 
-  // Sampled: each epoch a random permutation of every node (drawn from the run's seed and the
-  // epoch, so that a resumed run draws the same) cut into the plan's parts, one step per part.
+  // Sampled: each epoch the epoch order of every node (loader/epoch_order: a function of the
+  // run's seed and the epoch only, so that a resumed run draws the same) cut into the plan's
+  // parts, one step per part.
   TrainingTask sampled_task() {
     TrainingTask task;
     task.batches = std::make_shared<NodeSubgraphBuilder>(store_);
     task.plan_epoch = [this](std::int64_t epoch) {
-      std::vector<std::uint32_t> order(store_.num_nodes());
-      std::iota(order.begin(), order.end(), 0U);
-      std::mt19937_64 random(config_.run.seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
-      std::shuffle(order.begin(), order.end(), random);
+      const auto order = loader::epoch_permutation(store_.num_nodes(), config_.run.seed,
+                                                   static_cast<std::uint64_t>(epoch),
+                                                   loader::OrderStream::kNodeParts);
       EpochPlan plan;
       const auto per_part = static_cast<std::size_t>(plan_.sampled->nodes_per_part);
-      for (std::size_t first = 0; first < order.size(); first += per_part) {
-        const auto end = std::min(order.size(), first + per_part);
-        std::vector<std::uint32_t> part(order.begin() + static_cast<std::ptrdiff_t>(first),
-                                        order.begin() + static_cast<std::ptrdiff_t>(end));
-        std::sort(part.begin(), part.end());
-        plan.batches.push_back(std::move(part));
-      }
+      plan.batches = loader::chunk(order, per_part);
+      // The subgraph builder takes a part's nodes ascending (train/step/node_subgraph_batch).
+      for (auto& part : plan.batches) std::sort(part.begin(), part.end());
       plan.info = {{"mode", "sampled"},
                    {"parts", plan.batches.size()},
                    {"nodes_per_part", per_part},

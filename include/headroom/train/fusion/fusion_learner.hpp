@@ -50,10 +50,11 @@ class FusionLearner {
   // The module best.pt holds, and the JSON that rebuilds it (make_fusion_learner).
   virtual torch::nn::Module& model() = 0;
   virtual nlohmann::json network_config() const = 0;
-  // One pass over `fit` (epoch `epoch`, 0-based) drawing every random number from `generator`.
-  // Returns the mean training loss.
-  virtual double train_epoch(const FusionData& fit, at::Generator& generator,
-                             std::int64_t epoch) = 0;
+  // One pass over `fit` (epoch `epoch`, 0-based) visiting its rows in `order` (int64 [G], a
+  // permutation of 0..G-1: the stage's epoch order, loader/epoch_order) and drawing every other
+  // random number from `generator`. Returns the mean training loss.
+  virtual double train_epoch(const FusionData& fit, const at::Tensor& order,
+                             at::Generator& generator, std::int64_t epoch) = 0;
   // The fused P(attack) per graph, float [G] in [0, 1] (the DQN acts greedily). No grad.
   virtual at::Tensor fused_scores(const FusionData& data) = 0;
   // The classifier's weight per graph (the DQN's chosen action), or an undefined tensor when the
