@@ -24,7 +24,7 @@ from .memory import (
     track_cpu_tensors,
 )
 from .planning import plan
-from .sampler import BytePackedBatchSampler
+from .sampler import BytePackedBatchSampler, epoch_order
 from .stages import CommandError, autoencoder, curriculum, evaluation, fusion, normal, run
 from .store import Graph, Store
 from .writer import write_store
@@ -42,6 +42,7 @@ __all__ = [
     "StoreError",
     "autoencoder",
     "curriculum",
+    "epoch_order",
     "evaluation",
     "fit_step_cost",
     "fusion",

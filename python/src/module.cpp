@@ -11,5 +11,6 @@ NB_MODULE(_headroom, module) {
   headroom::python::bind_memory(module);
   headroom::python::bind_planning(module);
   headroom::python::bind_writer(module);
+  headroom::python::bind_order(module);
   headroom::python::bind_commands(module);
 }

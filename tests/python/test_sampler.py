@@ -35,6 +35,67 @@ def test_every_training_graph_exactly_once_per_epoch_in_a_seeded_order(synthetic
     assert [graph for batch in again for graph in batch] == orders[1]
 
 
+MASK64 = (1 << 64) - 1
+GAMMA = 0x9E3779B97F4A7C15
+
+
+def documented_order(count, seed, epoch, stream_tag):
+    """loader/epoch_order.hpp's algorithm, written again from its text in plain Python."""
+    state = 0
+
+    def next_value():
+        nonlocal state
+        state = (state + GAMMA) & MASK64
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+    state = seed ^ stream_tag ^ ((epoch * GAMMA) & MASK64)
+    state = next_value()
+    order = list(range(count))
+    for i in range(count, 1, -1):
+        threshold = ((1 << 64) - i) % i
+        while (r := next_value()) < threshold:
+            pass
+        j = r % i
+        order[i - 1], order[j] = order[j], order[i - 1]
+    return order
+
+
+STREAM_TAGS = {"graph-batches": 0, "node-parts": int.from_bytes(b"node-par", "big"),
+               "fusion-split": int.from_bytes(b"fuse-spl", "big"),
+               "fusion-epochs": int.from_bytes(b"fuse-epc", "big")}
+
+
+def test_the_epoch_order_is_the_documented_algorithm_for_every_stream():
+    for stream, tag in STREAM_TAGS.items():
+        for seed, epoch in [(0, 0), (3, 1), (2**64 - 1, 40)]:
+            order = headroom.epoch_order(97, seed, epoch, stream)
+            assert order.dtype == torch.int64
+            assert order.tolist() == documented_order(97, seed, epoch, tag), (stream, seed, epoch)
+    assert headroom.epoch_order(0, 1, 2).tolist() == []
+    with pytest.raises(ValueError, match="stream"):
+        headroom.epoch_order(5, 0, 0, "graph-batch")
+    with pytest.raises(ValueError, match="seed"):
+        headroom.epoch_order(5, -1, 0)
+
+
+def test_the_sampler_shuffles_in_headrooms_epoch_order(synthetic_store):
+    store = headroom.Store(synthetic_store)
+    train = store.split("train")
+    sampler = headroom.BytePackedBatchSampler(store, budget="8MB", cost=COST, seed=5)
+    for epoch in (0, 4):
+        sampler.set_epoch(epoch)
+        flat = [graph for batch in sampler for graph in batch]
+        assert flat == train[headroom.epoch_order(len(train), 5, epoch)].tolist()
+        # The graph stages' order: their training ids in the graph-batch stream's permutation
+        # (loader::shuffled), here reproduced without the extension module.
+        assert flat == [int(train[k]) for k in documented_order(len(train), 5, epoch, 0)]
+    with pytest.raises(ValueError, match="seed"):
+        headroom.BytePackedBatchSampler(store, budget="8MB", cost=COST, seed=-1)
+
+
 def test_every_batch_fits_the_budget_and_no_batch_could_take_the_next_graph(synthetic_store):
     store = headroom.Store(synthetic_store)
     sampler = headroom.BytePackedBatchSampler(store, budget=8 * 2**20, cost=COST, shuffle=False)
