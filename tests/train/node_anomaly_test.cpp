@@ -30,8 +30,9 @@ TEST(NodeAnomaly, NormalisedTopNodesEqualTheEvidenceWorkedOutNodeByNode) {
   const auto score_ids = store.test_ids().first(12);
   const c10::Device cpu(torch::kCPU);
   // Batches of 5: statistics and scores must not depend on how graphs are batched.
-  const auto normaliser = fit_node_errors(autoencoder, store, fit_ids, 5, cpu);
-  const auto scores = top_node_anomaly_scores(autoencoder, normaliser, store, score_ids, 3, 5, cpu);
+  const auto normaliser = fit_node_errors(autoencoder, store, fit_ids, {.max_graphs = 5}, cpu);
+  const auto scores =
+      top_node_anomaly_scores(autoencoder, normaliser, store, score_ids, 3, {.max_graphs = 5}, cpu);
   ASSERT_EQ(scores.size(), score_ids.size());
 
   torch::NoGradGuard no_grad;

@@ -363,6 +363,13 @@ BatchSizing plan_batch_sizing(const TrainingConfig& config, const RunContext& co
   return sizing;
 }
 
+InferenceLimits inference_limits(const TrainingConfig& config, const RunContext& context) {
+  return InferenceLimits{
+      .max_graphs = config.optimisation.eval_batch_size,
+      .packing_budget_bytes = config.memory.pack_batches ? context.packing_budget_bytes() : 0.0,
+      .prefetch_depth = 4};
+}
+
 std::vector<std::vector<std::uint32_t>> make_batches(
     const BatchSizing& sizing, const store::GraphStore& store,
     const std::vector<std::uint32_t>& ordered_ids) {

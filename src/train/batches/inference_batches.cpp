@@ -49,11 +49,17 @@ double for_each_batch(const store::GraphStore& store, std::span<const std::uint3
                       std::int64_t batch_size, const c10::Device& device,
                       const std::function<void(const loader::GraphBatch&)>& fn,
                       std::size_t prefetch_depth) {
+  return for_each_batch(store, loader::chunk(graph_ids, static_cast<std::size_t>(batch_size)),
+                        device, fn, prefetch_depth);
+}
+
+double for_each_batch(const store::GraphStore& store,
+                      std::vector<std::vector<std::uint32_t>> batches, const c10::Device& device,
+                      const std::function<void(const loader::GraphBatch&)>& fn,
+                      std::size_t prefetch_depth) {
   loader::CollateOptions options;
   options.pin_memory = device.is_cuda();
-  loader::BatchPrefetcher prefetcher(store,
-                                     loader::chunk(graph_ids, static_cast<std::size_t>(batch_size)),
-                                     options, prefetch_depth);
+  loader::BatchPrefetcher prefetcher(store, std::move(batches), options, prefetch_depth);
   while (auto batch = prefetcher.next()) run_splitting_on_oom(store, *batch, device, fn);
   return prefetcher.wait_seconds();
 }

@@ -62,21 +62,29 @@ std::vector<BatchContribution> contributions_across_ranks(
     const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
     std::int64_t batch_size, const c10::Device& device,
     const std::function<BatchContribution(const loader::GraphBatch&)>& contribute) {
+  return contributions_across_ranks(store, graph_ids, InferenceBatching::fixed(batch_size), device,
+                                    contribute);
+}
+
+std::vector<BatchContribution> contributions_across_ranks(
+    const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
+    const InferenceBatching& batching, const c10::Device& device,
+    const std::function<BatchContribution(const loader::GraphBatch&)>& contribute) {
   auto& ranks = collectives();
-  const auto batches = loader::chunk(graph_ids, static_cast<std::size_t>(batch_size));
+  const auto batches = batching.cut(store, graph_ids);
   std::vector<std::size_t> mine;
-  std::vector<std::uint32_t> my_ids;
+  std::vector<std::vector<std::uint32_t>> my_batches;
   for (std::size_t i = static_cast<std::size_t>(ranks.rank()); i < batches.size();
        i += static_cast<std::size_t>(ranks.world_size())) {
     mine.push_back(i);
-    my_ids.insert(my_ids.end(), batches[i].begin(), batches[i].end());
+    my_batches.push_back(batches[i]);
   }
   // for_each_batch runs this rank's batches in order, each whole unless it runs out of memory
   // (then in halves, in order); a contribution belongs to the batch its first graph is in.
   std::vector<std::vector<BatchContribution>> contributions(mine.size());
   std::size_t current = 0;
   std::size_t graphs_left = mine.empty() ? 0 : batches[mine[0]].size();
-  for_each_batch(store, my_ids, batch_size, device, [&](const loader::GraphBatch& batch) {
+  for_each_batch(store, std::move(my_batches), device, [&](const loader::GraphBatch& batch) {
     auto contribution = contribute(batch);
     contributions[current].push_back(std::move(contribution));
     graphs_left -= static_cast<std::size_t>(batch.num_graphs);
@@ -88,6 +96,18 @@ std::vector<BatchContribution> contributions_across_ranks(
                                       {static_cast<std::int64_t>(flat.size())}, torch::kDouble)
                          .clone();
   return decode_in_batch_order(ranks.all_gather_concat(local), batches.size());
+}
+
+std::vector<BatchContribution> contributions_across_ranks(
+    const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
+    const InferenceLimits& limits, std::optional<InferenceBatching>& plan,
+    const c10::Device& device,
+    const std::function<BatchContribution(const loader::GraphBatch&)>& contribute) {
+  if (!plan)
+    plan =
+        plan_inference_batching(store, graph_ids, limits, device,
+                                [&](const loader::GraphBatch& batch) { (void)contribute(batch); });
+  return contributions_across_ranks(store, graph_ids, *plan, device, contribute);
 }
 
 }  // namespace headroom::train

@@ -14,6 +14,7 @@
 
 #include "headroom/baseline/store_baseline.hpp"
 #include "headroom/eval/decision_threshold.hpp"
+#include "headroom/train/batches/batch_sizing.hpp"
 #include "headroom/train/context/command_budget.hpp"
 #include "headroom/train/context/host_memory.hpp"
 #include "headroom/train/context/run_directory.hpp"
@@ -25,6 +26,7 @@
 #include "headroom/train/stages/batch_norm_adaptation.hpp"
 #include "headroom/train/stages/graph_scores.hpp"
 #include "headroom/train/stages/node_anomaly.hpp"
+#include "headroom/util/bounded_json.hpp"
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
@@ -63,7 +65,7 @@ nlohmann::json read_summary(const std::filesystem::path& file) {
     // Not blocking on a FIFO, nor reading a device without end (util/file_reader.hpp).
     const auto text = util::read_file_if_present(file);
     if (!text) return nlohmann::json::object();
-    auto json = nlohmann::json::parse(*text);
+    auto json = util::parse_json(*text);
     if (!json.is_object()) throw std::runtime_error("not a JSON object");
     return json;
   } catch (const std::exception& e) {
@@ -80,6 +82,8 @@ struct ScoredModel {
   eval::ModelEvaluation evaluation;
   std::vector<float> scores;
   std::vector<float> adapted_scores;
+  // How the scoring pass's batches were planned (InferenceBatching::info); empty when not.
+  nlohmann::json inference_batches = nlohmann::json::object();
 };
 
 // A CSV field (RFC 4180): quoted, quotes doubled, when it holds a comma, quote or line break (file
@@ -207,15 +211,17 @@ std::optional<ScoredModel> evaluate_classifier(
   CheckpointInfo info;
   auto model = load_classifier_checkpoint(checkpoint, context.device, &info);
   require_store_inputs(info.model_config, store, checkpoint);
-  const auto scores = attack_log_odds_per_graph(
-      *model, store, ids, config.optimisation.eval_batch_size, context.device, context.precision);
+  InferenceBatching plan;
+  const auto scores =
+      attack_log_odds_per_graph(*model, store, ids, inference_limits(config, context),
+                                context.device, context.precision, &plan);
   std::optional<double> threshold;
   if (info.decision) threshold = eval::log_odds_of_probability(info.decision->threshold);
   auto evaluation =
       eval::evaluate_scores(store, std::move(name), ids, scores, threshold, kEvenOdds,
                             vehicle_calibration(config), label_free_adaptation(config));
   evaluation.score = "attack log-odds";
-  return ScoredModel{std::move(evaluation), scores, {}};
+  return ScoredModel{std::move(evaluation), scores, {}, std::move(plan.info)};
 }
 
 // A threshold for a score without a fixed cut (an anomaly score), chosen on the validation split
@@ -289,10 +295,11 @@ std::optional<ScoredModel> evaluate_autoencoder(const TrainingConfig& config,
   const auto autoencoder = load_autoencoder_checkpoint(checkpoint, context.device);
   const auto top_nodes = static_cast<std::size_t>(config.evaluation.anomaly_top_nodes);
   const auto batch = config.optimisation.eval_batch_size;
+  const auto limits = inference_limits(config, context);
   std::function<std::vector<float>(std::span<const std::uint32_t>)> score_graphs;
   if (top_nodes == 0) {
     score_graphs = [&](std::span<const std::uint32_t> graphs) {
-      return anomaly_scores(autoencoder, store, graphs, batch, context.device, context.precision);
+      return anomaly_scores(autoencoder, store, graphs, limits, context.device, context.precision);
     };
   } else {
     // Node errors are read against the normal validation graphs' nodes of the same identity.
@@ -307,10 +314,10 @@ std::optional<ScoredModel> evaluate_autoencoder(const TrainingConfig& config,
                       util::printable_name(name)));
       return std::nullopt;
     }
-    score_graphs = [&, normaliser = fit_node_errors(autoencoder, store, normal, batch,
+    score_graphs = [&, normaliser = fit_node_errors(autoencoder, store, normal, limits,
                                                     context.device, context.precision)](
                        std::span<const std::uint32_t> graphs) {
-      return top_node_anomaly_scores(autoencoder, normaliser, store, graphs, top_nodes, batch,
+      return top_node_anomaly_scores(autoencoder, normaliser, store, graphs, top_nodes, limits,
                                      context.device, context.precision);
     };
   }
@@ -526,7 +533,8 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
     json["basis"] = basis;
     json["memory"] = {{"device", context.device.str()},
                       {"peak_tensor_bytes", peak},
-                      {"memory_budget", context.device_budget}};
+                      {"memory_budget", context.device_budget},
+                      {"inference_batches", scored.inference_batches}};
     if (util::process_role().writes()) {
       util::write_file_atomically(run.path() / (evaluation.model + ".json"), json.dump(2) + "\n");
       std::filesystem::create_directories(run.path() / "scores");

@@ -214,8 +214,8 @@ class AutoencoderStage {
     std::int64_t graphs = 0;
     // Sharded over the ranks, folded in batch order (train/batches/sharded_pass.hpp).
     const auto contributions = contributions_across_ranks(
-        store_, validation_normals_, config_.optimisation.eval_batch_size, context_.device,
-        [&](const loader::GraphBatch& batch) {
+        store_, validation_normals_, inference_limits(config_, context_), validation_batches_,
+        context_.device, [&](const loader::GraphBatch& batch) {
           const auto n = static_cast<double>(batch.num_graphs);
           return BatchContribution{objective(*model_, projection_, batch).item<double>() * n, n};
         });
@@ -234,6 +234,7 @@ class AutoencoderStage {
   models::ModelInputs inputs_;
   std::vector<std::uint32_t> train_normals_;
   std::vector<std::uint32_t> validation_normals_;
+  std::optional<InferenceBatching> validation_batches_;  // planned at the first validation
   const AutoencoderFamily& family_;
   nlohmann::json model_config_;  // the family's configuration, as best.pt records it
   models::GraphAutoencoder model_;

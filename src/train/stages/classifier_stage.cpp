@@ -177,7 +177,7 @@ class ClassifierStage {
     CheckpointInfo info;
     auto model = load_classifier_checkpoint(best, context_.device, &info);
     const auto scores = attack_log_odds_per_graph(*model, store_, validation_ids_,
-                                                  config_.optimisation.eval_batch_size,
+                                                  inference_limits(config_, context_),
                                                   context_.device, context_.precision);
     const auto labels = store_.size_index().label;
     std::vector<std::uint8_t> validation_labels;
@@ -238,9 +238,8 @@ class ClassifierStage {
     require_trained_on(autoencoder_path, store::content_identity(store_.metadata()),
                        "to score the curriculum's difficulty on");
     const auto autoencoder = load_autoencoder_checkpoint(autoencoder_path, context_.device);
-    difficulty_ =
-        anomaly_scores(autoencoder, store_, normals_, config_.optimisation.eval_batch_size,
-                       context_.device, context_.precision);
+    difficulty_ = anomaly_scores(autoencoder, store_, normals_, inference_limits(config_, context_),
+                                 context_.device, context_.precision);
     run_->log(fmt::format("difficulty of {} normal graphs scored with {}", normals_.size(),
                           util::printable_path(autoencoder_path)));
   }
@@ -284,8 +283,8 @@ class ClassifierStage {
   // one process folds them.
   ValidationResult validate() {
     const auto contributions = contributions_across_ranks(
-        store_, validation_ids_, config_.optimisation.eval_batch_size, context_.device,
-        [&](const loader::GraphBatch& batch) {
+        store_, validation_ids_, inference_limits(config_, context_), validation_batches_,
+        context_.device, [&](const loader::GraphBatch& batch) {
           at::Tensor logits;
           const auto loss = objective(model_, batch, &logits);
           const auto n = static_cast<double>(batch.num_graphs);
@@ -339,9 +338,10 @@ class ClassifierStage {
   nlohmann::json model_config_;
   models::GraphClassifier model_;
   std::optional<RunDirectory> run_;
-  std::vector<float> difficulty_;                     // scored in prepare()
-  std::optional<detail::ClassifierTeacher> teacher_;  // with distillation
-  BatchSizing sizing_;                                // planned in prepare()
+  std::vector<float> difficulty_;                        // scored in prepare()
+  std::optional<detail::ClassifierTeacher> teacher_;     // with distillation
+  BatchSizing sizing_;                                   // planned in prepare()
+  std::optional<InferenceBatching> validation_batches_;  // planned at the first validation
 };
 
 }  // namespace

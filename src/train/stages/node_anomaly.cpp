@@ -34,13 +34,19 @@ NodeErrors node_errors(const LoadedAutoencoder& autoencoder, const loader::Graph
 // model in eval mode (sharded over the ranks like every inference pass; sharded_pass.hpp).
 std::vector<BatchContribution> node_error_contributions(
     const LoadedAutoencoder& autoencoder, const store::GraphStore& store,
-    std::span<const std::uint32_t> ids, std::int64_t batch_size, const c10::Device& device,
+    std::span<const std::uint32_t> ids, const InferenceLimits& limits, const c10::Device& device,
     Precision precision,
     const std::function<BatchContribution(const NodeErrors&, const loader::GraphBatch&)>&
         contribute) {
   torch::NoGradGuard no_grad;
   autoencoder.model->eval();
-  return contributions_across_ranks(store, ids, batch_size, device,
+  // Planned on the pass's own forward (inference_batching.hpp): the node errors of a batch.
+  const auto batching =
+      plan_inference_batching(store, ids, limits, device, [&](const loader::GraphBatch& batch) {
+        AutocastScope autocast(precision, device);
+        (void)node_errors(autoencoder, batch);
+      });
+  return contributions_across_ranks(store, ids, batching, device,
                                     [&](const loader::GraphBatch& batch) {
                                       AutocastScope autocast(precision, device);
                                       return contribute(node_errors(autoencoder, batch), batch);
@@ -63,11 +69,11 @@ double NodeErrorNormaliser::z(std::int64_t identity, double error) const {
 NodeErrorNormaliser fit_node_errors(const LoadedAutoencoder& autoencoder,
                                     const store::GraphStore& store,
                                     std::span<const std::uint32_t> normal_ids,
-                                    std::int64_t batch_size, const c10::Device& device,
+                                    const InferenceLimits& limits, const c10::Device& device,
                                     Precision precision) {
   // Each batch: [classes, sums[classes], squares[classes], counts[classes]].
   const auto contributions = node_error_contributions(
-      autoencoder, store, normal_ids, batch_size, device, precision,
+      autoencoder, store, normal_ids, limits, device, precision,
       [&](const NodeErrors& errors, const loader::GraphBatch&) {
         const auto& [error, identity] = errors;
         const auto classes = identity.numel() == 0 ? 0 : identity.max().item<std::int64_t>() + 1;
@@ -117,10 +123,10 @@ std::vector<float> top_node_anomaly_scores(const LoadedAutoencoder& autoencoder,
                                            const NodeErrorNormaliser& normaliser,
                                            const store::GraphStore& store,
                                            std::span<const std::uint32_t> graph_ids,
-                                           std::size_t top_k, std::int64_t batch_size,
+                                           std::size_t top_k, const InferenceLimits& limits,
                                            const c10::Device& device, Precision precision) {
   const auto contributions = node_error_contributions(
-      autoencoder, store, graph_ids, batch_size, device, precision,
+      autoencoder, store, graph_ids, limits, device, precision,
       [&](const NodeErrors& errors, const loader::GraphBatch& batch) {
         const auto& [error, identity] = errors;
         const at::Tensor membership = batch.batch.to(torch::kCPU, torch::kLong).contiguous();

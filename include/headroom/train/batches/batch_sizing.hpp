@@ -17,6 +17,7 @@
 #include "headroom/memory/peak_model.hpp"
 #include "headroom/memory/peak_probe.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/train/batches/inference_batching.hpp"
 #include "headroom/train/config/training_config.hpp"
 #include "headroom/train/context/run_context.hpp"
 #include "headroom/train/context/run_directory.hpp"
@@ -95,6 +96,11 @@ BatchSizing plan_batch_sizing(const TrainingConfig& config, const RunContext& co
                               const store::GraphStore& store, const ModelSpec& model,
                               const ProbeTarget& step, RunDirectory& run, double reserved_bytes = 0,
                               const MeasuredPeak* measured = nullptr);
+
+// The limits of `config`'s inference passes (validation, evaluation, scoring): --eval-batch-size
+// graphs at most, packed within the device budget unless --pack-batches is false
+// (inference_batching.hpp).
+InferenceLimits inference_limits(const TrainingConfig& config, const RunContext& context);
 
 // The epoch's batches, in the given order.
 std::vector<std::vector<std::uint32_t>> make_batches(const BatchSizing& sizing,

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "headroom/loader/graph_batch.hpp"
 #include "headroom/store/graph_store.hpp"
@@ -21,6 +22,11 @@ namespace headroom::train {
 // seconds spent waiting for batches.
 double for_each_batch(const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
                       std::int64_t batch_size, const c10::Device& device,
+                      const std::function<void(const loader::GraphBatch&)>& fn,
+                      std::size_t prefetch_depth = 4);
+// The same over batches cut by the caller (inference_batching.hpp plans them), in order.
+double for_each_batch(const store::GraphStore& store,
+                      std::vector<std::vector<std::uint32_t>> batches, const c10::Device& device,
                       const std::function<void(const loader::GraphBatch&)>& fn,
                       std::size_t prefetch_depth = 4);
 

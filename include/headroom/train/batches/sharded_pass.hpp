@@ -10,11 +10,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "headroom/loader/graph_batch.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/train/batches/inference_batching.hpp"
 
 namespace headroom::train {
 
@@ -28,6 +30,21 @@ using BatchContribution = std::vector<double>;
 std::vector<BatchContribution> contributions_across_ranks(
     const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
     std::int64_t batch_size, const c10::Device& device,
+    const std::function<BatchContribution(const loader::GraphBatch&)>& contribute);
+// The same with the batches `batching` cuts (every rank must hold the same batching: planned by
+// plan_inference_batching, which agrees on rank 0's fit).
+std::vector<BatchContribution> contributions_across_ranks(
+    const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
+    const InferenceBatching& batching, const c10::Device& device,
+    const std::function<BatchContribution(const loader::GraphBatch&)>& contribute);
+// The same with batches planned within `limits` on `contribute` itself (plan_inference_batching;
+// `contribute` must change nothing, as its results while probing are discarded) when `plan` is
+// empty, and kept in `plan` for the next call: a pass repeated over the same graphs every epoch
+// (validation) is probed once and cut alike every time, so its sums fold alike.
+std::vector<BatchContribution> contributions_across_ranks(
+    const store::GraphStore& store, std::span<const std::uint32_t> graph_ids,
+    const InferenceLimits& limits, std::optional<InferenceBatching>& plan,
+    const c10::Device& device,
     const std::function<BatchContribution(const loader::GraphBatch&)>& contribute);
 
 }  // namespace headroom::train

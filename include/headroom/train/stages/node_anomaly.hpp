@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "headroom/store/graph_store.hpp"
+#include "headroom/train/batches/inference_batching.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/step/precision.hpp"
 
@@ -28,19 +29,23 @@ struct NodeErrorNormaliser {
 };
 inline constexpr double kMinNodeErrorSpread = 1e-6;
 
+// Both passes are batched within `limits` (train/batches/inference_batching.hpp).
 // Fits the normaliser on `normal_ids` (graphs known normal: the normal validation graphs). Throws
 // std::invalid_argument when they hold fewer than two nodes.
 NodeErrorNormaliser fit_node_errors(const LoadedAutoencoder& autoencoder,
                                     const store::GraphStore& store,
                                     std::span<const std::uint32_t> normal_ids,
-                                    std::int64_t batch_size, const c10::Device& device,
+                                    const InferenceLimits& limits, const c10::Device& device,
                                     Precision precision = Precision::kFloat32);
 
 // Per graph of `graph_ids` (in that order): the mean z of its `top_k` highest-z nodes (all of them
 // in a smaller graph; 0 for a graph without nodes).
-std::vector<float> top_node_anomaly_scores(
-    const LoadedAutoencoder& autoencoder, const NodeErrorNormaliser& normaliser,
-    const store::GraphStore& store, std::span<const std::uint32_t> graph_ids, std::size_t top_k,
-    std::int64_t batch_size, const c10::Device& device, Precision precision = Precision::kFloat32);
+std::vector<float> top_node_anomaly_scores(const LoadedAutoencoder& autoencoder,
+                                           const NodeErrorNormaliser& normaliser,
+                                           const store::GraphStore& store,
+                                           std::span<const std::uint32_t> graph_ids,
+                                           std::size_t top_k, const InferenceLimits& limits,
+                                           const c10::Device& device,
+                                           Precision precision = Precision::kFloat32);
 
 }  // namespace headroom::train
