@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "headroom/util/bounded_json.hpp"
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 
@@ -62,7 +63,7 @@ std::optional<CachedPeakFit> PeakFitCache::load(const nlohmann::json& key,
     return std::nullopt;
   };
   if (!text) return discard(unreadable);
-  const auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  const auto json = util::parse_json_or_discarded(*text);
   if (json.is_discarded() || !json.is_object()) return discard("it is not a JSON object");
   if (json.value("key", nlohmann::json()) != key) return discard("it holds another key");
   CachedPeakFit cached;

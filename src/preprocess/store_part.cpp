@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "headroom/util/bounded_json.hpp"
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 
@@ -46,13 +47,13 @@ nlohmann::json dataset_files_json(const dataset::DatasetLayout& layout) {
 
 // A setting's value for a message: strings without their quotes.
 std::string shown(const std::string& json_text) {
-  const auto value = nlohmann::json::parse(json_text);
+  const auto value = util::parse_json(json_text);
   return value.is_string() ? value.get<std::string>() : json_text;
 }
 
 std::string dataset_difference(const std::string& part_text, const std::string& ours_text) {
-  const auto part = nlohmann::json::parse(part_text).at("files");
-  const auto ours = nlohmann::json::parse(ours_text).at("files");
+  const auto part = util::parse_json(part_text).at("files");
+  const auto ours = util::parse_json(ours_text).at("files");
   for (std::size_t i = 0; i < std::max(part.size(), ours.size()); ++i) {
     if (i < part.size() && i < ours.size() && part[i] == ours[i]) continue;
     if (i >= ours.size())
@@ -185,7 +186,7 @@ std::filesystem::path part_frames_file(const std::filesystem::path& part, std::s
 
 std::string render_part_manifest(const StorePart& part) {
   nlohmann::json settings = nlohmann::json::object();
-  for (const auto& [name, value] : part.settings) settings[name] = nlohmann::json::parse(value);
+  for (const auto& [name, value] : part.settings) settings[name] = util::parse_json(value);
   nlohmann::json files = nlohmann::json::array();
   for (const auto& record : part.files) files.push_back(record_json(record));
   nlohmann::json json = {{"format", kPartFormatName},
@@ -206,7 +207,7 @@ StorePart read_part_manifest(const std::filesystem::path& part) {
         fmt::format("{} has no {} (not a part headroom wrote)", where, kPartManifestFileName));
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(util::read_file(file));
+    json = util::parse_json(util::read_file(file));
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(
         fmt::format("{}: {} is not valid JSON ({})", where, kPartManifestFileName, e.what()));

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "headroom/util/bounded_json.hpp"
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
@@ -105,7 +106,7 @@ std::optional<std::string> read_run_file(const fs::path& path,
 // Run files nest a few levels deep. One nested thousands of levels deep parses (nlohmann's parser
 // keeps its own stack) but overflows the thread's stack in the recursive copies and dumps that
 // follow, so such a document is refused while it is parsed.
-constexpr int kMaxJsonDepth = 128;
+constexpr int kMaxJsonDepth = util::kMaxJsonDepth;
 
 struct TooDeep : std::runtime_error {
   TooDeep()
@@ -189,7 +190,7 @@ void read_metrics(const fs::path& path, json& epochs, json& steps, ReportInputs&
 bool is_node_task_evaluation(const fs::path& file) {
   const auto text = read_run_file(file);
   if (!text) return false;
-  const auto document = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  const auto document = util::parse_json_or_discarded(*text);  // bounded in depth
   return text_or(document, "task") == "node classification";
 }
 

@@ -6,6 +6,7 @@
 #include "headroom/can/reader_settings.hpp"
 #include "headroom/store/manifest_seal.hpp"
 #include "headroom/store/store_error.hpp"
+#include "headroom/util/bounded_json.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
 
@@ -185,7 +186,7 @@ std::string seal_manifest(nlohmann::json json) {
 nlohmann::json unseal_manifest(const std::string& text, const std::string& where) {
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(text);
+    json = util::parse_json(text);
   } catch (const nlohmann::json::exception& e) {
     throw StoreError(
         fmt::format("{}: manifest is not valid JSON ({})", where, util::printable(e.what())));

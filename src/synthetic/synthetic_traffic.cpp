@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "headroom/synthetic/synthetic_vehicle.hpp"
+#include "headroom/util/bounded_json.hpp"
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/staged_directory.hpp"
 #include "synthetic_attacks.hpp"
@@ -154,8 +155,7 @@ std::optional<nlohmann::json> generated_manifest(const std::filesystem::path& ro
   }
   // Bounded: a manifest is a few KiB, and the name could hold a huge sparse file.
   const auto text = util::read_file_if_readable(manifest);
-  auto json = nlohmann::json::parse(text.value_or(std::string()), nullptr,
-                                    /*allow_exceptions=*/false);
+  auto json = util::parse_json_or_discarded(text.value_or(std::string()));
   if (!json.is_object() || json.value("generator", "") != kGeneratorName ||
       json.value("format", "") != kDatasetFormat || !json.contains("files")) {
     if (why) *why = std::string(kSyntheticManifestName) + " is not one `headroom generate` wrote";

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "headroom/tracking/metric_scalars.hpp"
+#include "headroom/util/bounded_json.hpp"
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/printable_text.hpp"
 
@@ -106,7 +107,7 @@ std::vector<std::pair<std::string, std::string>> stage_tags(const train::Trainin
   try {
     // Never blocks on a FIFO or reads a device without end.
     if (const auto text = util::read_file_if_readable(config.run.store / "manifest.json"))
-      fingerprint = nlohmann::json::parse(*text).value("manifest_xxh3", fingerprint);
+      fingerprint = util::parse_json(*text).value("manifest_xxh3", fingerprint);
   } catch (const std::exception&) {
     // A store without a readable manifest fails the stage itself; the tag only says "unknown".
   }
@@ -394,10 +395,7 @@ class MlflowTracker::Worker {
     const auto found = http_.request(
         "GET", api("experiments/get-by-name?experiment_name=" + http_.escape(options_.experiment)));
     if (found.status == 200)
-      return nlohmann::json::parse(found.body)
-          .at("experiment")
-          .at("experiment_id")
-          .get<std::string>();
+      return util::parse_json(found.body).at("experiment").at("experiment_id").get<std::string>();
     if (found.status != 404) refuse("experiments/get-by-name", found);
     // Created here; a concurrent creator makes this fail once, and the retry finds it.
     const auto created = post("experiments/create", {{"name", options_.experiment}}, true);
@@ -432,14 +430,14 @@ class MlflowTracker::Worker {
                       bool retry_on_conflict = false) {
     const auto answer = http_.request("POST", api(endpoint), body.dump());
     if (answer.status / 100 != 2) refuse(endpoint, answer, retry_on_conflict);
-    return answer.body.empty() ? nlohmann::json::object() : nlohmann::json::parse(answer.body);
+    return answer.body.empty() ? nlohmann::json::object() : util::parse_json(answer.body);
   }
 
   [[noreturn]] void refuse(const std::string& what, const HttpResponse& answer,
                            bool retry_anyway = false) {
     std::string message = answer.body;
     try {
-      message = nlohmann::json::parse(answer.body).value("message", answer.body);
+      message = util::parse_json(answer.body).value("message", answer.body);
     } catch (const nlohmann::json::exception&) {
       // not JSON (a proxy's error page): the body as it is
     }

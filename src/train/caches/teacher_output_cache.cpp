@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "headroom/train/batches/inference_batches.hpp"
+#include "headroom/util/bounded_json.hpp"
 #include "headroom/util/byte_size.hpp"
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
@@ -92,7 +93,7 @@ nlohmann::json read_json(const std::filesystem::path& file) {
   // Not blocking on a FIFO, nor reading a device without end: such a key is no key.
   const auto text = util::read_file_if_readable(file);
   if (!text) return nullptr;
-  return nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return util::parse_json_or_discarded(*text);
 }
 
 // Rows one graph contributes when cached.

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "headroom/util/bounded_json.hpp"
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
@@ -25,7 +26,7 @@ nlohmann::json read_json_file(const std::filesystem::path& file) {
   const auto text = util::read_file_if_present(file);
   if (!text) return nullptr;
   try {
-    return nlohmann::json::parse(*text);
+    return util::parse_json(*text);
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
   }
@@ -100,7 +101,7 @@ void RunDirectory::truncate_metrics(std::int64_t epochs) {
   std::string kept;
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
-    nlohmann::json parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    nlohmann::json parsed = util::parse_json_or_discarded(line);
     if (parsed.is_discarded()) continue;  // torn by a kill (a torn object never parses)
     // Anything else that is not a line headroom writes is named, never read as an epoch.
     const auto* epoch = parsed.is_object() && parsed.contains("epoch") ? &parsed["epoch"] : nullptr;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include "headroom/train/families/model_family.hpp"
 
+#include "headroom/util/bounded_json.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/regular_file.hpp"
@@ -83,8 +84,7 @@ CheckpointInfo read_info(torch::serialize::InputArchive& archive,
   if (!config.isString()) throw refuse("config", "not a string");
   CheckpointInfo info;
   info.kind = kind.toStringRef();
-  info.model_config =
-      nlohmann::json::parse(config.toStringRef(), nullptr, /*allow_exceptions=*/false);
+  info.model_config = util::parse_json_or_discarded(config.toStringRef());
   if (!info.model_config.is_object()) throw refuse("config", "not a JSON object");
   if (archive.try_read("epoch", epoch)) {
     if (!epoch.isInt()) throw refuse("epoch", "not a whole number");
@@ -97,16 +97,14 @@ CheckpointInfo read_info(torch::serialize::InputArchive& archive,
   c10::IValue store;
   if (archive.try_read("store", store)) {
     if (!store.isString()) throw refuse("store", "not a string");
-    info.store_identity =
-        nlohmann::json::parse(store.toStringRef(), nullptr, /*allow_exceptions=*/false);
+    info.store_identity = util::parse_json_or_discarded(store.toStringRef());
     if (!info.store_identity.is_object()) throw refuse("store", "not a JSON object");
   }
   c10::IValue decision;
   if (archive.try_read("decision", decision)) {
     if (!decision.isString()) throw refuse("decision", "not a string");
     try {
-      info.decision =
-          nlohmann::json::parse(decision.toStringRef()).get<eval::DecisionCalibration>();
+      info.decision = util::parse_json(decision.toStringRef()).get<eval::DecisionCalibration>();
     } catch (const nlohmann::json::exception& e) {
       throw refuse("decision", util::printable(e.what()));
     }

@@ -6,7 +6,6 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <string>
@@ -14,6 +13,8 @@
 #include <vector>
 
 #include "headroom/train/families/model_checkpoint.hpp"
+#include "headroom/util/bounded_json.hpp"
+#include "headroom/util/file_reader.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/regular_file.hpp"
 
@@ -74,7 +75,7 @@ nlohmann::json state_json(torch::serialize::InputArchive& archive,
                                    "has (written by a headroom before it recorded one, or not "
                                    "by headroom): it cannot be shown to be this run's state",
                                    key));
-  auto json = nlohmann::json::parse(value.toStringRef(), nullptr, /*allow_exceptions=*/false);
+  auto json = util::parse_json_or_discarded(value.toStringRef());
   if (!json.is_object())
     refuse_state(file, fmt::format("its \"{}\" entry is not the JSON object headroom writes", key));
   return json;
@@ -343,11 +344,7 @@ void require_trained_on(const std::filesystem::path& checkpoint,
   const auto config_file = checkpoint.parent_path() / "config.json";
   std::error_code ec;
   if (!std::filesystem::is_regular_file(config_file, ec)) return;
-  nlohmann::json recorded;
-  {
-    std::ifstream in(config_file);
-    recorded = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  }
+  const nlohmann::json recorded = util::parse_json_or_discarded(util::read_file(config_file));
   if (recorded.is_discarded())
     throw std::runtime_error(fmt::format("{}: cannot be read as JSON (the run configuration of {})",
                                          util::printable_path(config_file),
