@@ -5,6 +5,7 @@
 #include "headroom/util/stale_temporaries.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -36,6 +37,24 @@ void write_all(int fd, const std::byte* data, std::size_t size, const std::files
     data += n;
     size -= static_cast<std::size_t>(n);
   }
+}
+
+// A rename replaces whatever has the destination's name: a symbolic link someone planted there
+// (config.json -> ~/.bashrc) would be gone, and a FIFO or device the same. Only a regular file, or
+// nothing, may be replaced; a second hard link is fine, as the rename leaves the other name's
+// file as it was.
+void require_replaceable_by_rename(const std::filesystem::path& path) {
+  struct stat named {};
+  if (::lstat(path.c_str(), &named) != 0) {
+    if (errno == ENOENT) return;
+    throw_io("cannot stat", path);
+  }
+  // A directory is left to rename(2), which never replaces one with a file (EISDIR).
+  if (!S_ISREG(named.st_mode) && !S_ISDIR(named.st_mode))
+    throw std::runtime_error(fmt::format(
+        "{}: {} is there, not a regular file; headroom replaces only a file of its own (move it "
+        "away)",
+        printable_path(path), file_type_name(named.st_mode)));
 }
 
 }  // namespace
@@ -106,12 +125,24 @@ void fsync_directory(const std::filesystem::path& dir) {
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  remove_stale_temporaries(path);  // what a killed run left of this file
+  const auto directory = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  // Otherwise the error named the temporary ("cannot open for writing 'x.tmp-headroom-…'").
+  std::error_code directory_error;
+  if (!std::filesystem::is_directory(directory, directory_error))
+    throw std::runtime_error(fmt::format(
+        "cannot write '{}': '{}' is not a directory{}", printable_path(path),
+        printable_path(directory),
+        std::filesystem::exists(std::filesystem::symlink_status(directory, directory_error))
+            ? ""
+            : " (nothing is there; create it first)"));
+  require_replaceable_by_rename(path);  // before anything is written beside it
+  remove_stale_temporaries(path);       // what a killed run left of this file
   const auto temporary = temporary_path_for(path);
   try {
     ChecksummedFileWriter writer(temporary);
     writer.write(std::as_bytes(std::span(content.data(), content.size())));
     writer.close();
+    require_replaceable_by_rename(path);  // again: the write took time
     std::error_code ec;
     std::filesystem::rename(temporary, path, ec);
     if (ec)
@@ -122,7 +153,7 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
     std::filesystem::remove(temporary, ignored);
     throw;
   }
-  fsync_directory(path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
+  fsync_directory(directory);
 }
 
 std::string checksum_hex(std::uint64_t checksum) { return fmt::format("{:016x}", checksum); }
