@@ -4,11 +4,14 @@
 // (cli/training_handover.hpp). Subcommands live in src/cli/; this file only assembles them and
 // turns exceptions into one-line errors.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "headroom/cli/commands.hpp"
+#include "headroom/cli/flag_values.hpp"
 #include "headroom/cli/parse_errors.hpp"
 #include "headroom/cli/training_handover.hpp"
 
@@ -25,6 +28,8 @@ int main(int argc, char** argv) {
   for (const auto& command : headroom::cli::kTrainingCommands)
     app.add_subcommand(std::string(command.name), std::string(command.summary));
   try {
+    headroom::cli::refuse_blank_list_entries(
+        app, std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return headroom::cli::report_parse_error(app, e);

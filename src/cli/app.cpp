@@ -3,6 +3,7 @@
 
 #include "headroom/cli/commands.hpp"
 #include "headroom/cli/config_file.hpp"
+#include "headroom/cli/flag_values.hpp"
 
 namespace headroom::cli {
 
@@ -19,6 +20,7 @@ void configure_app_with_data_commands(CLI::App& app) {
   add_import_graphs_command(app);
   add_inspect_command(app);
   add_report_command(app);
+  check_flag_values(app);
 }
 
 }  // namespace headroom::cli

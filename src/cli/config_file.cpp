@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "headroom/cli/flag_values.hpp"
 #include "headroom/util/byte_size.hpp"
 #include "headroom/util/nearest_name.hpp"
 #include "headroom/util/printable_text.hpp"
@@ -132,6 +133,14 @@ void apply_setting(CLI::App& command, const toml::node& value, const KeyContext&
   }
   if (!option->get_configurable()) where.fail("cannot be set in a config file");
   const auto texts = value_texts(value, *option, where);
+  // CLI11 would drop a blank entry of a comma-separated list without a word, as on the command
+  // line (flag_values.hpp).
+  if (option->get_delimiter() == ',')
+    for (const auto& text : texts) {
+      // "" alone is the flag's "none" (`exclude = ""`); inside a list it is an entry left blank.
+      if (texts.size() > 1 && text.empty()) where.fail("the list has an empty entry");
+      if (const auto problem = blank_list_entry_problem(text)) where.fail(*problem);
+    }
   if (!option->empty()) return;  // given on the command line, which wins
   try {
     if (option->get_expected_min() == 0) {

@@ -55,7 +55,12 @@ text::TextGraphOptions TextFlags::resolve(const preprocess::PreprocessOptions& s
                                         : text::StopWords::kAuto;
   if (min_count > 0) o.min_count = min_count;
   o.window = window;
-  const auto bytes = util::parse_byte_size(count_memory);
+  std::int64_t bytes = 0;
+  try {
+    bytes = util::parse_byte_size(count_memory);
+  } catch (const std::invalid_argument& e) {  // it names the value, not the flag
+    throw std::invalid_argument(std::string("--text-count-memory: ") + e.what());
+  }
   if (bytes < (1 << 20))
     throw std::invalid_argument("--text-count-memory must be at least 1MiB, not '" +
                                 util::printable(count_memory) + "'");

@@ -3,10 +3,14 @@
 #include <c10/util/Exception.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <exception>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "headroom/cli/commands.hpp"
+#include "headroom/cli/flag_values.hpp"
 #include "headroom/cli/parse_errors.hpp"
 #include "headroom/memory/cuda_allocator_defaults.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
@@ -19,6 +23,7 @@ void configure_training_app(CLI::App& app) {
   add_run_command(app);
   add_training_commands(app);
   add_plan_command(app);
+  check_flag_values(app);  // the training commands' flags too
 }
 
 int run_training_app(int argc, const char* const* argv) {
@@ -31,6 +36,7 @@ int run_training_app(int argc, const char* const* argv) {
   configure_training_app(app);
   try {
     memory::inject_cpu_allocation_failures_from_environment();
+    refuse_blank_list_entries(app, std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return report_parse_error(app, e);
@@ -54,6 +60,7 @@ void check_training_arguments(const std::vector<std::string>& args) {
   // before any command's callback. Stopping there leaves the callbacks in place: they own the
   // state the options write into (replacing them freed it, and parsing wrote into freed memory).
   app.parse_complete_callback([] { throw ParsedOnly{}; });
+  refuse_blank_list_entries(app, args);
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses from the back
   try {
     app.parse(reversed);

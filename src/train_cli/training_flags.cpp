@@ -439,7 +439,12 @@ train::TrainingConfig TrainingFlags::resolve(train::Stage stage) const {
   // 0 stands for "the default" inside the configuration; given on the command line it is a
   // mistake, not a request for the whole device.
   const auto explicit_budget = [](const std::string& text, const char* flag) {
-    const auto bytes = util::parse_byte_size(text);
+    std::int64_t bytes = 0;
+    try {
+      bytes = util::parse_byte_size(text);
+    } catch (const std::invalid_argument& e) {  // it names the value, not the flag
+      throw std::invalid_argument(std::string(flag) + ": " + e.what());
+    }
     if (bytes <= 0)
       throw std::invalid_argument(std::string(flag) + " must be a positive size (e.g. 1GB), not '" +
                                   text + "'; leave it out for the default");
