@@ -1,9 +1,13 @@
 #include "headroom/tracking/tensorboard_writer.hpp"
 
+#include <fmt/format.h>
 #include <chrono>
+#include <stdexcept>
 
 #include "headroom/tensorboard/event_file_writer.hpp"
 #include "headroom/tracking/metric_scalars.hpp"
+#include "headroom/util/directory_argument.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::tracking {
 namespace {
@@ -52,6 +56,9 @@ constexpr SinkFlag kTensorBoardFlags[] = {
 OpenedSink open_tensorboard(const SinkFlagValues& values, std::ostream& /*warnings*/) {
   const auto directory = sink_flag_value(values, "--tensorboard");
   if (directory.empty()) return {};
+  // The event files go into DIR/<stage>/, created when a stage starts: say now if they cannot.
+  util::require_directory_or_absent(directory,
+                                    fmt::format("--tensorboard {}", util::printable(directory)));
   return {std::make_unique<TensorBoardObserver>(std::filesystem::path(directory)), nullptr};
 }
 

@@ -1,6 +1,7 @@
 #include "headroom/train/config/training_config.hpp"
 
 #include "headroom/train/families/model_family.hpp"
+#include "headroom/util/directory_argument.hpp"
 #include "headroom/util/output_path.hpp"
 #include "headroom/util/printable_text.hpp"
 
@@ -61,6 +62,8 @@ std::filesystem::path run_directory(const TrainingConfig& config) {
 
 std::filesystem::path checked_run_directory(const TrainingConfig& config) {
   auto path = run_directory(config);
+  util::require_directory_or_absent(
+      path, fmt::format("the run directory (--runs-dir) '{}'", util::printable_path(path)));
   util::require_disjoint(path, "the run directory (--runs-dir)", config.run.store, "the store");
   return path;
 }
