@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -26,6 +27,14 @@ bool is_file(const std::filesystem::path& path) {
 std::runtime_error row_error(const std::filesystem::path& file, std::size_t line,
                              const std::string& reason) {
   return std::runtime_error(fmt::format("{}:{}: {}", util::printable_path(file), line, reason));
+}
+
+std::string_view without_surrounding_spaces(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\v' || text.front() == '\f'))
+    text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\v' || text.back() == '\f'))
+    text.remove_suffix(1);
+  return text;
 }
 
 // The document number an index names, when it is a decimal number (r8's 0, 1, 2, ...).
@@ -140,8 +149,10 @@ CorpusLabels read_corpus_labels(const std::filesystem::path& file) {
     if (tab2 == std::string_view::npos || row.find('\t', tab2 + 1) != std::string_view::npos)
       throw row_error(file, line, "expected three tab-separated fields: index, split, label");
     const auto name = row.substr(0, tab1);
-    const auto split = row.substr(tab1 + 1, tab2 - tab1 - 1);
-    const auto label = row.substr(tab2 + 1);
+    // TextGCN's label files are whitespace-separated, and spaces around a label or split are an
+    // editor's, not a distinction: "earn " once became a class of its own beside "earn".
+    const auto split = without_surrounding_spaces(row.substr(tab1 + 1, tab2 - tab1 - 1));
+    const auto label = without_surrounding_spaces(row.substr(tab2 + 1));
     if (name.empty()) throw row_error(file, line, "empty index");
     if (split != "train" && split != "test")
       throw row_error(file, line,
@@ -153,6 +164,16 @@ CorpusLabels read_corpus_labels(const std::filesystem::path& file) {
     lines.push_back(line);
   }
   if (line == 0) throw row_error(file, 1, "empty file (expected the header)");
+  // Checked before the join on indices (which names a line of its own), as a whole-file fault.
+  if (std::find(is_test.begin(), is_test.end(), true) == is_test.end())
+    throw std::runtime_error(
+        fmt::format("{}: no row's split is 'test': the corpus has no test document to evaluate on",
+                    util::printable_path(file)));
+  if (std::adjacent_find(label_names.begin(), label_names.end(), std::not_equal_to<>()) ==
+      label_names.end())
+    throw std::runtime_error(
+        fmt::format("{}: every document has the label '{}': classifying needs two classes or more",
+                    util::printable_path(file), util::printable(label_names.front())));
   std::map<std::string, std::int32_t> class_of;
   for (const auto& name : label_names) class_of.emplace(name, 0);
   for (auto& [name, index] : class_of) {
