@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "headroom/report/run_manifest.hpp"
 #include "headroom/util/bounded_json.hpp"
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
@@ -230,6 +231,18 @@ std::vector<fs::path> stage_directories(const fs::path& root) {
   return dirs;
 }
 
+// A run root's stages: those its run manifest lists (`headroom run`'s, in the order they ran), then
+// any other stage directory there (a stage run by hand) in the order stage_directories finds them.
+std::vector<fs::path> run_root_stages(const fs::path& root, ReportInputs& inputs) {
+  inputs.push_back(root / kRunManifestFileName);
+  const auto manifest = read_run_manifest(root);
+  if (!manifest) return stage_directories(root);
+  auto dirs = manifest_stage_directories(*manifest, root);
+  for (auto& dir : stage_directories(root))
+    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(std::move(dir));
+  return dirs;
+}
+
 // One model's evaluation as the tables read it: an object whose "groups", when present, is an
 // array of objects each with a "metrics" object. Anything else is an error naming the file and
 // the model, never a report silently missing it.
@@ -372,8 +385,25 @@ std::string stage_summary_table(const json& stages) {
   return html + "</table>";
 }
 
+// A text corpus's classical baseline (TF-IDF + logistic regression) on the same splits, as rows
+// under the model's: what the graph model has to beat.
+std::string node_baseline_rows(const json& baseline) {
+  std::string html;
+  const auto& splits = member(baseline, "splits");
+  if (!splits.is_object()) return html;
+  for (const auto& [split, metrics] : splits.items()) {
+    if (!metrics.is_object()) continue;
+    html += fmt::format(
+        "<tr><td>{}, baseline tf-idf+lr</td><td>{:.4f}</td><td>{:.4f}</td><td>{}</td><td>"
+        "</td></tr>",
+        html_escape(split), number_or(metrics, "accuracy", 0.0),
+        number_or(metrics, "macro_f1", 0.0), integer_or(metrics, "count", 0));
+  }
+  return html;
+}
+
 // Each node-classification stage's evaluation: accuracy, macro-F1, documents and loss per split,
-// and whether it trained full-batch or on sampled subgraphs.
+// the classical baseline's beside them, and whether it trained full-batch or on sampled subgraphs.
 std::string node_evaluation_tables(const json& stages) {
   std::string html;
   for (const auto& stage : stages) {
@@ -401,7 +431,11 @@ std::string node_evaluation_tables(const json& stages) {
           number_or(metrics, "macro_f1", 0.0), integer_or(metrics, "count", 0),
           number_or(metrics, "loss", 0.0));
     }
-    html += "</table>";
+    html += node_baseline_rows(member(evaluation, "baseline")) + "</table>";
+    for (const auto& warning : member(evaluation, "warnings"))
+      if (warning.is_string())
+        html += fmt::format("<p class=\"note\">warning: {}</p>",
+                            html_escape(warning.get<std::string>()));
   }
   return html;
 }
@@ -531,7 +565,7 @@ json collect(const fs::path& path, ReportInputs& inputs) {
   if (fs::exists(path / "metrics.jsonl")) {
     data["stages"].push_back(collect_stage(path, inputs));
   } else {
-    for (const auto& dir : stage_directories(path))
+    for (const auto& dir : run_root_stages(path, inputs))
       data["stages"].push_back(collect_stage(dir, inputs));
     data["evaluation"] = collect_evaluation(path / "evaluation", inputs);
   }
