@@ -199,6 +199,7 @@ class GatNodeModel final : public NodeModelKind {
  public:
   std::string_view name() const override { return "gat"; }
   std::string_view summary() const override { return "8 heads × 8 channels"; }
+  double default_learning_rate() const override { return 0.02; }  // the node task's (TextGCN's)
   bool reads_option(std::string_view option) const override {
     return option == "hidden" || option == "heads" || option == "dropout";
   }

@@ -121,6 +121,7 @@ class GcnNodeModel final : public NodeModelKind {
  public:
   std::string_view name() const override { return "gcn"; }
   std::string_view summary() const override { return "TextGCN's, 200 hidden"; }
+  double default_learning_rate() const override { return 0.02; }  // TextGCN's
   bool reads_option(std::string_view option) const override {
     return option == "hidden" || option == "dropout";
   }

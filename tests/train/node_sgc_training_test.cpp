@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "headroom/models/node_model.hpp"
+#include "headroom/models/node_model_kind.hpp"
+#include "headroom/train/config/training_config.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/stages/node_classifier_stage.hpp"
 #include "separable_corpus.hpp"
@@ -53,6 +55,21 @@ TEST(NodeSgcTraining, LearnsASeparableCorpusAndItsCheckpointNamesItsArchitecture
   EXPECT_EQ(weight.size(0), config.num_nodes);
   EXPECT_EQ(weight.size(1), 3);
   EXPECT_EQ(rebuilt->parameters().size(), 1U);
+}
+
+// The stage's learning rate, when --learning-rate is not given, is the model's own: SGC's differs
+// from the GCN's.
+TEST(NodeSgcTraining, TheDefaultLearningRateIsTheNodeModels) {
+  for (const auto name : models::node_model_names()) {
+    TrainingConfig config;
+    config.model.family = std::string(name);
+    apply_node_task_defaults(config, {.preset = true});
+    EXPECT_DOUBLE_EQ(effective_learning_rate(config),
+                     models::node_model_kind(name).default_learning_rate())
+        << name;
+  }
+  EXPECT_NE(models::node_model_kind("sgc").default_learning_rate(),
+            models::node_model_kind("gcn").default_learning_rate());
 }
 
 TEST(NodeSgcTraining, RefusesAFlagSgcDoesNotRead) {

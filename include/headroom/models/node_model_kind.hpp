@@ -1,8 +1,8 @@
 // The node model registry: everything headroom knows about one node-classification model, in one
-// place — its name, its defaults and the command-line overrides it reads, how it validates a
-// configuration, its parameter count, what its memory plan must know, and how to build it. Stage
-// `node`, `plan`, `run --node-model` and checkpoints ask the kind instead of branching on the
-// architecture.
+// place — its name, its defaults (learning rate included) and the command-line overrides it reads,
+// how it validates a configuration, its parameter count, what its memory plan must know, and how to
+// build it. Stage `node`, `plan`, `run --node-model` and checkpoints ask the kind instead of
+// branching on the architecture.
 //
 // Adding a node model: its module (models/node_NAME.hpp, src/models/node_NAME.cpp, which also
 // defines its kind), and one line in src/models/node_model_registry.cpp. A sibling of the graph
@@ -38,6 +38,8 @@ class NodeModelKind {
   virtual std::string_view name() const = 0;
   // What --help says of it: "TextGCN's", "8 heads × 8 channels".
   virtual std::string_view summary() const = 0;
+  // Adam's learning rate when --learning-rate is not given.
+  virtual double default_learning_rate() const = 0;
   // Whether configure reads the override `option` ("hidden", "heads", "layers", "dropout"): a
   // command refuses an override that the model it trains would ignore.
   virtual bool reads_option(std::string_view option) const = 0;

@@ -400,7 +400,10 @@ const StageTraits kNodeStage{
     .run_directory_name =
         [](const TrainingConfig& config) { return "node_" + config.model.family; },
     .validate = validate_node_stage,
-    .default_learning_rate = [](const TrainingConfig&) { return 0.02; },  // TextGCN's
+    .default_learning_rate =
+        [](const TrainingConfig& config) {
+          return models::node_model_kind(config.model.family).default_learning_rate();
+        },
 };
 
 const StageDefinition kNodeStageDefinition{
