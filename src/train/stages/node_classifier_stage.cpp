@@ -119,7 +119,7 @@ class NodeClassifierStage {
     if (sampled()) result.parts_per_epoch = plan_.sampled->parts;
     result.training.outcome = run_training(config_, context_, run_, task, hooks);
     // Before the best model is loaded: the two never hold memory at once.
-    if (store::holds_documents_and_words(store_)) baseline_ = fit_tfidf_baseline(store_);
+    baseline_ = fit_baseline();
     result.evaluation = evaluate_best();
     result.baseline = baseline_;
     result.warnings = warnings_;
@@ -300,6 +300,19 @@ class NodeClassifierStage {
     result.loss = loss;
     result.metrics = {{"accuracy", metrics.accuracy}, {"macro_f1", metrics.macro_f1}};
     return result;
+  }
+
+  // A text corpus's TF-IDF + logistic-regression baseline. It runs inside the memory budget too;
+  // where it does not fit, it is left out rather than losing the model's evaluation to it.
+  std::optional<TfidfBaselineResult> fit_baseline() {
+    if (!store::holds_documents_and_words(store_)) return std::nullopt;
+    try {
+      return fit_tfidf_baseline(store_);
+    } catch (const c10::OutOfMemoryError& error) {
+      run_.log(fmt::format("{}: not scored, out of memory ({})", kTfidfBaselineName,
+                           error.what_without_backtrace()));
+      return std::nullopt;
+    }
   }
 
   // The best checkpoint on every split with labelled nodes; evaluation.json (written atomically
