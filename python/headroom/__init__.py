@@ -25,7 +25,16 @@ from .memory import (
 )
 from .planning import plan
 from .sampler import BytePackedBatchSampler, epoch_order
-from .stages import CommandError, autoencoder, curriculum, evaluation, fusion, normal, run
+from .stages import (
+    CommandError,
+    autoencoder,
+    curriculum,
+    evaluation,
+    fusion,
+    normal,
+    read_run,
+    run,
+)
 from .store import Graph, Store
 from .writer import write_store
 
@@ -50,6 +59,7 @@ __all__ = [
     "normal",
     "parse_byte_size",
     "plan",
+    "read_run",
     "run",
     "tensor_memory",
     "track_cpu_tensors",

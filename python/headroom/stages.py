@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import pathlib
-import re
 import signal
 import subprocess
 import sys
@@ -75,10 +74,6 @@ def arguments(command: str, positional: tuple = (), **options) -> list[str]:
         else:
             args += [f"--{name}", _value(value)]
     return args
-
-
-# `headroom run` prints one such line before each stage: "== teacher_autoencoder ==".
-_STAGE_HEADER = re.compile(r"^== (\S+) ==$")
 
 
 def _run(args: list[str], on_line: Optional[LineCallback]) -> None:
@@ -151,42 +146,31 @@ def evaluation(store, *, on_line: Optional[LineCallback] = None, **options) -> d
 
 
 def run(dataset=None, *, on_line: Optional[LineCallback] = None, **options) -> dict:
-    """``headroom run [DATASET] ...``: the whole pipeline (the synthetic default without a dataset).
-    Returns ``{"runs": directory, "stages": {run directory name: result.json}, "evaluation":
-    evaluation.json}`` for the stages of this run, those it reused included (the stage headers
-    ``== name ==`` the command prints name them; a stage it skipped has no result)."""
+    """``headroom run [DATASET] ...``: the whole pipeline (the synthetic default without a dataset;
+    a text corpus's node stage for a corpus). Returns :func:`read_run` of the run it wrote: every
+    stage it ran or reused and the evaluation, as its run manifest lists them."""
     positional = () if dataset is None else (dataset,)
     args = arguments("run", positional, **options)
     _headroom.check_arguments(args)
-    names = []
+    manifest = pathlib.Path(_headroom.run_manifest_path(args))
+    _run(args, on_line)
+    return read_run(manifest.parent)
 
-    def collect(line: str) -> None:
-        header = _STAGE_HEADER.match(line)
-        if header and header.group(1) != "evaluation":
-            names.append(header.group(1))
-        if on_line is not None:
-            on_line(line)
 
-    _run(args, collect)
-    runs = _runs_of(dataset, options)
+def read_run(runs) -> dict:
+    """What a ``headroom run`` wrote under ``runs`` (``runs/{dataset}``), read from its run
+    manifest (``run_manifest.json``, written by the command; docs/architecture.md):
+    ``{"runs": directory, "manifest": the manifest as a dict, "stages": {run directory name:
+    result.json with "run_dir" added}, "evaluation": the evaluation's JSON or None}``. Raises
+    ``FileNotFoundError`` naming the file when there is no manifest (not a run root, or a run
+    from before manifests)."""
+    runs = pathlib.Path(runs)
+    manifest = _read_json(runs / _headroom.RUN_MANIFEST_FILE)
     stages = {}
-    for name in names:
-        result = runs / name / "result.json"
-        if result.exists():
-            stages[name] = _read_json(result)
-    evaluation = runs / "evaluation" / "evaluation.json"
-    return {"runs": str(runs), "stages": stages,
-            "evaluation": _read_json(evaluation) if evaluation.exists() else None}
-
-
-def _runs_of(dataset, options) -> pathlib.Path:
-    """runs/{dataset name}: the name is --dataset, else the store's directory name (the store
-    defaults to stores/{the dataset's directory name})."""
-    runs_dir = pathlib.Path(options.get("runs_dir", "runs"))
-    if options.get("dataset"):
-        return runs_dir / options["dataset"]
-    store = options.get("store")
-    if store is None:
-        source = dataset if dataset is not None else options.get("synthetic_dir", "data/synthetic")
-        store = pathlib.Path("stores") / pathlib.Path(os.path.abspath(source)).name
-    return runs_dir / pathlib.Path(os.path.abspath(store)).name
+    for stage in manifest["stages"]:
+        result = _read_json(runs / stage["result"]) if stage["result"] else {}
+        result["run_dir"] = str(runs / stage["run_dir"])
+        stages[stage["name"]] = result
+    evaluation = manifest["evaluation"]
+    return {"runs": str(runs), "manifest": manifest, "stages": stages,
+            "evaluation": _read_json(runs / evaluation) if evaluation else None}

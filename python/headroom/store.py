@@ -12,16 +12,9 @@ import torch
 
 from . import _headroom
 
-_SPLIT_ARRAYS = {"train": "split_train", "validation": "split_validation", "test": "split_test"}
-_SIZE_INDEX = {
-    "num_nodes": "graph_num_nodes",
-    "num_edges": "graph_num_edges",
-    "label": "graph_label",
-    "split": "graph_split",
-    "file": "graph_file",
-    "attack_type": "graph_attack_type",
-    "window": "graph_window",
-}
+# The arrays' names are the C++ reader's (store/store_arrays.hpp), never spelled here.
+_SPLIT_ARRAYS = _headroom.split_arrays()
+_SIZE_INDEX = _headroom.size_index_arrays()
 
 
 _tensor = torch.from_dlpack

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "headroom/report/run_manifest.hpp"
 #include "headroom/train_cli/training_app.hpp"
 
 namespace nb = nanobind;
@@ -36,6 +37,13 @@ void bind_commands(nb::module_& module) {
       [](const std::vector<std::string>& args) { return cli::stage_run_directory(args).string(); },
       nb::arg("args"),
       "Where a stage command writes its run, resolved (and checked) as the command does.");
+  module.attr("RUN_MANIFEST_FILE") = report::kRunManifestFileName;
+  module.def(
+      "run_manifest_path",
+      [](const std::vector<std::string>& args) { return cli::run_manifest_path(args).string(); },
+      nb::arg("args"),
+      "Where `headroom run` with these arguments writes its run manifest, resolved as the command "
+      "does; nothing is run.");
   module.def(
       "main",
       [](const std::vector<std::string>& argv) {

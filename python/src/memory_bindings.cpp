@@ -90,6 +90,9 @@ void bind_memory(nb::module_& module) {
   module.def("cpu_tensor_memory", &cpu_tensor_memory);
   module.def("reset_peak", [] { memory::reset_peak(); });
   module.def("set_cpu_tensor_budget", &memory::set_cpu_tensor_budget, nb::arg("bytes"));
+  module.def(
+      "cpu_tensor_budget", &memory::cpu_tensor_budget,
+      "The CPU tensor budget in bytes this process's counting allocator enforces (0: none).");
   module.def("process_rss_bytes", &memory::process_rss_bytes);
   module.def("process_peak_rss_bytes", &memory::process_peak_rss_bytes);
   module.def(

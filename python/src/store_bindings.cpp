@@ -1,13 +1,17 @@
 // headroom._headroom._Store: a graph store opened copy-on-write, its graphs as zero-copy tensors.
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "bindings.hpp"
 #include "headroom/store/graph_store.hpp"
+#include "headroom/store/store_arrays.hpp"
 #include "headroom/store/store_error.hpp"
 #include "python_store.hpp"
 
@@ -27,6 +31,29 @@ void bind_store(nb::module_& module) {
       .def("metadata_json", &PythonStore::metadata_json)
       .def("graph", &PythonStore::graph, nb::arg("graph_id"))
       .def("small_array", &PythonStore::small_array, nb::arg("name"));
+  // The store's array names from store/store_arrays.hpp, so that Python never spells them itself.
+  namespace arrays = store::arrays;
+  module.def(
+      "split_arrays",
+      [] {
+        return std::map<std::string, std::string>{
+            {"train", std::string(arrays::kSplitTrain)},
+            {"validation", std::string(arrays::kSplitValidation)},
+            {"test", std::string(arrays::kSplitTest)}};
+      },
+      "The array of graph ids of each split, by split name.");
+  module.def(
+      "size_index_arrays",
+      [] {
+        constexpr std::string_view kPrefix = "graph_";  // the size index's arrays: graph_{key}
+        std::map<std::string, std::string> named;
+        for (const auto name : {arrays::kGraphNumNodes, arrays::kGraphNumEdges, arrays::kGraphLabel,
+                                arrays::kGraphSplit, arrays::kGraphFile, arrays::kGraphAttackType,
+                                arrays::kGraphWindow})
+          named.emplace(std::string(name.substr(kPrefix.size())), std::string(name));
+        return named;
+      },
+      "The size index's arrays (one value per graph) by key: num_nodes -> graph_num_nodes, ...");
 }
 
 }  // namespace headroom::python

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "headroom/util/bounded_json.hpp"
+#include "headroom/report/run_manifest.hpp"
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
@@ -227,6 +228,18 @@ std::vector<fs::path> stage_directories(const fs::path& root) {
   std::sort(found.begin(), found.end());
   std::vector<fs::path> dirs;
   for (auto& [time, dir] : found) dirs.push_back(std::move(dir));
+  return dirs;
+}
+
+// A run root's stages: those its run manifest lists (`headroom run`'s, in the order they ran), then
+// any other stage directory there (a stage run by hand) in the order stage_directories finds them.
+std::vector<fs::path> run_root_stages(const fs::path& root, ReportInputs& inputs) {
+  inputs.push_back(root / kRunManifestFileName);
+  const auto manifest = read_run_manifest(root);
+  if (!manifest) return stage_directories(root);
+  auto dirs = manifest_stage_directories(*manifest, root);
+  for (auto& dir : stage_directories(root))
+    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(std::move(dir));
   return dirs;
 }
 
@@ -552,7 +565,7 @@ json collect(const fs::path& path, ReportInputs& inputs) {
   if (fs::exists(path / "metrics.jsonl")) {
     data["stages"].push_back(collect_stage(path, inputs));
   } else {
-    for (const auto& dir : stage_directories(path))
+    for (const auto& dir : run_root_stages(path, inputs))
       data["stages"].push_back(collect_stage(dir, inputs));
     data["evaluation"] = collect_evaluation(path / "evaluation", inputs);
   }

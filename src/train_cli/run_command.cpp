@@ -17,6 +17,7 @@
 #include "headroom/cli/text_flags.hpp"
 #include "headroom/models/node_model_kind.hpp"
 #include "headroom/report/html_report.hpp"
+#include "headroom/report/run_manifest.hpp"
 #include "headroom/store/manifest_seal.hpp"
 #include "headroom/store/store_metadata.hpp"
 #include "headroom/store/store_source.hpp"
@@ -30,6 +31,7 @@
 #include "headroom/train_cli/data_parallel.hpp"
 #include "headroom/train_cli/tracking_flags.hpp"
 #include "headroom/train_cli/train_commands.hpp"
+#include "headroom/train_cli/training_app.hpp"
 #include "headroom/train_cli/training_flags.hpp"
 #include "headroom/util/output_path.hpp"
 #include "headroom/util/printable_text.hpp"
@@ -68,6 +70,22 @@ void require_store_of(const std::filesystem::path& store, std::string_view kind,
       util::printable_path(source), replace_how));
 }
 
+// The store `run` builds: --store, else stores/{the dataset's directory name}.
+std::filesystem::path store_for(const std::filesystem::path& given,
+                                const std::filesystem::path& dataset, const char* unnamed) {
+  if (!given.empty()) return given;
+  const auto name = std::filesystem::absolute(dataset).lexically_normal().filename().string();
+  return std::filesystem::path("stores") / (name.empty() ? unnamed : name);
+}
+
+// The run manifest is rank 0's, like every run file (report/run_manifest.hpp).
+std::optional<report::RunManifestWriter> open_run_manifest(const std::filesystem::path& runs,
+                                                           const std::filesystem::path& store,
+                                                           const char* task) {
+  if (!util::process_role().writes()) return std::nullopt;
+  return std::make_optional<report::RunManifestWriter>(runs, store, task);
+}
+
 // The model's test accuracy beside the classical baseline's, then what may make them mean little:
 //   node gcn:           test accuracy 0.9690, macro-F1 0.9240 on 2189 documents (best epoch …)
 //   baseline tf-idf+lr: test accuracy 0.9708, macro-F1 0.9301 on 2189 documents (L2 1e-06 …)
@@ -102,10 +120,7 @@ void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path 
     const auto* option = command.get_option_no_throw(flag);
     return option != nullptr && option->count() > 0;
   };
-  if (store.empty()) {
-    const auto name = std::filesystem::absolute(corpus).lexically_normal().filename().string();
-    store = std::filesystem::path("stores") / (name.empty() ? "corpus" : name);
-  }
+  store = store_for(store, corpus, "corpus");
   auto config = training.resolve(train::kNodeStage);
   config.model.family = node_model;
   train::apply_node_task_defaults(config, {.preset = true,
@@ -127,6 +142,7 @@ void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path 
   auto options = text.resolve(shared, given("--val-fraction"));
   options.overwrite = true;  // the main job rebuilds its own store (and only a store) every run
   build_text_graph_and_summarize(corpus, store, options);
+  auto manifest = open_run_manifest(runs, store, report::kNodeClassificationTask);
   // Tracked as the training commands' stages are: one MLflow run / TensorBoard directory, named
   // after the run directory.
   const auto trackers = tracking.open(std::cerr);
@@ -136,6 +152,15 @@ void run_text_corpus(const std::filesystem::path& corpus, std::filesystem::path 
                             [&](const train::LoopHooks& hooks) {
                               return train::run_node_classifier_stage(config, hooks);
                             });
+  if (manifest) {
+    const auto& outcome = result.training.outcome;
+    manifest->add_stage({run_dir.filename().string(), result.training.run_dir,
+                         outcome.already_complete, outcome.best_metrics});
+    if (const auto evaluation = result.training.run_dir / "evaluation.json";
+        std::filesystem::exists(evaluation))
+      manifest->set_evaluation(evaluation);
+    manifest->finish();
+  }
   if (result.mode == "sampled")
     fmt::print(
         "\ntrained on sampled subgraphs, {} per epoch: the full batch is over the memory "
@@ -271,11 +296,7 @@ void require_replaceable_report(const std::filesystem::path& report_file) {
 // The KD-GAT chain on a CAN dataset: preprocess -> stages -> evaluation -> summary and report.
 void run_can_dataset(const RunState& state) {
   const auto dataset = can_dataset(state);
-  std::filesystem::path store = state.store;
-  if (store.empty()) {
-    const auto name = std::filesystem::absolute(dataset).lexically_normal().filename().string();
-    store = std::filesystem::path("stores") / (name.empty() ? "dataset" : name);
-  }
+  const auto store = store_for(state.store, dataset, "dataset");
   auto options = state.flags.resolve();
   // Every stage of the chain stops early, keeps its best epoch and calibrates on held-out graphs:
   // refused before the store is built, not after.
@@ -305,7 +326,18 @@ void run_can_dataset(const RunState& state) {
   config.run.when_locked = options.when_locked;
   const auto trackers = state.tracking.open(std::cerr);
   trackers->start_parent("headroom run " + train::dataset_name(config), config);
-  const auto result = train::run_pipeline(config, job->hooks(), trackers->observers());
+  auto manifest = open_run_manifest(runs, store, report::kGraphClassificationTask);
+  const auto result = train::run_pipeline(
+      config, job->hooks(), trackers->observers(), [&manifest](const train::PipelineStage& stage) {
+        if (manifest)
+          manifest->add_stage({stage.name, stage.result.run_dir,
+                               stage.result.outcome.already_complete,
+                               stage.result.outcome.best_metrics});
+      });
+  if (manifest) {
+    manifest->set_evaluation(result.evaluation.run_dir / "evaluation.json");
+    manifest->finish();
+  }
   fmt::print("\n{}", train::render_pipeline_summary(result));
   if (!util::process_role().writes()) return;  // the report is rank 0's, like the run files
   // The run's own report: replaced every run, like its store (only ever a headroom report).
@@ -317,7 +349,31 @@ void run_can_dataset(const RunState& state) {
   trackers->end_parent(tracking::RunStatus::kFinished);
 }
 
+// Where `run` with these flags keeps its runs: --runs-dir/{--dataset, else the store's name}, the
+// store being the one store_for names for the dataset (the synthetic default without one).
+std::filesystem::path run_root_of(const RunState& state) {
+  const bool text_corpus = !state.dataset.empty() && text::is_text_corpus(state.dataset);
+  const std::filesystem::path dataset = state.dataset.empty() ? state.synthetic_dir : state.dataset;
+  auto config = state.training.resolve(text_corpus ? train::kNodeStage : train::kAutoencoderStage);
+  config.run.store = store_for(state.store, dataset, text_corpus ? "corpus" : "dataset");
+  return config.run.runs_dir / train::dataset_name(config);
+}
+
 }  // namespace
+
+std::filesystem::path run_manifest_path(const std::vector<std::string>& args) {
+  CLI::App app{"headroom"};
+  app.require_subcommand(1, 1);
+  auto* command = app.add_subcommand("run", std::string(training_command_summary("run")));
+  auto state = std::make_shared<RunState>();
+  add_run_flags(*command, *state);
+  std::filesystem::path manifest;
+  command->callback(
+      [&manifest, state] { manifest = run_root_of(*state) / report::kRunManifestFileName; });
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses from the back
+  app.parse(reversed);
+  return manifest;
+}
 
 // The main job: (generate the synthetic default) -> preprocess -> VGAE teacher -> GAT teacher
 // (curriculum) -> VGAE student (KD) -> GAT student (KD) -> evaluation -> summary table.

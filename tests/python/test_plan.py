@@ -40,3 +40,24 @@ def test_flags_are_checked_by_the_commands_definitions(synthetic_store):
         headroom.plan(synthetic_store, model="gat,student", precision="fp7")
     with pytest.raises(headroom.StoreError):
         headroom.plan(synthetic_store.parent / "missing", model="gat,student")
+
+
+# Planning runs training steps with the command's settings (threads, the CPU tensor budget); none of
+# them may stay behind in the caller's process.
+def test_planning_leaves_the_callers_threads_and_budget_as_they_were(synthetic_store):
+    import torch
+
+    torch.set_num_threads(3)
+    headroom._headroom.set_cpu_tensor_budget(0)
+    plan = headroom.plan(synthetic_store, model="gat,student", budget="256MiB", threads=1,
+                         batch_size=64)
+    assert plan["budget_bytes"] == 256 * 2**20  # a budget the plan applied, in its own process
+    assert torch.get_num_threads() == 3
+    assert headroom._headroom.cpu_tensor_budget() == 0
+    headroom._headroom.set_cpu_tensor_budget(2**40)
+    try:
+        headroom.plan(synthetic_store, model="gat,student", budget="256MiB", threads=1,
+                      batch_size=64)
+        assert headroom._headroom.cpu_tensor_budget() == 2**40
+    finally:
+        headroom._headroom.set_cpu_tensor_budget(0)

@@ -45,4 +45,10 @@ std::vector<CommandFlag> training_command_flags(std::string_view command);
 // Throws CLI::ParseError, and std::invalid_argument for a configuration the command refuses.
 std::filesystem::path stage_run_directory(const std::vector<std::string>& args);
 
+// Where `headroom run` with `args` ({"run", DATASET, flags...}) writes its run manifest
+// (report/run_manifest.hpp): {runs dir}/{dataset name}/run_manifest.json, resolved as the command
+// resolves it; nothing is run or written (the synthetic default is not generated). Throws
+// CLI::ParseError for arguments the command refuses.
+std::filesystem::path run_manifest_path(const std::vector<std::string>& args);
+
 }  // namespace headroom::cli

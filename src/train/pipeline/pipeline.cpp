@@ -31,7 +31,7 @@ std::string format_f1(double f1) { return std::isnan(f1) ? "n/a" : fmt::format("
 }  // namespace
 
 PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks,
-                            const StageObservers& observers) {
+                            const StageObservers& observers, const PipelineStageDone& stage_done) {
   const auto start = std::chrono::steady_clock::now();
   PipelineResult result;
   auto stage_config = [&](const StageDefinition& stage, const std::string& kind,
@@ -70,6 +70,7 @@ PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks,
     done.result = observed_stage(observers, done.name, config, run_dir, hooks,
                                  [&](const LoopHooks& all) { return stage.run(config, all); });
     done.wall_seconds = seconds_since(stage_start);
+    if (stage_done) stage_done(done);
     result.stages.push_back(std::move(done));
   };
   for (const auto& step : steps)

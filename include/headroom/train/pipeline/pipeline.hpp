@@ -3,6 +3,7 @@
 // logistic regression) -> evaluation; and its summary table.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,12 +29,17 @@ struct PipelineResult {
   std::int64_t peak_rss_bytes = 0;
 };
 
+// Called after each stage that finished (trained or reused; not one skipped), in order, on the
+// thread that runs the pipeline: `headroom run` records it in its run manifest.
+using PipelineStageDone = std::function<void(const PipelineStage&)>;
+
 // `base` supplies the store, run root, device, precision, epochs and so on; stage, model, size
 // and distillation are set per stage. Every stage trains with `hooks` (a data-parallel job's);
 // each stage, the evaluation included, runs between stage_started and stage_ended of every
-// observer (stage_observer.hpp).
+// observer (stage_observer.hpp); `stage_done`, when set, hears of each finished training stage.
 PipelineResult run_pipeline(const TrainingConfig& base, const LoopHooks& hooks = {},
-                            const StageObservers& observers = {});
+                            const StageObservers& observers = {},
+                            const PipelineStageDone& stage_done = {});
 
 // Per test condition (test directory): its attack types (unseen ones marked), the best model's F1
 // at the label-free decision and the baseline's; then per stage wall time and peak tensor memory,
