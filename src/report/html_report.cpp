@@ -15,8 +15,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "headroom/util/bounded_json.hpp"
 #include "headroom/report/run_manifest.hpp"
+#include "headroom/util/bounded_json.hpp"
 #include "headroom/util/file_reader.hpp"
 #include "headroom/util/file_writer.hpp"
 #include "headroom/util/printable_text.hpp"
