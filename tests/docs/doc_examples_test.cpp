@@ -308,16 +308,16 @@ TEST(DocExamples, MemoryDocShellExamplesRunInOrder) {
   EXPECT_LE(budgeted[0]["memory"]["cpu"]["peak_bytes"].get<std::int64_t>(), 100'000'000);
 }
 
-// docs/text-graphs.md's examples, in order: a corpus into a store, TextGCN and the node GAT on r8,
-// the plans and a budgeted run on 20ng.
+// docs/text-graphs.md's examples, in order: a corpus into a store, TextGCN, the node GAT and SGC
+// on r8, the plans and a budgeted run on 20ng.
 TEST(DocExamples, TextGraphsDocShellExamplesRunInOrder) {
   testing::TempDir dir;
   const auto work = dir / "work";
   const int ran = run_document_in_new_work_directory("text-graphs.md", dir, work);
   ASSERT_FALSE(HasFailure());
-  EXPECT_EQ(ran, 4);
+  EXPECT_EQ(ran, 5);
   EXPECT_TRUE(fs::exists(work / "stores" / "20ng" / "column_index.i32"));
-  EXPECT_TRUE(fs::exists(work / "runs" / "r8"));
+  EXPECT_TRUE(fs::exists(work / "runs" / "r8" / "node_sgc" / "best.pt"));
   EXPECT_TRUE(fs::exists(work / "runs" / "20ng"));
 }
 
