@@ -1,7 +1,10 @@
 #include "headroom/cli/flag_values.hpp"
 
 #include <fmt/format.h>
+#include <array>
+#include <charconv>
 #include <cstdint>
+#include <exception>
 #include <limits>
 
 #include "headroom/util/printable_text.hpp"
@@ -49,6 +52,75 @@ bool takes_no_empty_value(const CLI::Option& option) {
          (option.get_required() || !option.get_default_str().empty());
 }
 
+// CLI11 2.1 converts a value into the option's own type (a 32-bit --threads, --window) only in
+// the option's callback, and a value that fits 64 bits but not that type gets the bare "Could not
+// convert: --window = 5000000000". The callback is the protected Option::callback_, with no
+// accessor; a pointer to it named through a derived class is the one way CLI11 leaves to reach it.
+struct OptionConversion : CLI::Option {
+  static CLI::callback_t& of(CLI::Option& option) { return option.*(&OptionConversion::callback_); }
+};
+
+// The whole numbers an option's type holds.
+struct WholeNumberRange {
+  std::int64_t min = 0;
+  std::uint64_t max = 0;
+};
+
+// Whether `conversion` takes `value` as one result. It writes the option's variable: only called
+// once the conversion has failed, so the command line is refused and the variable is never read.
+bool converts(const CLI::callback_t& conversion, const std::string& value) {
+  try {
+    return conversion(CLI::results_t{value});
+  } catch (const std::exception&) {
+    return false;  // a setter behind the conversion that refuses the value itself
+  }
+}
+
+// The range of the option's type, found as the widest integer type's maximum its conversion
+// takes; nullopt when it takes none (something other than the value's size is wrong).
+std::optional<WholeNumberRange> range_of(const CLI::callback_t& conversion, bool is_signed) {
+  constexpr std::array<std::uint64_t, 4> kSignedMaxima = {
+      std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int32_t>::max(),
+      std::numeric_limits<std::int16_t>::max(), std::numeric_limits<std::int8_t>::max()};
+  constexpr std::array<std::uint64_t, 4> kUnsignedMaxima = {
+      std::numeric_limits<std::uint64_t>::max(), std::numeric_limits<std::uint32_t>::max(),
+      std::numeric_limits<std::uint16_t>::max(), std::numeric_limits<std::uint8_t>::max()};
+  for (const std::uint64_t max : is_signed ? kSignedMaxima : kUnsignedMaxima)
+    if (converts(conversion, std::to_string(max)))
+      return WholeNumberRange{.min = is_signed ? -static_cast<std::int64_t>(max) - 1 : 0,
+                              .max = max};
+  return std::nullopt;
+}
+
+// Whether the whole number `text` (decimal, as whole_number_problem leaves it) lies in `range`.
+bool within(const std::string& text, const WholeNumberRange& range) {
+  if (text.starts_with('-')) {
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return error == std::errc{} && end == text.data() + text.size() && value >= range.min;
+  }
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc{} && end == text.data() + text.size() && value <= range.max;
+}
+
+// Makes a value the option's type cannot hold say so, with the type's range, instead of CLI11's
+// "Could not convert". The whole-number check has already run, so each value fits 64 bits.
+void name_the_range_of_the_type(CLI::Option& option, bool is_signed) {
+  CLI::callback_t& conversion = OptionConversion::of(option);
+  if (!conversion) return;
+  conversion = [original = conversion, is_signed,
+                name = option.get_name()](const CLI::results_t& results) {
+    if (original(results)) return true;
+    const auto range = range_of(original, is_signed);
+    if (!range) return false;  // CLI11's own error
+    for (const std::string& value : results)
+      if (!within(value, *range))
+        throw CLI::ValidationError(name, out_of_range_problem(value, range->min, range->max));
+    return false;
+  };
+}
+
 void check_flag_values_in(CLI::App& command) {
   for (CLI::Option* option : command.get_options()) {
     if (option->get_expected_min() == 0) continue;  // a switch: true/false, not a number
@@ -70,6 +142,7 @@ void check_flag_values_in(CLI::App& command) {
                           },
                           ""),
                       kWholeNumberCheck);
+    name_the_range_of_the_type(*option, is_signed);
   }
   for (CLI::App* subcommand : command.get_subcommands({})) check_flag_values_in(*subcommand);
 }
@@ -105,13 +178,16 @@ std::optional<std::string> whole_number_problem(std::string& text, bool is_signe
                          : static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
           : std::to_string(std::numeric_limits<std::uint64_t>::max());
   if (above(number, limit))
-    return is_signed ? fmt::format("'{}' is out of range: a whole number from {} to {}",
-                                   util::printable(text), std::numeric_limits<std::int64_t>::min(),
-                                   std::numeric_limits<std::int64_t>::max())
-                     : fmt::format("'{}' is out of range: a whole number from 0 to {}",
-                                   util::printable(text), limit);
+    return is_signed ? out_of_range_problem(text, std::numeric_limits<std::int64_t>::min(),
+                                            std::numeric_limits<std::int64_t>::max())
+                     : out_of_range_problem(text, 0, std::numeric_limits<std::uint64_t>::max());
   text = (negative ? "-" : "") + std::string(number);
   return std::nullopt;
+}
+
+std::string out_of_range_problem(std::string_view text, std::int64_t min, std::uint64_t max) {
+  return fmt::format("'{}' is out of range: a whole number from {} to {}", util::printable(text),
+                     min, max);
 }
 
 std::optional<std::string> blank_list_entry_problem(std::string_view value) {

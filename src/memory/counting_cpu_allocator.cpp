@@ -129,7 +129,7 @@ void maybe_inject_failure(std::int64_t bytes) {
   if (g_counters.inject_count.fetch_sub(1, std::memory_order_relaxed) <= 0) return;
   g_counters.injected.fetch_add(1, std::memory_order_relaxed);
   const char* site = util::current_allocation_site;
-  TORCH_CHECK_WITH(OutOfMemoryError, false, "headroom: injected CPU allocation failure (", bytes,
+  TORCH_CHECK_WITH(OutOfMemoryError, false, "injected CPU allocation failure (", bytes,
                    " bytes in ", site != nullptr ? site : "an unnamed site",
                    "; HEADROOM_INJECT_OOM)");
 }
@@ -143,8 +143,8 @@ std::int64_t reserve(std::int64_t bytes) {
     if (budget > 0 && bytes > budget - current) {
       g_counters.refusals.fetch_add(1, std::memory_order_relaxed);
       TORCH_CHECK_WITH(
-          OutOfMemoryError, false, "headroom: CPU tensor budget exceeded: tried to ", "allocate ",
-          bytes, " bytes with ", current, " bytes of CPU tensors live and a budget of ", budget,
+          OutOfMemoryError, false, "CPU tensor budget exceeded: tried to ", "allocate ", bytes,
+          " bytes with ", current, " bytes of CPU tensors live and a budget of ", budget,
           " bytes (--memory-budget sets it; by default, what --host-memory-budget leaves)");
     }
     if (g_counters.current.compare_exchange_weak(current, current + bytes,
@@ -180,7 +180,7 @@ class CountingCpuAllocator final : public c10::Allocator {
       g_counters.allocations.fetch_add(1, std::memory_order_relaxed);
       return {nullptr, nullptr, &release_counted, cpu};
     }
-    TORCH_CHECK_WITH(OutOfMemoryError, n <= kMaxRequest, "headroom: CPU tensor allocation of ", n,
+    TORCH_CHECK_WITH(OutOfMemoryError, n <= kMaxRequest, "CPU tensor allocation of ", n,
                      " bytes is too large");
     const auto bytes = static_cast<std::int64_t>(n);
     const std::int64_t reserved = reserve(bytes);
@@ -237,7 +237,7 @@ void install_once() {
   const c10::DeleterFnPtr inner_deleter = inner->raw_deleter();
   if (inner_deleter == nullptr) {
     throw std::runtime_error(
-        "headroom: cannot count CPU tensor memory: the installed CPU allocator does not support "
+        "cannot count CPU tensor memory: the installed CPU allocator does not support "
         "raw allocation");
   }
   g_inner_deleter.store(inner_deleter, std::memory_order_release);
@@ -246,7 +246,7 @@ void install_once() {
   c10::SetCPUAllocator(allocator, kPriority);
   if (c10::GetCPUAllocator() != allocator) {
     throw std::runtime_error(
-        "headroom: cannot count CPU tensor memory: another CPU allocator holds the highest "
+        "cannot count CPU tensor memory: another CPU allocator holds the highest "
         "priority");
   }
   g_allocator = allocator;
@@ -262,7 +262,7 @@ bool counting_cpu_allocator_installed() {
 
 void set_cpu_tensor_budget(std::int64_t bytes) {
   if (bytes < 0) {
-    throw std::invalid_argument("headroom: negative CPU tensor budget: " + std::to_string(bytes));
+    throw std::invalid_argument("negative CPU tensor budget: " + std::to_string(bytes));
   }
   g_counters.budget.store(bytes, std::memory_order_relaxed);
 }
@@ -270,7 +270,7 @@ void set_cpu_tensor_budget(std::int64_t bytes) {
 void inject_cpu_allocation_failures(std::int64_t skip, std::int64_t count, std::int64_t min_bytes,
                                     std::string_view site) {
   if (skip < 0 || count < 0 || min_bytes < 0)
-    throw std::invalid_argument("headroom: fault injection needs non-negative skip, count, bytes");
+    throw std::invalid_argument("fault injection needs non-negative skip, count, bytes");
   injection_site() = std::string(site);
   g_counters.inject_min_bytes.store(min_bytes, std::memory_order_relaxed);
   g_counters.inject_skip.store(skip, std::memory_order_relaxed);

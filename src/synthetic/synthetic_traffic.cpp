@@ -1,5 +1,6 @@
 #include "headroom/synthetic/synthetic_traffic.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -7,10 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
+#include <system_error>
 
 #include "headroom/synthetic/synthetic_vehicle.hpp"
 #include "headroom/util/bounded_json.hpp"
+#include "headroom/util/byte_size.hpp"
 #include "headroom/util/file_reader.hpp"
+#include "headroom/util/printable_text.hpp"
 #include "headroom/util/staged_directory.hpp"
 #include "synthetic_attacks.hpp"
 #include "synthetic_bus.hpp"
@@ -191,6 +195,63 @@ std::optional<GeneratedDataset> generated_dataset(const std::filesystem::path& r
   return dataset;
 }
 
+namespace {
+
+// Bytes per frame of the CSV rows the writer produces for `vehicle`, measured on a stretch of its
+// traffic: attack rows have the same fields, so the mean holds for the whole dataset to a few
+// percent.
+double measured_bytes_per_frame(const SyntheticVehicle& vehicle, std::uint64_t seed) {
+  constexpr std::uint64_t kSampleFrames = 4'096;
+  detail::SyntheticBus bus(vehicle, detail::mix_seed(seed, 1'000), kEpochUs, nullptr);
+  detail::SyntheticFrame frame;
+  char row[detail::CanCsvWriter::kMaxRowBytes];
+  std::uint64_t bytes = 0;
+  for (std::uint64_t n = 0; n < kSampleFrames; ++n) {
+    bus.next(frame);
+    bytes += detail::CanCsvWriter::format_row(frame, row);
+  }
+  return static_cast<double>(bytes) / static_cast<double>(kSampleFrames);
+}
+
+// The closest directory that exists at or above `path`: where a directory about to be created
+// takes its space from.
+std::filesystem::path nearest_existing_directory(const std::filesystem::path& path) {
+  std::filesystem::path candidate = std::filesystem::absolute(path);
+  std::error_code unknown;
+  while (!std::filesystem::is_directory(candidate, unknown) && candidate.has_relative_path())
+    candidate = candidate.parent_path();
+  return candidate;
+}
+
+// Refuses a dataset the file system holding `root` has no room for, before anything is created:
+// `--frames 1000000000000` would otherwise write until the disk is full (about 40 TB).
+void require_room_for(const std::filesystem::path& root, const SyntheticDatasetOptions& options,
+                      const SyntheticVehicle& vehicle) {
+  // Headers, synthetic.json and the last partly filled block of each file: well inside this.
+  constexpr double kFixedBytes = 1 << 20;
+  const double needed =
+      static_cast<double>(options.total_frames) * measured_bytes_per_frame(vehicle, options.seed) +
+      kFixedBytes;
+  // The staging directory is made beside `root`, so the space comes from root's parent.
+  std::error_code unknown;
+  const auto space = std::filesystem::space(
+      nearest_existing_directory(std::filesystem::absolute(root).parent_path()), unknown);
+  if (unknown) return;  // no answer (an unusual file system): the writes say it if it fills
+  const auto available = static_cast<double>(space.available);
+  if (needed <= available) return;
+  throw std::runtime_error(
+      fmt::format("{} frames need about {}, the file system holding {} has {} free (give fewer "
+                  "--frames, or another --out)",
+                  options.total_frames, util::format_byte_size(needed), util::printable_path(root),
+                  util::format_byte_size(available)));
+}
+
+}  // namespace
+
+double synthetic_bytes_per_frame(std::uint64_t seed) {
+  return measured_bytes_per_frame(make_synthetic_vehicle(seed), seed);
+}
+
 SyntheticDatasetSummary generate_synthetic_dataset(const std::filesystem::path& root,
                                                    const SyntheticDatasetOptions& options,
                                                    bool overwrite) {
@@ -199,8 +260,9 @@ SyntheticDatasetSummary generate_synthetic_dataset(const std::filesystem::path& 
                                 std::to_string(kMinSyntheticFrames) + " (got " +
                                 std::to_string(options.total_frames) + ")");
   }
-  util::StagedDirectory staged(root, overwrite, synthetic_dataset_kind());
   const SyntheticVehicle vehicle = make_synthetic_vehicle(options.seed);
+  require_room_for(root, options, vehicle);
+  util::StagedDirectory staged(root, overwrite, synthetic_dataset_kind());
 
   SyntheticDatasetSummary summary;
   summary.ecu_count = vehicle.ecus.size();

@@ -16,7 +16,8 @@ int report_parse_error(const CLI::App& app, const CLI::ParseError& error);
 
 // Prints a command's error as "headroom: error: MESSAGE" on one line and returns 1. The message
 // goes through util::printable as a whole (bounded generously): whatever a thrower forgot to
-// escape, no control byte of it reaches the terminal.
+// escape, no control byte of it reaches the terminal. A MESSAGE that starts "headroom: " loses
+// it: the prefix is printed once.
 int report_error(std::string_view message);
 
 }  // namespace headroom::cli

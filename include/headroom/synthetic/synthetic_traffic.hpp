@@ -58,7 +58,9 @@ struct SyntheticDatasetSummary {
 // replace it)"); with `overwrite`, the old directory is replaced once the new one is complete, but
 // only if it is empty or synthetic_dataset_kind() recognises it as a generated dataset --
 // anything else is refused with std::runtime_error rather than deleted. Throws
-// std::invalid_argument when total_frames < kMinSyntheticFrames and
+// std::invalid_argument when total_frames < kMinSyntheticFrames, std::runtime_error before
+// anything is created when the file system holding `root` has less room free than the dataset
+// needs (its rows measured on this vehicle's traffic, times total_frames), and
 // std::filesystem::filesystem_error / std::runtime_error on I/O failure (the staging directory is
 // removed).
 //
@@ -66,6 +68,10 @@ struct SyntheticDatasetSummary {
 SyntheticDatasetSummary generate_synthetic_dataset(const std::filesystem::path& root,
                                                    const SyntheticDatasetOptions& options,
                                                    bool overwrite);
+
+// The mean bytes a frame takes in the CSV files of the dataset of `seed`, measured on a stretch of
+// its vehicle's traffic: what generate_synthetic_dataset checks the free space against.
+double synthetic_bytes_per_frame(std::uint64_t seed);
 
 // A generated dataset as a directory headroom owns (util/directory_ownership.hpp): a
 // synthetic.json that parses and names "headroom generate" as its generator and the

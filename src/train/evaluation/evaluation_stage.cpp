@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
+#include <system_error>
 
 #include "headroom/baseline/store_baseline.hpp"
 #include "headroom/eval/decision_threshold.hpp"
@@ -138,26 +140,35 @@ std::string model_name(const std::filesystem::path& path) {
                                              : path.parent_path().filename().string();
 }
 
-// The checkpoints to evaluate, each once, by their entry names. Two checkpoints under one name
-// would share one entry of evaluation.json, the second silently replacing the first: refused.
+// The checkpoints to evaluate, each once, by their entry names; `origin` says where `sources` came
+// from ("--models"). Two checkpoints under one name would share one entry of evaluation.json, the
+// second silently replacing the first, and one checkpoint given twice (`--models X,X`, or `X` and
+// `./X`, or a link to it) was evaluated once without a word: both refused.
 std::vector<std::pair<std::string, std::filesystem::path>> named_checkpoints(
-    const std::vector<std::filesystem::path>& sources) {
+    const std::vector<std::filesystem::path>& sources, std::string_view origin) {
   std::vector<std::pair<std::string, std::filesystem::path>> named;
+  std::vector<std::filesystem::path> given;  // each entry of `named` as its source spelled it
   for (const auto& source : sources) {
     const auto checkpoint = resolve_checkpoint_path(source);
     const auto name = model_name(source);
+    for (std::size_t i = 0; i < named.size(); ++i) {
+      std::error_code unknown;  // a checkpoint that cannot be compared is no duplicate
+      if (!std::filesystem::equivalent(named[i].second, checkpoint, unknown)) continue;
+      throw std::runtime_error(
+          fmt::format("{}: {} and {} are one checkpoint ({}); give each model once", origin,
+                      util::printable_path(given[i]), util::printable_path(source),
+                      util::printable_path(std::filesystem::weakly_canonical(checkpoint))));
+    }
     const auto same = std::find_if(named.begin(), named.end(),
                                    [&](const auto& entry) { return entry.first == name; });
-    if (same == named.end()) {
-      named.emplace_back(name, checkpoint);
-    } else if (std::filesystem::weakly_canonical(same->second) !=
-               std::filesystem::weakly_canonical(checkpoint)) {
+    if (same != named.end())
       throw std::runtime_error(fmt::format(
-          "--models: two models named {} ({} and {}) would share one entry of evaluation.json; "
+          "{}: two models named {} ({} and {}) would share one entry of evaluation.json; "
           "evaluate them into different --runs-dir, or rename one run directory",
-          util::printable_name(name), util::printable_path(same->second),
+          origin, util::printable_name(name), util::printable_path(same->second),
           util::printable_path(checkpoint)));
-    }
+    named.emplace_back(name, checkpoint);
+    given.push_back(source);
   }
   return named;
 }
@@ -491,16 +502,21 @@ EvaluationStageResult run_evaluation_stage(const TrainingConfig& config) {
   validate(eval_config);
   const auto store = store::GraphStore::open(config.run.store);
   const auto context = resolve_run_context(config, store, CommandWork::kInference);
-  RunDirectory run(checked_run_directory(eval_config), /*echo=*/true, config.run.when_locked);
-
+  // The models are checked before the run directory is made: a refused list leaves nothing.
+  const auto dataset_dir = config.run.runs_dir / dataset_name(config);
   auto sources = config.evaluation.models;
-  if (sources.empty()) sources = discover_models(config.run.runs_dir / dataset_name(config));
-  const auto models = named_checkpoints(sources);
+  const bool discovered = sources.empty();
+  if (discovered) sources = discover_models(dataset_dir);
+  const auto models = named_checkpoints(
+      sources, discovered
+                   ? fmt::format("the run directories under {}", util::printable_path(dataset_dir))
+                   : std::string("--models"));
   if (sources.empty())
     throw std::runtime_error(fmt::format(
         "no trained model under {} (run `headroom curriculum`, `normal` or `autoencoder` first, "
         "or pass --models)",
-        (config.run.runs_dir / dataset_name(config)).string()));
+        dataset_dir.string()));
+  RunDirectory run(checked_run_directory(eval_config), /*echo=*/true, config.run.when_locked);
 
   std::vector<std::uint32_t> ids(store.validation_ids().begin(), store.validation_ids().end());
   ids.insert(ids.end(), store.test_ids().begin(), store.test_ids().end());
