@@ -97,6 +97,10 @@ std::vector<nlohmann::json> read_metrics(const std::filesystem::path& file, std:
   return lines;
 }
 
+// Kept for tests whose point is a kill at an arbitrary moment, from outside the run (a lock holder
+// killed without warning, HostileRuns.KilledHolderLeavesNoLockBehind). A test of where a killed
+// run resumes uses HEADROOM_INJECT_KILL instead (tests/train/injected_kill.hpp): this polls
+// metrics.jsonl and sleeps `settle`, so where the kill lands depends on the machine's speed.
 bool kill_after_epochs(const std::string& command, const std::filesystem::path& metrics,
                        std::size_t epochs, std::chrono::milliseconds settle) {
   const pid_t pid = fork();

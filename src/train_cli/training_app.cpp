@@ -15,6 +15,7 @@
 #include "headroom/memory/cuda_allocator_defaults.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train_cli/train_commands.hpp"
+#include "headroom/util/kill_injection.hpp"
 
 namespace headroom::cli {
 
@@ -36,6 +37,7 @@ int run_training_app(int argc, const char* const* argv) {
   configure_training_app(app);
   try {
     memory::inject_cpu_allocation_failures_from_environment();
+    util::inject_kill_from_environment();
     refuse_blank_list_entries(app, std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,5 +1,6 @@
 #include "headroom/util/file_writer.hpp"
 
+#include "headroom/util/kill_injection.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/regular_file.hpp"
 #include "headroom/util/stale_temporaries.hpp"
@@ -140,7 +141,15 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   const auto temporary = temporary_path_for(path);
   try {
     ChecksummedFileWriter writer(temporary);
-    writer.write(std::as_bytes(std::span(content.data(), content.size())));
+    const auto bytes = std::as_bytes(std::span(content.data(), content.size()));
+    if (kill_armed_while_writing(path)) {
+      // HEADROOM_INJECT_KILL=checkpoint-write:N (kill_injection.hpp): die as a kill mid-write
+      // leaves things, half a temporary on disk and the old file in place.
+      writer.write(bytes.first(bytes.size() / 2));
+      writer.close();
+      kill_this_process();
+    }
+    writer.write(bytes);
     writer.close();
     require_replaceable_by_rename(path);  // again: the write took time
     std::error_code ec;

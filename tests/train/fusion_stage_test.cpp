@@ -11,6 +11,7 @@
 
 #include "headroom/train/config/training_config.hpp"
 #include "headroom/train/fusion/fusion_stage.hpp"
+#include "injected_kill.hpp"
 #include "test_support.hpp"
 
 namespace headroom {
@@ -60,15 +61,19 @@ TEST_F(FusionStage, KilledRunEndsLikeAnUninterruptedOneAndIsEvaluated) {
   const auto straight = dir_->path() / "straight";
   const auto resumed = dir_->path() / "resumed";
   std::string output;
-  // A fusion epoch takes milliseconds: enough of them that the kill lands mid-run, killed as soon
-  // as three are logged.
+  // Killed by the run itself (HEADROOM_INJECT_KILL) once the third epoch is durable, so the
+  // rerun must resume after exactly that epoch; a rerun that trained from scratch would end with
+  // the same metrics, and only resumed_after tells them apart (mutation seen to fail:
+  // resumable_training() returning false).
   constexpr int kEpochs = 300;
   ASSERT_EQ(testing::run_command(fusion(straight, "dqn", kEpochs), &output), 0) << output;
 
   const auto run_dir = resumed / "store" / "fusion_dqn_student_normal+student_autoencoder";
-  ASSERT_TRUE(testing::kill_after_epochs(fusion(resumed, "dqn", kEpochs), run_dir / "metrics.jsonl",
-                                         3, std::chrono::milliseconds(0)))
-      << "the run finished before it could be killed";
+  const auto log = dir_->path() / "killed-fusion.log";
+  ASSERT_EQ(testing::run_with_injected_kill(fusion(resumed, "dqn", kEpochs), "epoch-end:3", log),
+            testing::killed_by_sigkill())
+      << testing::read_bytes(log);
+  EXPECT_EQ(testing::read_metrics(run_dir / "metrics.jsonl").size(), 3U);
   EXPECT_FALSE(std::filesystem::exists(run_dir / "result.json"));
   ASSERT_EQ(testing::run_command(fusion(resumed, "dqn", kEpochs), &output), 0) << output;
   EXPECT_NE(output.find("resuming"), std::string::npos) << output;
@@ -89,9 +94,7 @@ TEST_F(FusionStage, KilledRunEndsLikeAnUninterruptedOneAndIsEvaluated) {
   }
   const auto result = read_json(run_dir / "result.json");
   EXPECT_EQ(result["training"]["epochs"], kEpochs);
-  // Killed once the third epoch's line was logged; its last.pt may not have been written yet (it
-  // follows the line), the second's was.
-  EXPECT_GE(result["training"]["resumed_after"].get<int>(), 2);
+  EXPECT_EQ(result["training"]["resumed_after"], 3);
 
   // Evaluated like any model: the fused score as log-odds, decided at 0 (P 0.5) and at the
   // calibrated threshold.

@@ -1,6 +1,6 @@
 // The node task through the shared loop: TextGCN's model learns a corpus whose classes have their
 // own words, evaluates every split, never builds the N × N identity, and a killed run resumes to
-// the uninterrupted run's result.
+// the uninterrupted run's result from the epoch it was killed after.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -18,6 +18,7 @@
 #include "headroom/nn/sparse_adjacency.hpp"
 #include "headroom/text/text_graph_builder.hpp"
 #include "headroom/train/stages/node_classifier_stage.hpp"
+#include "injected_kill.hpp"
 #include "node_step_peaks.hpp"
 #include "separable_corpus.hpp"
 #include "test_support.hpp"
@@ -121,10 +122,15 @@ std::string run_command(const std::filesystem::path& corpus, const std::filesyst
          " --max-epochs 150 --patience 500 --threads 1 --val-fraction 0.2 --progress false" + extra;
 }
 
-// Runs `command` straight, then again killed after 3 epochs and resumed; the two evaluations
-// must be the same.
+// Runs `command` straight, then again killed by HEADROOM_INJECT_KILL=`kill_point` and resumed:
+// the resumed run must say it resumed after `resumed_after` epochs (result.json), and its best
+// epoch, best loss and evaluation must be the straight run's, exactly. A rerun that silently
+// trained from scratch would match on the evaluation alone; resumed_after is what tells them apart
+// (mutation seen to fail: resumable_training() returning false).
 void expect_resumed_run_equals_straight_one(const testing::TempDir& dir, const std::string& extra,
-                                            const std::string& model = "node_gcn") {
+                                            const std::string& model = "node_gcn",
+                                            const std::string& kill_point = "epoch-end:3",
+                                            std::int64_t resumed_after = 3) {
   std::string output;
   ASSERT_EQ(testing::run_command(run_command(dir / "corpus", dir / "straight", dir / "s1", extra),
                                  &output),
@@ -133,17 +139,27 @@ void expect_resumed_run_equals_straight_one(const testing::TempDir& dir, const s
   EXPECT_NE(output.find("test accuracy"), std::string::npos) << output;
 
   const auto run_dir = dir / "resumed" / "s2" / model;
-  ASSERT_TRUE(
-      testing::kill_after_epochs(run_command(dir / "corpus", dir / "resumed", dir / "s2", extra),
-                                 run_dir / "metrics.jsonl", 3))
-      << "the run finished before it could be killed";
+  const auto log = dir / "killed.log";
+  ASSERT_EQ(testing::run_with_injected_kill(
+                run_command(dir / "corpus", dir / "resumed", dir / "s2", extra), kill_point, log),
+            testing::killed_by_sigkill())
+      << testing::read_bytes(log);
   EXPECT_FALSE(std::filesystem::exists(run_dir / "evaluation.json"));
+  EXPECT_FALSE(std::filesystem::exists(run_dir / "result.json"));
   ASSERT_EQ(testing::run_command(run_command(dir / "corpus", dir / "resumed", dir / "s2", extra),
                                  &output),
             0)
       << output;
-  EXPECT_NE(output.find("resuming"), std::string::npos) << output;
+  EXPECT_NE(output.find(fmt::format("after epoch {}\n", resumed_after)), std::string::npos)
+      << output;
+  EXPECT_TRUE(testing::temporaries_of(run_dir / "last.pt").empty())
+      << "a killed write's temporary was left behind";
 
+  const auto straight_result = read_json(dir / "straight" / "s1" / model / "result.json");
+  const auto resumed_result = read_json(run_dir / "result.json");
+  EXPECT_EQ(resumed_result["training"]["resumed_after"], resumed_after) << resumed_result.dump();
+  for (const char* field : {"epochs", "best_epoch", "best_validation_loss", "best_metrics"})
+    EXPECT_EQ(straight_result["training"][field], resumed_result["training"][field]) << field;
   const auto a = read_json(dir / "straight" / "s1" / model / "evaluation.json");
   const auto b = read_json(run_dir / "evaluation.json");
   EXPECT_EQ(a["splits"], b["splits"]);
@@ -155,6 +171,14 @@ TEST(NodeClassification, AKilledRunResumesToTheUninterruptedResult) {
   testing::TempDir dir;
   testing::write_separable_corpus(dir / "corpus", 3, 40);
   expect_resumed_run_equals_straight_one(dir, "");
+}
+
+// Killed while epoch 2's last.pt was being written (half of it in a temporary, not renamed): the
+// rerun removes the temporary and resumes after epoch 1, whose last.pt is whole.
+TEST(NodeClassification, AKillWhileLastPtIsWrittenResumesFromTheEpochBefore) {
+  testing::TempDir dir;
+  testing::write_separable_corpus(dir / "corpus", 3, 40);
+  expect_resumed_run_equals_straight_one(dir, "", "node_gcn", "checkpoint-write:2", 1);
 }
 
 // The same with sampled steps: the epochs' parts are drawn from the seed and the epoch, so the

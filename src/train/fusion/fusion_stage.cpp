@@ -28,6 +28,7 @@
 #include "headroom/train/fusion/fusion_scoring.hpp"
 #include "headroom/train/loop/metrics_sink.hpp"
 #include "headroom/train/loop/run_resume.hpp"
+#include "headroom/util/kill_injection.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
 
@@ -289,7 +290,11 @@ class FusionStage {
     run_.log(fmt::format("epoch {:>3}/{}  train loss {:.5f}  held-out loss {:.5f}{}  F1 {:.4f}",
                          epoch + 1, config_.fusion.max_epochs, train_loss, loss,
                          improved ? " *" : "", metrics.at("f1").get<double>()));
-    if (util::process_role().writes()) save_state();
+    if (util::process_role().writes()) {
+      util::arm_kill_while_writing(epoch + 1, run_.state_checkpoint());  // HEADROOM_INJECT_KILL
+      save_state();
+    }
+    util::kill_if_injected_at_epoch_end(epoch + 1);
   }
 
   void save_state() const {

@@ -28,6 +28,7 @@
 #include "headroom/train/step/training_step.hpp"
 #include "headroom/util/allocation_site.hpp"
 #include "headroom/util/byte_size.hpp"
+#include "headroom/util/kill_injection.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
 #include "headroom/util/progress_bar.hpp"
@@ -440,7 +441,11 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
       epoch + 1, config_.optimisation.max_epochs, stats.train_loss, validation.loss,
       improved ? " *" : "", units_per_second, units_, stats.wait_seconds,
       static_cast<double>(epoch_peak) / (1 << 20)));
-  if (util::process_role().writes()) save_state_named_on_oom(epoch, cuda);
+  if (util::process_role().writes()) {
+    util::arm_kill_while_writing(epoch + 1, run_.state_checkpoint());  // HEADROOM_INJECT_KILL
+    save_state_named_on_oom(epoch, cuda);
+  }
+  util::kill_if_injected_at_epoch_end(epoch + 1);
 }
 
 // A loss that is NaN or infinite stays so (every later update is NaN): the run stops at the first
