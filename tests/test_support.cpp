@@ -4,11 +4,13 @@
 #include "headroom/synthetic/synthetic_traffic.hpp"
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <random>
 #include <stdexcept>
+#include <utility>
 
 #include <chrono>
 #include <thread>
@@ -126,21 +128,48 @@ bool kill_after_epochs(const std::string& command, const std::filesystem::path& 
   return killed && WIFSIGNALED(status);
 }
 
-int free_tcp_port() {
+namespace {
+
+// The kernel's ephemeral port range (/proc/sys/net/ipv4/ip_local_port_range): where bind() to
+// port 0 and every outgoing connection take their ports.
+std::pair<int, int> ephemeral_port_range() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 32768, high = 60999;
+  in >> low >> high;
+  return {low, high};
+}
+
+// Whether `port` on the loopback can be bound right now (bound, then released).
+bool loopback_port_is_free(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) throw std::runtime_error("free_tcp_port: socket failed");
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    close(fd);
-    throw std::runtime_error("free_tcp_port: bind failed");
-  }
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool free = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
   close(fd);
-  return ntohs(address.sin_port);
+  return free;
+}
+
+}  // namespace
+
+// Ports are drawn at random below the ephemeral range, not from bind(0): a port bind(0) hands out
+// is one that any process's next outgoing connection (a test's HTTP client, a c10d rank) may take
+// before the server the test starts binds it, and parallel tests make that happen. Below the range
+// only another test drawing the same port at the same moment could (1 in ~20,000 per pair).
+int free_tcp_port() {
+  const int ephemeral_low = ephemeral_port_range().first;
+  constexpr int kLowest = 10000;
+  if (ephemeral_low - kLowest < 1000)
+    throw std::runtime_error("free_tcp_port: the ephemeral port range starts too low");
+  std::mt19937 random(std::random_device{}() ^ static_cast<unsigned>(getpid()));
+  std::uniform_int_distribution<int> draw(kLowest, ephemeral_low - 1);
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const int port = draw(random);
+    if (loopback_port_is_free(port)) return port;
+  }
+  throw std::runtime_error("free_tcp_port: no free loopback port below the ephemeral range");
 }
 
 LocalJob::LocalJob(const std::string& command, int world_size, const std::filesystem::path& log_dir,
