@@ -14,6 +14,8 @@ namespace {
 
 constexpr const char* kWholeNumberCheck = "whole-number";
 constexpr const char* kNotEmptyCheck = "not-empty";
+// Marks a FLOAT or BOOLEAN option whose conversion already names a value it cannot take.
+constexpr const char* kNamedConversionCheck = "named-conversion";
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
@@ -121,6 +123,32 @@ void name_the_range_of_the_type(CLI::Option& option, bool is_signed) {
   };
 }
 
+// Why `value` is not one a FLOAT or BOOLEAN option takes.
+std::string conversion_problem(std::string_view type, std::string_view value) {
+  if (type == "FLOAT")
+    return fmt::format("'{}' is not a number (such as 0.5 or 1e-3)", util::printable(value));
+  return fmt::format("'{}' is not true or false", util::printable(value));
+}
+
+// Makes a value a FLOAT or BOOLEAN option cannot convert (`--dropout abc`, `--use-kd maybe`) say
+// what it should be, naming the value, instead of CLI11's "Could not convert: --dropout = abc".
+// What converts is what CLI11 takes, unchanged.
+void name_what_does_not_convert(CLI::Option& option, const std::string& type) {
+  if (has_check(option, kNamedConversionCheck)) return;
+  option.check(CLI::Validator([](const std::string&) { return std::string(); }, ""),
+               kNamedConversionCheck);
+  CLI::callback_t& conversion = OptionConversion::of(option);
+  if (!conversion) return;
+  conversion = [original = conversion, type,
+                name = option.get_name()](const CLI::results_t& results) {
+    if (original(results)) return true;
+    for (const std::string& value : results)
+      if (!converts(original, value))
+        throw CLI::ValidationError(name, conversion_problem(type, value));
+    return false;  // each value converts alone: CLI11's own error
+  };
+}
+
 void check_flag_values_in(CLI::App& command) {
   for (CLI::Option* option : command.get_options()) {
     if (option->get_expected_min() == 0) continue;  // a switch: true/false, not a number
@@ -133,6 +161,7 @@ void check_flag_values_in(CLI::App& command) {
                             ""),
                         kNotEmptyCheck);
     const std::string type = base_type(*option);
+    if (type == "FLOAT" || type == "BOOLEAN") name_what_does_not_convert(*option, type);
     if ((type != "INT" && type != "UINT") || has_check(*option, kWholeNumberCheck)) continue;
     const bool is_signed = type == "INT";
     // No description: the help keeps showing the type as it was.

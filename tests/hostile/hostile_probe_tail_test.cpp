@@ -113,6 +113,30 @@ TEST_F(HostileProbeTail, AnIntegerFlagNamesTheRangeOfItsOwnType) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// Found re-probing: every FLOAT and BOOLEAN flag said CLI11's bare "Could not convert: --dropout =
+// abc". Each names the value and what it takes, on both binaries and in a config file.
+TEST_F(HostileProbeTail, AFloatOrBooleanFlagSaysWhatItTakes) {
+  TempDir work;
+  const auto store = store_.string();
+  for (const char* binary : {HEADROOM_BINARY, HEADROOM_TRAIN_BINARY}) {
+    expect_refused(binary, fmt::format("normal --store '{}' --dropout abc", store),
+                   {"--dropout: 'abc' is not a number"});
+    expect_refused(binary, fmt::format("autoencoder --store '{}' --learning-rate 1,,2", store),
+                   {"--learning-rate: '1,,2' is not a number"});
+    expect_refused(binary, fmt::format("run '{}' --weight-decay /dev/null", work.path().string()),
+                   {"--weight-decay: '/dev/null' is not a number"});
+    expect_refused(binary, fmt::format("normal --store '{}' --use-kd maybe", store),
+                   {"--use-kd: 'maybe' is not true or false"});
+    expect_refused(binary, fmt::format("plan --store '{}' --pack-batches nan", store),
+                   {"--pack-batches: 'nan' is not true or false"});
+  }
+  write_text_file(work / "config.toml", "[normal]\ndropout = \"abc\"\n");
+  expect_refused(
+      HEADROOM_BINARY,
+      fmt::format("--config '{}' normal --store '{}'", (work / "config.toml").string(), store),
+      {"dropout", "'abc' is not a number"});
+}
+
 // `plan --memory-budget 1KB` printed "headroom: error: headroom: CPU tensor budget exceeded…":
 // the counting allocator's message named the program, and the error printer named it again.
 TEST_F(HostileProbeTail, ABudgetErrorNamesTheProgramOnce) {

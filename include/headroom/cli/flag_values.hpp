@@ -6,7 +6,8 @@
 // in range" or "Could not convert", depending on the flag. Every INT and UINT flag now takes
 // decimal digits only, and says "FLAG: '2e4' is not a whole number" or names the range of its own
 // type ("--window: '5000000000' is out of range: a whole number from 0 to 4294967295", where
-// CLI11 said "Could not convert" for a value past a 32-bit type).
+// CLI11 said "Could not convert" for a value past a 32-bit type). A FLOAT or BOOLEAN flag given
+// what does not convert says "FLAG: 'abc' is not a number" or "is not true or false".
 //
 // Lists: CLI11 drops the empty entries of a comma-separated value before any check sees them:
 // `--models ,` left the flag without a value, so it took the next arguments (`--threads 1`) as
