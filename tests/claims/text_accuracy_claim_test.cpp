@@ -8,8 +8,9 @@
 // as `claims`: `ctest -L claims` runs it; CI's suite (`ctest -LE long`) does not (see
 // docs/benchmarks.md, "CI time").
 //
-// Mutations seen to fail here: the node GCN's second propagation left out (logits = dropout(H) ·
-// W2, no Â): r8's test accuracy falls below 0.96.
+// Mutation seen to fail here: the full-batch training loss reading its seed nodes' logits in
+// reverse order (rows misaligned with their labels, node_classifier_stage.cpp): r8's test accuracy
+// fell to 0.5386 (run by hand with the mutated binary, `headroom run ../shared/data/text/r8`).
 #include <gtest/gtest.h>
 
 #include <filesystem>
