@@ -365,6 +365,28 @@ for tag in ("train_loss", "validation_loss"):
   EXPECT_NE(output.find("validation_loss 3"), std::string::npos) << output;
 }
 
+// A training command run by `sh -c` in a child process (the command starts with `exec`, so the
+// child's pid is the training process's), for tests that signal it while it trains.
+struct ChildTraining {
+  explicit ChildTraining(const std::string& command) : pid(fork()) {
+    if (pid == 0) {
+      execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
+      _exit(127);
+    }
+  }
+  // Whether the child has ended (reaped once; its wait status then in `status`).
+  bool ended() { return died = died || waitpid(pid, &status, WNOHANG) == pid; }
+  // Waits until `metrics` holds an epoch line; false when the child ended first (or never got
+  // there in wait_for's time).
+  bool reaches_first_epoch(const fs::path& metrics) {
+    return wait_for([&] { return ended() || !testing::read_metrics(metrics).empty(); }) && !died;
+  }
+
+  pid_t pid;
+  int status = 0;
+  bool died = false;
+};
+
 // Synchronised on events, not on timing: once the first epoch's metrics line is written the
 // training process is stopped (SIGSTOP), the server is killed, and only then does training go on
 // (SIGCONT) — so the server is gone before the second epoch on every machine, however fast.
@@ -378,17 +400,13 @@ TEST(MlflowTracking, ServerStoppedMidRunNeitherStopsTrainingNorRepeatsTheWarning
   const auto command = "cd " + dir.path().string() + " && exec " +
                        normal_stage(testing::build_synthetic_store(dir.path(), 20000), server,
                                     static_cast<int>(kEpochs));
-  const pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
-    _exit(127);
-  }
-  ASSERT_GT(pid, 0);
-  int status = 0;
-  bool died = false;
-  const auto ended = [&] { return died = died || waitpid(pid, &status, WNOHANG) == pid; };
-  const bool trained =
-      wait_for([&] { return ended() || !testing::read_metrics(metrics).empty(); }) && !died;
+  ChildTraining child(command);
+  ASSERT_GT(child.pid, 0);
+  const bool trained = child.reaches_first_epoch(metrics);
+  int& status = child.status;
+  bool& died = child.died;
+  const auto ended = [&] { return child.ended(); };
+  const pid_t pid = child.pid;
   if (!died) kill(pid, SIGSTOP);
   // Killed, not asked to stop: the server vanishes between two requests.
   const bool server_gone = server.stop("KILL");
@@ -416,17 +434,13 @@ TEST(MlflowTracking, SigtermEndsTheOpenRunKilledAndTheProcessDiesOfIt) {
   // Built before the fork: the child only execs.
   const auto command = "cd " + dir.path().string() + " && exec " +
                        normal_stage(testing::build_synthetic_store(dir.path(), 20000), server, 200);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
-    _exit(127);
-  }
-  ASSERT_GT(pid, 0);
-  int status = 0;
-  bool died = false;
-  const auto ended = [&] { return died = died || waitpid(pid, &status, WNOHANG) == pid; };
-  const bool trained =
-      wait_for([&] { return ended() || !testing::read_metrics(metrics).empty(); }) && !died;
+  ChildTraining child(command);
+  ASSERT_GT(child.pid, 0);
+  const bool trained = child.reaches_first_epoch(metrics);
+  int& status = child.status;
+  bool& died = child.died;
+  const auto ended = [&] { return child.ended(); };
+  const pid_t pid = child.pid;
   if (!died) kill(pid, SIGTERM);
   // The tracker gets 2 s to end its runs; far more than that means the signal was swallowed.
   wait_for(ended, std::chrono::seconds(30));
