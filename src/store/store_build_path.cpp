@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "headroom/util/printable_text.hpp"
+#include "headroom/util/staged_directory.hpp"
 
 namespace headroom::store {
 
@@ -16,7 +17,7 @@ std::filesystem::path prepare_store_path(const std::filesystem::path& store_path
   if (std::filesystem::exists(std::filesystem::symlink_status(path, ec)) && !overwrite)
     throw std::runtime_error(fmt::format("store '{}' already exists (use --force to replace it)",
                                          util::printable_path(path)));
-  std::filesystem::create_directories(path.parent_path());
+  util::create_parent_directories(path.parent_path(), store_path.string());
   return path;
 }
 

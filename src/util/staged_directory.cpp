@@ -124,6 +124,26 @@ int remove_stale_staging(const fs::path& target, const DirectoryKind& kind) {
   return removed;
 }
 
+// A parent that is a file or a device (`--out /dev/null/x`) was the bare "filesystem error: cannot
+// create directories: Not a directory [/dev/null]".
+void create_parent_directories(const fs::path& parent, const std::string& display) {
+  std::error_code failure;
+  fs::create_directories(parent, failure);
+  if (!failure) return;
+  fs::path not_a_directory;  // the highest ancestor that exists and is something else
+  for (fs::path ancestor = parent; ancestor.has_relative_path();
+       ancestor = ancestor.parent_path()) {
+    std::error_code unknown;
+    const auto status = fs::status(ancestor, unknown);
+    if (fs::exists(status) && !fs::is_directory(status)) not_a_directory = ancestor;
+  }
+  if (!not_a_directory.empty())
+    throw std::runtime_error(fmt::format("cannot write {}: {} is not a directory",
+                                         printable(display), printable_path(not_a_directory)));
+  throw std::runtime_error(fmt::format("cannot write {}: cannot create {}: {}", printable(display),
+                                       printable_path(parent), failure.message()));
+}
+
 StagedDirectory::StagedDirectory(const fs::path& target, bool overwrite, DirectoryKind kind)
     : display_(target.string()), kind_(std::move(kind)), overwrite_(overwrite) {
   target_ = fs::absolute(target).lexically_normal();
@@ -132,7 +152,7 @@ StagedDirectory::StagedDirectory(const fs::path& target, bool overwrite, Directo
     throw std::runtime_error("cannot write a " + kind_.what + " to /");
   check_target();
 
-  fs::create_directories(target_.parent_path());
+  create_parent_directories(target_.parent_path(), display_);
   remove_stale_staging(target_, kind_);
   wrapper_ = temporary_path_for(target_);
   // A kill between this mkdir and the marker's one write leaves an unfinished staging directory,

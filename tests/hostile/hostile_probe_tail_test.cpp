@@ -211,6 +211,12 @@ TEST_F(HostileProbeTail, GenerateRefusesADatasetItsFileSystemHasNoRoomFor) {
       static_cast<double>(csv_bytes) / static_cast<double>(options.total_frames);
   EXPECT_NEAR(synthetic::synthetic_bytes_per_frame(options.seed), bytes_per_frame,
               0.05 * bytes_per_frame);
+  // Found re-probing: an --out below a device was "filesystem error: cannot create directories".
+  for (const auto& args : {std::string("generate --out /dev/null/data --frames 1000"),
+                           fmt::format("preprocess '{}' --out /dev/null/store", data.string())})
+    EXPECT_EQ(expect_refused(HEADROOM_BINARY, args, {"/dev/null is not a directory"})
+                  .find("filesystem error"),
+              std::string::npos);
 }
 
 }  // namespace

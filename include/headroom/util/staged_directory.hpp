@@ -16,6 +16,11 @@
 
 namespace headroom::util {
 
+// Creates `parent` and the directories above it, for the output `display` (as the user wrote it).
+// Throws std::runtime_error naming `display` and, when one is in the way, the ancestor that is no
+// directory ("cannot write /dev/null/x: /dev/null is not a directory").
+void create_parent_directories(const std::filesystem::path& parent, const std::string& display);
+
 // Not thread-safe; one per output directory being written. Throws std::runtime_error or
 // std::system_error with a one-line message naming the path.
 class StagedDirectory {
