@@ -381,6 +381,17 @@ struct ChildTraining {
   bool reaches_first_epoch(const fs::path& metrics) {
     return wait_for([&] { return ended() || !testing::read_metrics(metrics).empty(); }) && !died;
   }
+  // Sends signal `number` unless the child has ended.
+  void signal(int number) {
+    if (!ended()) kill(pid, number);
+  }
+  // Waits up to `limit` for the child to end; true when it did, else it is killed (SIGKILL).
+  bool ends_within(std::chrono::seconds limit) {
+    if (wait_for([&] { return ended(); }, limit)) return true;
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return false;
+  }
 
   pid_t pid;
   int status = 0;
@@ -403,25 +414,18 @@ TEST(MlflowTracking, ServerStoppedMidRunNeitherStopsTrainingNorRepeatsTheWarning
   ChildTraining child(command);
   ASSERT_GT(child.pid, 0);
   const bool trained = child.reaches_first_epoch(metrics);
-  int& status = child.status;
-  bool& died = child.died;
-  const auto ended = [&] { return child.ended(); };
-  const pid_t pid = child.pid;
-  if (!died) kill(pid, SIGSTOP);
+  child.signal(SIGSTOP);
   // Killed, not asked to stop: the server vanishes between two requests.
   const bool server_gone = server.stop("KILL");
   const auto epochs_with_server = testing::read_metrics(metrics).size();
-  if (!died) kill(pid, SIGCONT);
-  if (!wait_for(ended, std::chrono::seconds(600))) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-  }
+  child.signal(SIGCONT);
+  child.ends_within(std::chrono::seconds(600));
   const auto log = slurp(dir / "train.log");
   ASSERT_TRUE(trained) << "ended before its first epoch:\n" << log;
   ASSERT_TRUE(server_gone) << server.processes();
   ASSERT_LT(epochs_with_server, kEpochs) << "training ended before the server was gone";
-  ASSERT_TRUE(WIFEXITED(status)) << log;
-  EXPECT_EQ(WEXITSTATUS(status), 0) << log;
+  ASSERT_TRUE(WIFEXITED(child.status)) << log;
+  EXPECT_EQ(WEXITSTATUS(child.status), 0) << log;
   EXPECT_EQ(count_of(log, "warning"), 1U) << log;
   EXPECT_EQ(testing::read_metrics(metrics).size(), kEpochs) << log;
 }
@@ -437,21 +441,13 @@ TEST(MlflowTracking, SigtermEndsTheOpenRunKilledAndTheProcessDiesOfIt) {
   ChildTraining child(command);
   ASSERT_GT(child.pid, 0);
   const bool trained = child.reaches_first_epoch(metrics);
-  int& status = child.status;
-  bool& died = child.died;
-  const auto ended = [&] { return child.ended(); };
-  const pid_t pid = child.pid;
-  if (!died) kill(pid, SIGTERM);
+  child.signal(SIGTERM);
   // The tracker gets 2 s to end its runs; far more than that means the signal was swallowed.
-  wait_for(ended, std::chrono::seconds(30));
-  if (!died) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-  }
+  const bool ended = child.ends_within(std::chrono::seconds(30));
   ASSERT_TRUE(trained) << "ended before its first epoch:\n" << slurp(dir / "train.log");
-  ASSERT_TRUE(died) << "still running 30 s after SIGTERM:\n" << slurp(dir / "train.log");
-  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status);
-  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  ASSERT_TRUE(ended) << "still running 30 s after SIGTERM:\n" << slurp(dir / "train.log");
+  ASSERT_TRUE(WIFSIGNALED(child.status)) << "exit status " << WEXITSTATUS(child.status);
+  EXPECT_EQ(WTERMSIG(child.status), SIGTERM);
 
   tracking::HttpClient client;
   const auto api = [&](const std::string& endpoint) {
