@@ -14,6 +14,7 @@
 #include "headroom/util/bounded_json.hpp"
 #include "headroom/util/byte_size.hpp"
 #include "headroom/util/file_reader.hpp"
+#include "headroom/util/output_path.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/staged_directory.hpp"
 #include "synthetic_attacks.hpp"
@@ -261,6 +262,8 @@ SyntheticDatasetSummary generate_synthetic_dataset(const std::filesystem::path& 
                                 std::to_string(options.total_frames) + ")");
   }
   const SyntheticVehicle vehicle = make_synthetic_vehicle(options.seed);
+  // Before the room check, which would say "0 B free" of /proc or /sys.
+  util::require_storage_location(root, "the " + synthetic_dataset_kind().what);
   require_room_for(root, options, vehicle);
   util::StagedDirectory staged(root, overwrite, synthetic_dataset_kind());
 

@@ -14,6 +14,7 @@
 #include <system_error>
 #include <thread>
 
+#include "headroom/util/output_path.hpp"
 #include "headroom/util/printable_text.hpp"
 
 namespace headroom::util {
@@ -106,6 +107,7 @@ bool still_names(const std::filesystem::path& file, int fd) {
 
 ExclusiveLock::ExclusiveLock(std::filesystem::path file, std::string what, WhenLocked when_locked)
     : file_(std::move(file)), what_(std::move(what)) {
+  require_storage_location(file_, "the lock file for the " + what_);
   bool said_waiting = false;
   for (;;) {
     bool created = false;

@@ -1,6 +1,7 @@
 #include "headroom/util/file_writer.hpp"
 
 #include "headroom/util/kill_injection.hpp"
+#include "headroom/util/output_path.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/regular_file.hpp"
 #include "headroom/util/stale_temporaries.hpp"
@@ -136,6 +137,7 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
         std::filesystem::exists(std::filesystem::symlink_status(directory, directory_error))
             ? ""
             : " (nothing is there; create it first)"));
+  require_storage_location(path, "the file");
   require_replaceable_by_rename(path);  // before anything is written beside it
   remove_stale_temporaries(path);       // what a killed run left of this file
   const auto temporary = temporary_path_for(path);

@@ -3,6 +3,9 @@
 #include "headroom/util/printable_text.hpp"
 
 #include <algorithm>
+#include <array>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -33,6 +36,59 @@ bool is_within(const fs::path& inner, const fs::path& outer) {
 }
 
 std::string quoted(const fs::path& path) { return "'" + printable_path(path) + "'"; }
+
+// File systems whose files are the kernel's interface, not storage (devtmpfs: /dev, where a
+// directory made by mistake lives in RAM until the next boot).
+// autofs is not listed: a cluster's /home is often one, with the real file system mounted over it.
+constexpr std::array<std::string_view, 19> kPseudoFileSystems = {
+    "proc",    "sysfs",       "devtmpfs", "devpts",     "cgroup",   "cgroup2",  "debugfs",
+    "tracefs", "securityfs",  "configfs", "bpf",        "pstore",   "efivarfs", "mqueue",
+    "fusectl", "binfmt_misc", "nsfs",     "rpc_pipefs", "hugetlbfs"};
+
+// mountinfo escapes space, tab, newline and backslash in paths as \ooo (octal).
+std::string unescaped_mount_path(const std::string& field) {
+  std::string out;
+  for (std::size_t i = 0; i < field.size(); ++i) {
+    if (field[i] == '\\' && i + 3 < field.size()) {
+      const std::string digits = field.substr(i + 1, 3);
+      if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '7'; })) {
+        out += static_cast<char>(std::stoi(digits, nullptr, 8));
+        i += 3;
+        continue;
+      }
+    }
+    out += field[i];
+  }
+  return out;
+}
+
+struct Mount {
+  fs::path point;
+  std::string type;
+};
+
+// The mount holding `path` (the longest mount point it lies within); empty type when the mount
+// table cannot be read.
+Mount mount_holding(const fs::path& path) {
+  std::ifstream table("/proc/self/mountinfo");
+  Mount best;
+  std::string line;
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, device, root, point, field;
+    if (!(fields >> id >> parent >> device >> root >> point)) continue;
+    while (fields >> field && field != "-") {
+    }
+    std::string type;
+    if (!(fields >> type)) continue;
+    const fs::path mount_point = unescaped_mount_path(point);
+    // Later lines mount over earlier ones at the same point: `>=` keeps the last.
+    if (is_within(path, mount_point) && std::distance(mount_point.begin(), mount_point.end()) >=
+                                            std::distance(best.point.begin(), best.point.end()))
+      best = {mount_point, type};
+  }
+  return best;
+}
 
 }  // namespace
 
@@ -69,6 +125,18 @@ void require_replaceable(const fs::path& path, const DirectoryKind& kind) {
                            " that headroom wrote (" + why +
                            "); headroom replaces only those. Remove it yourself or choose another "
                            "output path");
+}
+
+void require_storage_location(const fs::path& output, std::string_view output_what) {
+  const fs::path where = resolved(output);
+  const Mount mount = mount_holding(where);
+  if (std::find(kPseudoFileSystems.begin(), kPseudoFileSystems.end(), mount.type) ==
+      kPseudoFileSystems.end())
+    return;
+  throw std::runtime_error(std::string(output_what) + " " + quoted(output) + " lies on " +
+                           quoted(mount.point) + ", a " + mount.type +
+                           " file system (the kernel's, not storage); choose a directory on a "
+                           "disk");
 }
 
 }  // namespace headroom::util

@@ -150,6 +150,7 @@ StagedDirectory::StagedDirectory(const fs::path& target, bool overwrite, Directo
   if (!target_.has_filename()) target_ = target_.parent_path();  // "out/" names "out"
   if (target_ == target_.root_path())
     throw std::runtime_error("cannot write a " + kind_.what + " to /");
+  require_storage_location(target_, "the " + kind_.what);
   check_target();
 
   create_parent_directories(target_.parent_path(), display_);

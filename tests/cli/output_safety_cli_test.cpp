@@ -34,8 +34,8 @@ std::string tree_listing(const fs::path& root) {
   std::string listing;
   for (const auto& entry : fs::recursive_directory_iterator(root))
     if (entry.is_regular_file())
-      listing += fmt::format("{} {}\n", fs::relative(entry.path(), root).string(),
-                             entry.file_size());
+      listing +=
+          fmt::format("{} {}\n", fs::relative(entry.path(), root).string(), entry.file_size());
   return listing;
 }
 
@@ -100,10 +100,11 @@ TEST_F(OutputSafetyCli, PreprocessForceKeepsUnrelatedDirectoriesAndFiles) {
 
 TEST_F(OutputSafetyCli, RunRefusesAStoreOrRunsDirOverlappingItsInputs) {
   std::string output;
-  EXPECT_NE(run_command(headroom(fmt::format("run '{}' --store '{}' --max-epochs 1 --progress false",
-                                             data_.string(), data_.string())),
-                        &output),
-            0);
+  EXPECT_NE(
+      run_command(headroom(fmt::format("run '{}' --store '{}' --max-epochs 1 --progress false",
+                                       data_.string(), data_.string())),
+                  &output),
+      0);
   EXPECT_NE(output.find("is the dataset"), std::string::npos) << output;
   EXPECT_EQ(tree_listing(data_), before_);
 
@@ -139,6 +140,29 @@ TEST_F(OutputSafetyCli, GenerateForceKeepsAnUnrelatedDirectory) {
                         &output),
             0);
   EXPECT_EQ(read_text(dir_ / "photos" / "a.jpg"), "jpeg");
+}
+
+// /proc, /sys and /dev are the kernel's, not storage: every writing command refuses them by the
+// file system's name before writing anything (before, `generate --out /dev/x` wrote 400,000
+// frames into RAM under /dev, `generate --out /proc/x` said "0 B free" and `preprocess --out
+// /proc/o` "cannot open lock file").
+TEST_F(OutputSafetyCli, KernelFileSystemsAreRefusedAsOutputsByName) {
+  std::string output;
+  EXPECT_NE(run_command(headroom("generate --out /proc/headroom-x --frames 2000"), &output), 0);
+  EXPECT_NE(output.find("/proc/headroom-x' lies on '/proc', a proc file system"), std::string::npos)
+      << output;
+  EXPECT_NE(run_command(headroom("generate --out /sys/headroom-x --frames 2000"), &output), 0);
+  EXPECT_NE(output.find("a sysfs file system"), std::string::npos) << output;
+  EXPECT_NE(preprocess("/proc/headroom-store", &output), 0);
+  EXPECT_NE(output.find("a proc file system"), std::string::npos) << output;
+  std::string dev_type;
+  if (run_command("findmnt -n -o FSTYPE --target /dev", &dev_type) == 0 &&
+      dev_type.starts_with("devtmpfs")) {
+    EXPECT_NE(run_command(headroom("generate --out /dev/headroom-x --frames 2000"), &output), 0);
+    EXPECT_NE(output.find("a devtmpfs file system"), std::string::npos) << output;
+    EXPECT_FALSE(fs::exists("/dev/headroom-x"));
+  }
+  EXPECT_EQ(tree_listing(data_), before_);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "test_support.hpp"
 
@@ -95,6 +96,48 @@ TEST(RequireReplaceable, OnlyRecognisedOrEmptyDirectories) {
   // A directory named like the marker is not the marker.
   fs::create_directories(dir / "fake" / "manifest.json");
   EXPECT_THROW(require_replaceable(dir / "fake", manifest_kind()), std::runtime_error);
+}
+
+// The file system type the mount table gives for `path`'s mount point, as the guard reads it.
+std::string mount_type_of(const std::string& mount_point) {
+  std::ifstream table("/proc/self/mountinfo");
+  std::string line, type;
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, device, root, point, field;
+    fields >> id >> parent >> device >> root >> point;
+    while (fields >> field && field != "-") {
+    }
+    if (point == mount_point) fields >> type;
+  }
+  return type;
+}
+
+// /proc and /sys exist on every Linux; /dev is checked where it is a devtmpfs (not in every container).
+TEST(RequireStorageLocation, RefusesTheKernelsFileSystemsNamingThem) {
+  try {
+    require_storage_location("/proc/headroom-store", "the store");
+    ADD_FAILURE() << "/proc was accepted";
+  } catch (const std::runtime_error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("the store '/proc/headroom-store'"), std::string::npos) << message;
+    EXPECT_NE(message.find("a proc file system"), std::string::npos) << message;
+  }
+  EXPECT_THROW(require_storage_location("/sys/kernel/headroom", "out"), std::runtime_error);
+  if (mount_type_of("/dev") == "devtmpfs") {
+    EXPECT_THROW(require_storage_location("/dev/headroom", "out"), std::runtime_error);
+  }
+}
+
+TEST(RequireStorageLocation, SeesThroughSymlinksAndPassesDisksAndRamDisks) {
+  TempDir dir;
+  EXPECT_NO_THROW(require_storage_location(dir / "store", "out"));
+  EXPECT_NO_THROW(require_storage_location(dir / "no" / "such" / "store", "out"));
+  fs::create_directory_symlink("/proc", dir / "looks-local");
+  EXPECT_THROW(require_storage_location(dir / "looks-local" / "store", "out"), std::runtime_error);
+  if (mount_type_of("/dev/shm") == "tmpfs") {
+    EXPECT_NO_THROW(require_storage_location("/dev/shm/headroom-store", "out"));
+  }
 }
 
 }  // namespace

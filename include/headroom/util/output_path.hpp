@@ -25,4 +25,11 @@ void require_disjoint(const std::filesystem::path& output, std::string_view outp
 // `kind.what` and the first foreign entries.
 void require_replaceable(const std::filesystem::path& path, const DirectoryKind& kind);
 
+// Throws std::runtime_error when `output` would lie on a kernel pseudo file system (proc, sysfs,
+// devtmpfs, cgroup, debugfs and their kind, read from /proc/self/mountinfo): what is written there
+// is kernel state or vanishes at reboot, never storage. A RAM disk (tmpfs, e.g. /dev/shm) is
+// storage and passes. The message names `output_what` and the file system. Resolves symlinks in
+// the part of `output` that exists; when the mount table cannot be read, nothing is refused.
+void require_storage_location(const std::filesystem::path& output, std::string_view output_what);
+
 }  // namespace headroom::util
