@@ -35,13 +35,18 @@ RobustFence robust_fence(std::span<const float> scores, double fence_mads) {
   if (std::any_of(inliers.begin(), inliers.end(), [](double s) { return std::isnan(s); }))
     throw std::invalid_argument("robust_fence: a score is NaN");
   RobustFence fence;
+  fence.fence = std::numeric_limits<double>::infinity();
   for (int round = 0; round < kMaxRounds; ++round) {
     std::vector<double> work = inliers;
     fence.median = median_of(work);
     for (auto& value : work) value = std::fabs(value - fence.median);
     fence.spread = kMadToSigma * median_of(work);
-    fence.fence = fence.spread > 0 ? fence.median + fence_mads * fence.spread
-                                   : std::numeric_limits<double>::infinity();
+    const double round_fence = fence.spread > 0 ? fence.median + fence_mads * fence.spread
+                                                : std::numeric_limits<double>::infinity();
+    // What is left passed every earlier fence; a round's fence can still lie above an earlier one
+    // (dropping the high scores lowers the median but can widen the MAD, and a spread of 0 makes
+    // it infinite), and the scores between the two were dropped: the bound is the lowest fence.
+    fence.fence = std::min(fence.fence, round_fence);
     const auto kept =
         std::partition(inliers.begin(), inliers.end(), [&](double s) { return s <= fence.fence; });
     if (kept == inliers.end()) break;

@@ -394,8 +394,8 @@ TEST_F(EvaluationReport, LabelFreeDecisionsReadNoLabel) {
   EXPECT_NE(render_table(original).find("lf F1"), std::string::npos);
 }
 
-// Label-free decisions worked by hand, with a non-zero target FPR (20%), for two vehicles whose
-// adaptation windows hold outliers (attacks among them). Every test file alternates between them.
+// Label-free decisions worked by hand, with a non-zero target FPR (20%), for three vehicles whose
+// adaptation windows hold outliers (attacks among them). The test files take them in turn.
 //   Vehicle A, first 10 windows {3, 100, 1, 8, 5, 2, 7, 4, 6, 9}: median 5.5, MAD 2.5 (spread
 //     3.7065), fence 16.62 drops 100; then {1..9}: median 5, MAD 2, fence 13.90, nothing more.
 //     9 inliers; floor(0.2 x 9) = 1 may be flagged: the threshold is just above the 2nd highest, 8.
@@ -403,43 +403,56 @@ TEST_F(EvaluationReport, LabelFreeDecisionsReadNoLabel) {
 //     30; then median 12, MAD 1 (spread 1.4826), fence 16.45 drops 18 (a second round matters
 //     here: one round would keep 18 and put the threshold above 15); then nothing more. 8 inliers;
 //     floor(0.2 x 8) = 1: just above the 2nd highest, 13.
+//   Vehicle C, {12, 9, 8, 17, 12, 18, 17, 13, 30, 30}: median 15, MAD 3 (spread 4.4478), fence
+//     28.34 drops both 30s; then median 12.5, MAD median{4.5, 3.5, 0.5, 0.5, 0.5, 4.5, 4.5, 5.5}
+//     = 4 (spread 5.9304), fence 30.29 drops nothing, though it lies above the 30s: they stay
+//     out. 8 inliers; floor(0.2 x 8) = 1: just above the 2nd highest, 17 (readmitting the 30s
+//     would make it 18).
 // The windows after them score by their label, with chosen mistakes: A's normal windows 5 (every
 // third 8.5, a false alarm), attacks 9.5; B's normal 11 (every fourth 13, a tie with the
-// threshold's score, not flagged), attacks 14 (every fifth 13, missed). Each split's confusion is
+// threshold's score, not flagged), attacks 14 (every fifth 13, missed); C's normal 12 (every
+// third 17.5, a false alarm), attacks 18 (every fourth 17, missed). Each split's confusion is
 // counted from the labels alone. (Mutations seen to fail: robust_fence stopped after one round;
-// fpr_threshold's index rounded up instead of down.)
+// fpr_threshold's index rounded up instead of down; the threshold set on every score at or below
+// the last round's fence.)
 TEST_F(EvaluationReport, LabelFreeThresholdsAndF1MatchAHandWorkedCase) {
   constexpr std::size_t kWindows = 10;
   const std::vector<float> vehicle_a = {3, 100, 1, 8, 5, 2, 7, 4, 6, 9};
   const std::vector<float> vehicle_b = {11, 12, 13, 10, 10, 13, 12, 18, 15, 30};
+  const std::vector<float> vehicle_c = {12, 9, 8, 17, 12, 18, 17, 13, 30, 30};
   const double threshold_a = std::nextafter(8.0, 9.0);
   const double threshold_b = std::nextafter(13.0, 14.0);
+  const double threshold_c = std::nextafter(17.0, 18.0);
   const auto first = label_free_adaptation_windows(*store_, all_ids_, kWindows);
-  ASSERT_GE(first.size(), 2U);
+  ASSERT_GE(first.size(), 3U);
   const auto index = store_->size_index();
   std::vector<float> scores(all_ids_.size(), 0.0F);
   std::map<std::string, Counts> expected;  // by split
   std::map<std::string, double> expected_thresholds;
   std::size_t vehicle = 0;
   for (const auto& [file, ids] : first) {
-    const bool is_a = vehicle++ % 2 == 0;
-    const auto& stream = is_a ? vehicle_a : vehicle_b;
+    const auto which = vehicle++ % 3;  // 0: A, 1: B, 2: C
+    const auto& stream = which == 0 ? vehicle_a : which == 1 ? vehicle_b : vehicle_c;
+    const double threshold = which == 0 ? threshold_a : which == 1 ? threshold_b : threshold_c;
     for (std::size_t i = 0; i < kWindows; ++i) scores[ids[i]] = stream[i];
     const auto& record = store_->metadata().files[file];
-    expected_thresholds[record.path] = is_a ? threshold_a : threshold_b;
+    expected_thresholds[record.path] = threshold;
     auto& counts = expected[store_->metadata().splits[record.split].name];
     std::size_t normals = 0;
     std::size_t attacks = 0;
     for (auto g = static_cast<std::uint32_t>(ids.back() + 1);
          g < record.first_graph + record.graphs; ++g) {
       const bool attack = index.label[g] != 0;
+      const auto nth = attack ? ++attacks : ++normals;
       float score = 0;
-      if (attack)
-        score = is_a ? 9.5F : (++attacks % 5 == 0 ? 13.0F : 14.0F);
+      if (which == 0)
+        score = attack ? 9.5F : (nth % 3 == 0 ? 8.5F : 5.0F);
+      else if (which == 1)
+        score = attack ? (nth % 5 == 0 ? 13.0F : 14.0F) : (nth % 4 == 0 ? 13.0F : 11.0F);
       else
-        score = is_a ? (++normals % 3 == 0 ? 8.5F : 5.0F) : (++normals % 4 == 0 ? 13.0F : 11.0F);
+        score = attack ? (nth % 4 == 0 ? 17.0F : 18.0F) : (nth % 3 == 0 ? 17.5F : 12.0F);
       scores[g] = score;
-      const bool flagged = score >= (is_a ? threshold_a : threshold_b);
+      const bool flagged = score >= threshold;
       ++counts.n;
       counts.tp += attack && flagged;
       counts.fp += !attack && flagged;

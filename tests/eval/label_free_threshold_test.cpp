@@ -1,5 +1,6 @@
 // The label-free threshold: robust statistics of a recording's first windows, worked by hand, and
-// unmoved by attacks among them.
+// unmoved by attacks among them. (Mutation seen to fail: the threshold set on every score at or
+// below the last round's fence, as it was, in place of the scores no round dropped.)
 #include "headroom/eval/label_free_threshold.hpp"
 
 #include <gtest/gtest.h>
@@ -30,6 +31,38 @@ TEST(LabelFreeThreshold, FenceWorkedByHand) {
   EXPECT_EQ(fence.inliers, 4U);
   // At a 0% target the threshold is just above the highest inlier, 4: the 100 is flagged.
   EXPECT_EQ(label_free_threshold(scores, 0.0, 3.0), just_above(4.0));
+}
+
+// A fence that rises again: {2, 6, 19, 11, 6, 9, 60}: median 9, MAD median{7, 3, 10, 2, 3, 0, 51}
+// = 3 (spread 4.4478), fence 22.34 drops 60; then {2, 6, 19, 11, 6, 9}: median 7.5, MAD 2.5
+// (spread 3.7065), fence 18.62 drops 19; then {2, 6, 11, 6, 9}: median 6, MAD 3, fence 19.34,
+// nothing more. The last fence lies above the 19 the second round dropped: the inliers are the
+// five scores at or below 18.62. At a 20% target, floor(0.2 x 5) = 1 inlier may be flagged: the
+// threshold is just above the 2nd highest inlier, 9 (with the 19 readmitted, six scores: just
+// above 11).
+TEST(LabelFreeThreshold, AScoreARoundDroppedStaysOutWhenALaterFenceRises) {
+  const std::vector<float> scores = {2, 6, 19, 11, 6, 9, 60};
+  const RobustFence fence = robust_fence(scores, 3.0);
+  EXPECT_DOUBLE_EQ(fence.median, 6.0);
+  EXPECT_DOUBLE_EQ(fence.spread, 3 * 1.4826);
+  EXPECT_DOUBLE_EQ(fence.fence, 7.5 + 3 * 2.5 * 1.4826);
+  EXPECT_EQ(fence.inliers, 5U);
+  EXPECT_EQ(label_free_threshold(scores, 0.2, 3.0), just_above(9.0));
+}
+
+// A spread that falls to 0: {5 x5, 9 x4, 100, 120}: median 9, MAD median{4 x5, 0 x4, 91, 111} = 4
+// (spread 5.9304), fence 26.79 drops 100 and 120; then {5 x5, 9 x4}: median 5, MAD 0, so this
+// round's fence is infinite and drops nothing. The inliers are the nine scores at or below 26.79.
+// At a 10% target, floor(0.1 x 9) = 0: just above the highest inlier, 9 (with every score below
+// the infinite fence, floor(0.1 x 11) = 1: just above 100).
+TEST(LabelFreeThreshold, AnInfiniteLastFenceReadmitsNothing) {
+  const std::vector<float> scores = {5, 9, 5, 100, 9, 5, 120, 9, 5, 9, 5};
+  const RobustFence fence = robust_fence(scores, 3.0);
+  EXPECT_DOUBLE_EQ(fence.median, 5.0);
+  EXPECT_EQ(fence.spread, 0.0);
+  EXPECT_DOUBLE_EQ(fence.fence, 9 + 3 * 4 * 1.4826);
+  EXPECT_EQ(fence.inliers, 9U);
+  EXPECT_EQ(label_free_threshold(scores, 0.1, 3.0), just_above(9.0));
 }
 
 // 180 normal windows and 20 attack windows far above them (10% of the sample): the threshold is

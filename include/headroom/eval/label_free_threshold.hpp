@@ -8,22 +8,22 @@
 
 namespace headroom::eval {
 
-// The scores' robust centre and spread, after outliers are fenced off: starting from every score,
-// the median and the scaled median absolute deviation (1.4826 MAD, the standard deviation for
-// normal data) are taken, scores above median + fence_mads x spread are dropped, and that repeats
-// on what is left until nothing more is dropped (at most 32 rounds). A spread of 0 stops it.
+// Robust centre and spread after outliers are fenced off: from every score, the median and 1.4826
+// MAD (the standard deviation for normal data) are taken, scores above median + fence_mads x spread
+// dropped, and that repeats on what is left until nothing more is dropped (at most 32 rounds; a
+// spread of 0 stops it). A later round's fence can lie above an earlier one: what it dropped stays.
 struct RobustFence {
-  double median = 0;
+  double median = 0;  // of the inliers (the last round)
   double spread = 0;  // 1.4826 x MAD of the inliers
-  double fence = 0;   // median + fence_mads x spread; +infinity when spread is 0
+  double fence = 0;   // lowest of the rounds' fences; the inliers are the scores at or below it
   std::size_t inliers = 0;
 };
 
 // Throws std::invalid_argument for an empty sample, a NaN score or fence_mads <= 0.
 RobustFence robust_fence(std::span<const float> scores, double fence_mads);
 
-// The label-free threshold: the lowest one that flags at most `target_fpr` of the inliers of
-// robust_fence (fpr_threshold on them, as if every inlier were normal). Attack windows above the
+// The label-free threshold: the lowest one that flags at most `target_fpr` of robust_fence's
+// inliers (fpr_threshold on them, as if every inlier were normal). Attack windows above the
 // fence, however many (fewer than half), do not move it; attacks inside the fence look like normal
 // traffic to this score and move it no more than normal windows would. Throws
 // std::invalid_argument like robust_fence, or for target_fpr outside [0, 1).
