@@ -48,8 +48,8 @@ bool counting_cpu_allocator_installed();
 // a GAT-teacher step on CPU; an epoch ran 2.2x slower). Bound: cached + live tensor bytes stay
 // within 1.25 x the highest live tensor bytes of the phase (since the last
 // release_cached_host_memory), and within the CPU tensor budget when one is set; a fresh
-// allocation that fails is retried with the cache emptied. Takes effect with
-// install_counting_cpu_allocator(); call once at start-up.
+// allocation that fails is retried with the cache emptied; glibc's mmap threshold is fixed at 1 MiB
+// (process-wide), or freed blocks stay in its heap. Call once at start-up, with the allocator.
 void keep_freed_host_memory();
 // Frees every cached block (between phases and stages, under host-memory pressure) and starts a
 // new phase: the cache's bound follows the live bytes from here. Returns the bytes released.
