@@ -16,6 +16,7 @@
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train_cli/train_commands.hpp"
 #include "headroom/util/kill_injection.hpp"
+#include "headroom/util/stop_injection.hpp"
 
 namespace headroom::cli {
 
@@ -38,6 +39,7 @@ int run_training_app(int argc, const char* const* argv) {
   try {
     memory::inject_cpu_allocation_failures_from_environment();
     util::inject_kill_from_environment();
+    util::inject_stop_from_environment();
     refuse_blank_list_entries(app, std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

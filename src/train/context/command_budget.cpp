@@ -13,6 +13,7 @@
 #include "headroom/memory/cuda_allocator_defaults.hpp"
 #include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/util/byte_size.hpp"
+#include "headroom/util/stop_injection.hpp"
 
 namespace headroom::train {
 namespace {
@@ -50,6 +51,7 @@ std::int64_t take_cublas_workspace(const c10::Device& device) {
 void apply_command_budgets(const TrainingConfig& config, const RunContext& context,
                            RunDirectory& run) {
   log_lines(run, memory::render_host_memory_plan(context.host_plan));
+  util::stop_if_injected_at_host_plan();  // HEADROOM_INJECT_STOP
   if (!context.host_plan.fits)
     throw std::runtime_error(memory::host_plan_failure(context.host_plan));
   run.log(apply_device_budget(config, context));
