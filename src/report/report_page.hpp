@@ -165,7 +165,8 @@ inline constexpr const char* kPageScript = R"js(
     if (validation.length)
       chart(grid, 'validation-' + slug, 'Validation metrics per epoch',
             xyChart(validation, 'epoch', 'value'));
-    // Stages that train no graphs (fusion) have no throughput and no memory to draw.
+    // Epoch lines without a throughput (fusion's, written before fusion trained in the epoch loop)
+    // draw no chart of it.
     const throughput = epochPoints(epochs, l => l.graphs_per_second);
     if (throughput.length)
       chart(grid, 'throughput-' + slug, 'Throughput per epoch',

@@ -2,23 +2,18 @@
 
 #include <torch/torch.h>
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
-#include <chrono>
-#include <cmath>
-#include <limits>
-#include <map>
-#include <optional>
+#include <memory>
+#include <span>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
-#include "headroom/baseline/store_baseline.hpp"
-#include "headroom/eval/binary_metrics.hpp"
+#include "fusion_fit_data.hpp"
+#include "fusion_task.hpp"
 #include "headroom/eval/decision_threshold.hpp"
-#include "headroom/eval/evaluation_report.hpp"
-#include "headroom/loader/epoch_order.hpp"
 #include "headroom/train/context/command_budget.hpp"
 #include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
@@ -26,16 +21,11 @@
 #include "headroom/train/fusion/fusion_features.hpp"
 #include "headroom/train/fusion/fusion_learner.hpp"
 #include "headroom/train/fusion/fusion_scoring.hpp"
-#include "headroom/train/loop/metrics_sink.hpp"
-#include "headroom/train/loop/run_resume.hpp"
-#include "headroom/util/kill_injection.hpp"
 #include "headroom/util/printable_text.hpp"
 #include "headroom/util/process_role.hpp"
 
 namespace headroom::train {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // The inputs fused when --fusion-classifier and --fusion-autoencoder are not given: run-directory
 // names under runs/{dataset}/.
@@ -63,29 +53,19 @@ FusionSources resolve_sources(const TrainingConfig& config) {
                             "--fusion-autoencoder")};
 }
 
-// The epoch order of `count` rows (loader/epoch_order) as int64 row indices, for slicing and
-// index_select.
-at::Tensor row_order(std::int64_t count, std::uint64_t seed, std::int64_t epoch,
-                     loader::OrderStream stream) {
-  const auto order = loader::epoch_permutation(static_cast<std::uint64_t>(count), seed,
-                                               static_cast<std::uint64_t>(epoch), stream);
-  return torch::tensor(std::vector<std::int64_t>(order.begin(), order.end()), torch::kLong);
+// The validation split must hold normal and attack graphs: a fusion is fitted on both.
+void require_both_classes(const TrainingConfig& config, std::span<const std::uint8_t> labels) {
+  const auto graphs = static_cast<std::int64_t>(labels.size());
+  const auto attacks = static_cast<std::int64_t>(std::count(labels.begin(), labels.end(), 1));
+  if (attacks == 0 || attacks == graphs)
+    throw FusionUnavailable(fmt::format(
+        "{}: stage fusion needs normal and attack graphs in the validation split ({} of {} are "
+        "attacks)",
+        util::printable_path(config.run.store), attacks, graphs));
 }
 
-// Each epoch draws from its own generator, so that a resumed epoch draws what it would have.
-at::Generator epoch_generator(std::uint64_t seed, std::int64_t epoch) {
-  return at::make_generator<at::CPUGeneratorImpl>(seed * 1000003ULL +
-                                                  static_cast<std::uint64_t>(epoch) + 1);
-}
-
-struct FusionLoopState {
-  std::int64_t epochs_done = 0;
-  std::int64_t best_epoch = -1;
-  double best_loss = std::numeric_limits<double>::infinity();
-  std::int64_t bad_epochs = 0;
-  nlohmann::json best_metrics = nlohmann::json::object();
-};
-
+// One fusion run: the learner, trained as a task of the epoch loop (fusion_task.hpp) once both
+// models have scored the validation split, and then the decision threshold stored in best.pt.
 class FusionStage {
  public:
   FusionStage(const TrainingConfig& config, const LoopHooks& hooks)
@@ -95,45 +75,32 @@ class FusionStage {
         // Before the run directory: a missing model leaves no directory behind.
         sources_(resolve_sources(config)),
         run_(checked_run_directory(config), /*echo=*/true, config.run.when_locked),
-        file_sink_(run_) {
-    sinks_.push_back(&file_sink_);
-    for (auto* sink : hooks.metrics) sinks_.push_back(sink);
-  }
+        hooks_(hooks) {}
 
   StageResult run() {
-    StageResult result{run_.path(), {}};
-    if (auto finished =
-            finished_training(config_, run_, store::content_identity(store_.metadata()))) {
-      result.outcome = *finished;
-      return result;
-    }
-    // Scoring the validation split runs both models: inside the memory budgets, as a phase.
-    apply_command_budgets(config_, context_, run_);
-    const auto peak = run_phase(context_.device, [this] { prepare_data(); });
-    run_.log(fmt::format("scoring on {}: tensor {}", context_.device.str(),
-                         phase_peak_text(peak, context_.device_budget)));
-    torch::manual_seed(config_.run.seed);
-    learner_ = make_fusion_learner(config_.fusion.method,
-                                   config_.fusion.with_baseline
-                                       ? nlohmann::json{{"state_size", kHybridFusionStateSize}}
-                                       : nlohmann::json(nullptr),
-                                   learner_options());
-    auto& outcome = result.outcome;
-    if (resumable_training(config_, run_)) {
-      load_state();
-      for (auto* sink : sinks_) sink->rewind(state_.epochs_done);
-      outcome.resumed_after = state_.epochs_done;
-      run_.log(fmt::format("resuming {} after epoch {}", util::printable_path(run_.path()),
-                           state_.epochs_done));
-    } else {
-      run_.clear();
-    }
-    record_training_config(config_, run_, store::content_identity(store_.metadata()));
-    const auto training_peak = run_phase(context_.device, [&] { train(outcome); });
+    TrainingTask task;
+    task.data_identity = store::content_identity(store_.metadata());
+    // Only when there is training to do: scoring runs both models, inside the budgets, as a phase
+    // of its own; then the learner, seeded (its initial weights), as before any epoch.
+    task.prepare = [this, &task] {
+      scoring_peak_ = run_phase(context_.device, [this] { score(); });
+      run_.log(fmt::format("scoring on {}: tensor {}", context_.device.str(),
+                           phase_peak_text(scoring_peak_, context_.device_budget)));
+      torch::manual_seed(config_.run.seed);
+      learner_ = make_fusion_learner(config_.fusion.method,
+                                     config_.fusion.with_baseline
+                                         ? nlohmann::json{{"state_size", kHybridFusionStateSize}}
+                                         : nlohmann::json(nullptr),
+                                     learner_options());
+      train_fusion_in(task, *learner_, data_, config_.run.seed);
+      task.checkpoint = checkpoint_info();
+    };
+    StageResult result{run_.path(), run_training(config_, context_, run_, task, hooks_)};
+    if (result.outcome.already_complete) return result;
     // The stage's peak is its highest phase: scoring both models usually, not the small learner.
-    outcome.peak_tensor_bytes = std::max(peak, training_peak);
-    calibrate();
-    if (util::process_role().writes()) run_.write_result({{"training", outcome}});
+    result.outcome.peak_tensor_bytes = std::max(scoring_peak_, result.outcome.peak_tensor_bytes);
+    calibrate(result.outcome);
+    if (util::process_role().writes()) run_.write_result({{"training", result.outcome}});
     return result;
   }
 
@@ -143,58 +110,21 @@ class FusionStage {
             config_.optimisation.gradient_clip, config_.fusion.gamma};
   }
 
-  // Scores every validation graph with both models and splits them into fitting and held-out
-  // graphs; the scaling comes from the fitting graphs only.
-  void prepare_data() {
-    const auto ids = store_.validation_ids();
-    validation_labels_ = graph_labels(store_, ids);
-    std::int64_t attacks = 0;
-    for (const auto label : validation_labels_) attacks += label;
-    const auto graphs = static_cast<std::int64_t>(ids.size());
-    if (attacks == 0 || attacks == graphs)
-      throw FusionUnavailable(fmt::format(
-          "{}: stage fusion needs normal and attack graphs in the validation split ({} of {} are "
-          "attacks)",
-          util::printable_path(config_.run.store), attacks, graphs));
+  void score() {
+    auto labels = graph_labels(store_, store_.validation_ids());
+    require_both_classes(config_, labels);
     run_.log(fmt::format("stage fusion ({}): {} + {} on {} validation graphs ({} attacks)",
                          config_.fusion.method, util::printable_path(sources_.classifier),
-                         util::printable_path(sources_.autoencoder), graphs, attacks));
-    signals_ = FusionSignals(store_, ids, config_, context_).of(sources_);
-    if (config_.fusion.with_baseline) {
-      // Validation windows are outside what the baseline learns from, as they are for the models.
-      const auto baseline = baseline::score_store_windows(store_, ids);
-      signals_ = with_baseline_signal(signals_, baseline.scores);
-      run_.log(fmt::format("hybrid: with the classical baseline's window score ({} CAN IDs)",
-                           baseline.profile.ids()));
-    }
-
-    // The split is drawn once per run, as epoch 0 of its own stream.
-    const at::Tensor order =
-        row_order(graphs, config_.run.seed, 0, loader::OrderStream::kFusionSplit);
-    const auto held_out = std::clamp<std::int64_t>(
-        static_cast<std::int64_t>(config_.fusion.holdout_fraction * static_cast<double>(graphs)), 1,
-        graphs - 1);
-    const at::Tensor holdout_rows = std::get<0>(order.slice(0, 0, held_out).sort());
-    const at::Tensor fit_rows = std::get<0>(order.slice(0, held_out).sort());
-    const auto labels_at = [&](const at::Tensor& rows) {
-      std::vector<std::uint8_t> labels;
-      for (std::int64_t i = 0; i < rows.size(0); ++i)
-        labels.push_back(validation_labels_[rows.data_ptr<std::int64_t>()[i]]);
-      return labels;
-    };
-    const auto fit_labels = labels_at(fit_rows);
-    holdout_labels_ = labels_at(holdout_rows);
-    scaling_ = FusionScaling::fit(signals_.index_select(0, fit_rows), fit_labels);
-    all_ = fusion_data(signals_, validation_labels_, scaling_);
-    fit_ = all_.rows(fit_rows);
-    holdout_ = all_.rows(holdout_rows);
+                         util::printable_path(sources_.autoencoder), labels.size(),
+                         std::count(labels.begin(), labels.end(), 1)));
+    data_ = score_fusion_fit_data(config_, store_, context_, sources_, std::move(labels), run_);
   }
 
   CheckpointInfo checkpoint_info() const {
     CheckpointInfo info;
     info.kind = std::string(learner_->kind());
     info.model_config = {{"network", learner_->network_config()},
-                         {"scaling", scaling_},
+                         {"scaling", data_.scaling},
                          {"classifier", sources_.classifier.string()},
                          {"autoencoder", sources_.autoencoder.string()}};
     if (config_.fusion.with_baseline) info.model_config["baseline"] = true;
@@ -202,165 +132,18 @@ class FusionStage {
     return info;
   }
 
-  void train(TrainingOutcome& outcome) {
-    const auto start = Clock::now();
-    double train_seconds = 0;
-    for (std::int64_t epoch = state_.epochs_done; epoch < config_.fusion.max_epochs; ++epoch) {
-      if (state_.bad_epochs >= config_.optimisation.patience) break;
-      const auto epoch_start = Clock::now();
-      auto generator = epoch_generator(config_.run.seed, epoch);
-      const at::Tensor order =
-          row_order(fit_.size(), config_.run.seed, epoch, loader::OrderStream::kFusionEpochs);
-      const double train_loss = learner_->train_epoch(fit_, order, generator, epoch);
-      train_seconds += std::chrono::duration<double>(Clock::now() - epoch_start).count();
-      finish_epoch(epoch, train_loss, epoch_start);
-    }
-    outcome.early_stopped = state_.bad_epochs >= config_.optimisation.patience;
-    outcome.epochs = state_.epochs_done;
-    outcome.best_epoch = state_.best_epoch;
-    outcome.best_validation_loss = state_.best_loss;
-    outcome.best_metrics = state_.best_metrics;
-    outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    const auto trained = (state_.epochs_done - outcome.resumed_after) * fit_.size();
-    outcome.graphs_per_second =
-        train_seconds > 0 ? static_cast<double>(trained) / train_seconds : 0.0;
-  }
-
-  nlohmann::json holdout_metrics(double& loss, std::int64_t epoch) {
-    const at::Tensor scores = learner_->fused_scores(holdout_);
-    loss = balanced_fusion_loss(scores, holdout_.labels);
-    require_finite("held-out loss", loss, epoch);
-    const auto metrics = eval::binary_metrics(holdout_labels_, to_float_vector(scores));
-    nlohmann::json json = {{"f1", metrics.f1},
-                           {"precision", metrics.precision},
-                           {"recall", metrics.recall},
-                           {"roc_auc", metrics.roc_auc}};
-    if (const auto w = learner_->classifier_weights(holdout_); w.defined())
-      json["mean_classifier_weight"] = w.mean().item<double>();
-    return json;
-  }
-
-  // As in the training loop (training_loop.cpp): a non-finite loss stops the stage there, named,
-  // before a NaN model could become best.pt or its scores reach a metric; last.pt keeps the epoch
-  // before.
-  void require_finite(const char* name, double value, std::int64_t epoch) {
-    if (std::isfinite(value)) return;
-    const std::string text = std::isnan(value) ? "NaN" : value > 0 ? "inf" : "-inf";
-    run_.log(fmt::format("stopped: the {} is {} in epoch {}", name, text, epoch + 1));
-    throw std::runtime_error(fmt::format(
-        "fusion diverged: the {} is {} in epoch {} of {} on store {}, at learning rate {}; "
-        "stopped at the first non-finite loss{}. Lower --learning-rate or set --gradient-clip",
-        name, text, epoch + 1, util::printable_path(run_.path()),
-        util::printable_path(config_.run.store), effective_learning_rate(config_),
-        state_.epochs_done > 0 ? fmt::format(" (last.pt keeps epoch {})", state_.epochs_done)
-                               : std::string()));
-  }
-
-  void finish_epoch(std::int64_t epoch, double train_loss, Clock::time_point epoch_start) {
-    require_finite("training loss", train_loss, epoch);
-    double loss = 0;
-    const auto metrics = holdout_metrics(loss, epoch);
-    const bool improved = loss < state_.best_loss;
-    if (improved) {
-      state_.best_loss = loss;
-      state_.best_epoch = epoch;
-      state_.best_metrics = metrics;
-      state_.bad_epochs = 0;
-      auto info = checkpoint_info();
-      info.epoch = epoch;
-      info.validation_loss = loss;
-      if (util::process_role().writes())
-        save_model_checkpoint(run_.best_checkpoint(), learner_->model(), info);
-    } else {
-      ++state_.bad_epochs;
-    }
-    state_.epochs_done = epoch + 1;
-    const nlohmann::json line = {
-        {"type", "epoch"},
-        {"epoch", epoch},
-        {"train_loss", train_loss},
-        {"validation_loss", loss},
-        {"validation", metrics},
-        {"best", improved},
-        {"graphs", fit_.size()},
-        {"seconds", std::chrono::duration<double>(Clock::now() - epoch_start).count()},
-        {"learning_rate", effective_learning_rate(config_)}};
-    if (util::process_role().writes())
-      for (auto* sink : sinks_) sink->record(line);
-    run_.log(fmt::format("epoch {:>3}/{}  train loss {:.5f}  held-out loss {:.5f}{}  F1 {:.4f}",
-                         epoch + 1, config_.fusion.max_epochs, train_loss, loss,
-                         improved ? " *" : "", metrics.at("f1").get<double>()));
-    if (util::process_role().writes()) {
-      util::arm_kill_while_writing(epoch + 1, run_.state_checkpoint());  // HEADROOM_INJECT_KILL
-      save_state();
-    }
-    util::kill_if_injected_at_epoch_end(epoch + 1);
-  }
-
-  void save_state() const {
-    torch::serialize::OutputArchive archive;
-    torch::serialize::OutputArchive model;
-    learner_->model().save(model);
-    archive.write("model", model);
-    torch::serialize::OutputArchive learner;
-    learner_->save_state(learner);
-    archive.write("learner", learner);
-    const nlohmann::json loop = {{"epochs_done", state_.epochs_done},
-                                 {"best_epoch", state_.best_epoch},
-                                 {"best_loss", state_.best_loss},
-                                 {"bad_epochs", state_.bad_epochs},
-                                 {"best_metrics", state_.best_metrics}};
-    archive.write("loop", c10::IValue(loop.dump()));
-    write_state_owner(archive, config_, store::content_identity(store_.metadata()));
-    save_archive_atomically(archive, run_.state_checkpoint());
-  }
-
-  // The same checks as a training stage's last.pt (run_resume.hpp): its owner is this run, on
-  // this store, with at most --fusion-epochs done, before anything of it is loaded.
-  void load_state() {
-    const auto file = run_.state_checkpoint();
-    auto archive = open_state(file, torch::kCPU);
-    const auto loop =
-        require_state_owner(archive, file, config_, store::content_identity(store_.metadata()),
-                            config_.fusion.max_epochs);
-    const auto& best_loss = loop.contains("best_loss") ? loop.at("best_loss") : nlohmann::json();
-    if (!(best_loss.is_null() || best_loss.is_number()) || !loop.contains("best_metrics") ||
-        !loop.at("best_metrics").is_object())
-      throw std::runtime_error(fmt::format(
-          "{}: its loop state's \"best_loss\" or \"best_metrics\" is not what headroom writes; "
-          "pass --resume false to start this stage over",
-          util::printable_path(file)));
-    read_state_module(archive, file, "model", learner_->model());
-    try {
-      torch::serialize::InputArchive learner;
-      archive.read("learner", learner);
-      learner_->load_state(learner);
-    } catch (const c10::Error& e) {
-      throw std::runtime_error(fmt::format(
-          "{}: its learner state does not fit this run's ({}); pass --resume false to start this "
-          "stage over",
-          util::printable_path(file), util::printable(e.what_without_backtrace())));
-    }
-    state_.epochs_done = loop.at("epochs_done").get<std::int64_t>();
-    state_.best_epoch = loop.at("best_epoch").get<std::int64_t>();
-    state_.best_loss =
-        best_loss.is_null() ? std::numeric_limits<double>::infinity() : best_loss.get<double>();
-    state_.bad_epochs = loop.at("bad_epochs").get<std::int64_t>();
-    state_.best_metrics = loop.at("best_metrics");
-  }
-
   // The best epoch's fused scores on the whole validation split give the decision threshold
   // stored in best.pt (the fused score is a probability: without calibration, 0.5 decides).
-  void calibrate() {
-    if (config_.evaluation.calibration == "none" || state_.best_epoch < 0) return;
+  void calibrate(const TrainingOutcome& outcome) {
+    if (config_.evaluation.calibration == "none" || outcome.best_epoch < 0) return;
     load_checkpoint_weights(run_.best_checkpoint(), learner_->model());
     auto info = checkpoint_info();  // what best.pt holds, with its epoch and loss
-    info.epoch = state_.best_epoch;
-    info.validation_loss = state_.best_loss;
-    const auto scores = to_float_vector(learner_->fused_scores(all_));
+    info.epoch = outcome.best_epoch;
+    info.validation_loss = outcome.best_validation_loss;
+    const auto scores = to_float_vector(learner_->fused_scores(data_.all));
     try {
       info.decision =
-          eval::calibrate_decision(validation_labels_, scores, config_.evaluation.calibration,
+          eval::calibrate_decision(data_.validation_labels, scores, config_.evaluation.calibration,
                                    config_.evaluation.target_fpr);
       run_.log(fmt::format("decision threshold {:.4f} ({} on the validation split: F1 {:.4f})",
                            info.decision->threshold, info.decision->method,
@@ -378,15 +161,10 @@ class FusionStage {
   RunContext context_;  // resolved once, with the store open
   FusionSources sources_;
   RunDirectory run_;
-  MetricsFileSink file_sink_;
-  std::vector<MetricsSink*> sinks_;
-  std::vector<std::uint8_t> validation_labels_;
-  std::vector<std::uint8_t> holdout_labels_;
-  at::Tensor signals_;
-  FusionScaling scaling_;
-  FusionData all_, fit_, holdout_;
-  std::unique_ptr<FusionLearner> learner_;
-  FusionLoopState state_;
+  LoopHooks hooks_;
+  FusionFitData data_;                      // scored in the task's prepare
+  std::unique_ptr<FusionLearner> learner_;  // built there too
+  std::int64_t scoring_peak_ = 0;
 };
 
 }  // namespace
@@ -396,8 +174,9 @@ StageResult run_fusion_stage(const TrainingConfig& config, const LoopHooks& hook
   fusion_config.stage = kFusionStage;
   // Fusion trains for --fusion-epochs on whole splits: the GNN stages' epoch count and batch size
   // mean nothing to it, and kept in its configuration they made `headroom fusion` (which has no
-  // --max-epochs) refuse the fusion a `run --max-epochs 1` had trained as "another run".
-  fusion_config.optimisation.max_epochs = OptimisationOptions{}.max_epochs;
+  // --max-epochs) refuse the fusion a `run --max-epochs 1` had trained as "another run". The epoch
+  // loop trains for optimisation.max_epochs: here, --fusion-epochs.
+  fusion_config.optimisation.max_epochs = config.fusion.max_epochs;
   fusion_config.optimisation.batch_size = OptimisationOptions{}.batch_size;
   validate(fusion_config);
   FusionStage stage(fusion_config, hooks);

@@ -155,6 +155,24 @@ void read_state_module(torch::serialize::InputArchive& archive, const std::files
   }
 }
 
+namespace {
+
+// The training state of a task that trains its own epochs (training_task.hpp: OwnEpochs).
+void read_own_epochs(torch::serialize::InputArchive& archive, const std::filesystem::path& file,
+                     OwnEpochs& own_epochs) {
+  try {
+    torch::serialize::InputArchive own_archive;
+    archive.read("own_epochs", own_archive);
+    own_epochs.load_state(own_archive);
+  } catch (const c10::Error& e) {
+    refuse_state(file, fmt::format("its task's own training state (\"own_epochs\": optimiser, "
+                                   "replay memory) does not fit this run's: {}",
+                                   util::printable(e.what_without_backtrace())));
+  }
+}
+
+}  // namespace
+
 void save_state(const RunDirectory& run, const TrainingConfig& config, const TrainingTask& task,
                 torch::optim::Optimizer& optimizer, const LoopState& state, bool cuda) {
   torch::serialize::OutputArchive archive;
@@ -169,6 +187,11 @@ void save_state(const RunDirectory& run, const TrainingConfig& config, const Tra
   torch::serialize::OutputArchive optimizer_archive;
   optimizer.save(optimizer_archive);
   archive.write("optimizer", optimizer_archive);
+  if (task.own_epochs) {
+    torch::serialize::OutputArchive own_archive;
+    task.own_epochs->save_state(own_archive);
+    archive.write("own_epochs", own_archive);
+  }
   const nlohmann::json loop = {{"epochs_done", state.epochs_done},
                                {"best_epoch", state.best_epoch},
                                {"best_loss", state.best_loss},
@@ -227,6 +250,7 @@ LoopState load_state(const RunDirectory& run, const TrainingConfig& config,
     refuse_state(file, fmt::format("its optimiser state or random streams cannot be restored: {}",
                                    util::printable(e.what_without_backtrace())));
   }
+  if (task.own_epochs) read_own_epochs(archive, file, *task.own_epochs);
   return state;
 }
 

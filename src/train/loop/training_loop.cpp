@@ -100,18 +100,21 @@ class EpochLoop {
       : config_(config),
         run_(run),
         task_(task),
-        device_(context.device),
+        // A task that trains its own epochs does so on the CPU in float32 (training_task.hpp).
+        device_(task.own_epochs ? c10::Device(c10::kCPU) : context.device),
         cuda_index_(device_.is_cuda() ? std::max<int>(0, device_.index()) : -1),
-        precision_(context.precision),
+        precision_(task.own_epochs ? Precision::kFloat32 : context.precision),
         budget_(context.device_budget),
         host_budget_(context.host),
-        units_(std::string(task.batches->unit()) + "s"),
+        units_(std::string(task.own_epochs ? task.own_epochs->unit() : task.batches->unit()) + "s"),
         parameters_((move_to_device(task, device_), trained_parameters(task))),
         optimizer_(parameters_, torch::optim::AdamOptions(effective_learning_rate(config))
                                     .weight_decay(config.optimisation.weight_decay)),
-        step_(*task.batches, parameters_, optimizer_, task.loss, step_settings()),
         file_sink_(run) {
-    step_.set_gradient_hook(hooks.after_backward);
+    if (!task.own_epochs) {
+      step_.emplace(*task.batches, parameters_, optimizer_, task.loss, step_settings());
+      step_->set_gradient_hook(hooks.after_backward);
+    }
     sinks_.push_back(&file_sink_);
     for (auto* sink : hooks.metrics) sinks_.push_back(sink);
   }
@@ -258,6 +261,7 @@ class EpochLoop {
   [[noreturn]] void stop_diverged(std::int64_t epoch, const std::string& where,
                                   const char* loss_name, double loss, const EpochStats& stats);
   EpochStats train_epoch(std::int64_t epoch);
+  EpochStats train_own_epoch(std::int64_t epoch);
   void finish_epoch(std::int64_t epoch, const EpochStats& stats, Clock::time_point epoch_start);
   void save_state_named_on_oom(std::int64_t epoch, bool cuda);
 
@@ -272,13 +276,14 @@ class EpochLoop {
   std::string units_;  // what the task's ids are, plural: "graphs" or "nodes"
   std::vector<at::Tensor> parameters_;
   RowBlockedAdam optimizer_;
-  TrainingStep step_;
+  std::optional<TrainingStep> step_;  // absent for a task that trains its own epochs
   MetricsFileSink file_sink_;
   std::vector<MetricsSink*> sinks_;
   LoopState state_;
 };
 
 EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
+  if (task_.own_epochs) return train_own_epoch(epoch);
   const bool cuda = device_.is_cuda();
   EpochPlan plan = task_.plan_epoch(epoch);
   // This rank's share of the epoch (the whole epoch in one process).
@@ -303,7 +308,7 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
   std::int64_t done_units = 0;
   const auto train_start = Clock::now();
   while (auto host_batch = prefetcher.next()) {
-    const auto outcome = step_.run(**host_batch);
+    const auto outcome = step_->run(**host_batch);
     const auto units = static_cast<std::int64_t>((*host_batch)->ids().size());
     check_host_memory(host_budget_, fmt::format("epoch {} step {}", epoch + 1, stats.steps + 1),
                       how_to_go_on());
@@ -365,6 +370,24 @@ EpochStats EpochLoop::train_epoch(std::int64_t epoch) {
   return stats;
 }
 
+// An epoch of a task that trains itself (training_task.hpp: OwnEpochs): no batches and no guarded
+// step, so out of memory in it ends the run like any work outside the step.
+EpochStats EpochLoop::train_own_epoch(std::int64_t epoch) {
+  set_training_mode(task_, true);
+  const auto start = Clock::now();
+  const auto pass =
+      outside_the_step(epoch, "training", [&] { return task_.own_epochs->train_epoch(epoch); });
+  EpochStats stats;
+  stats.train_seconds = seconds_since(start);
+  stats.units = pass.units;
+  stats.steps = pass.steps;
+  stats.train_loss = pass.mean_loss;
+  check_host_memory(host_budget_, fmt::format("epoch {}", epoch + 1), how_to_go_on());
+  if (!std::isfinite(stats.train_loss))
+    stop_diverged(epoch, "training", "training loss", stats.train_loss, stats);
+  return stats;
+}
+
 void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
                              Clock::time_point epoch_start) {
   const bool cuda = device_.is_cuda();
@@ -405,7 +428,7 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
     ++state_.bad_epochs;
   }
   state_.epochs_done = epoch + 1;
-  state_.loss_scale = step_.loss_scaler().current_scale();
+  state_.loss_scale = step_ ? step_->loss_scaler().current_scale() : 0.0;
 
   const double units_per_second =
       stats.train_seconds > 0 ? static_cast<double>(stats.units) / stats.train_seconds : 0.0;
@@ -433,7 +456,8 @@ void EpochLoop::finish_epoch(std::int64_t epoch, const EpochStats& stats,
       {"max_micro_batches", stats.max_parts},
       {"memory_budget", budget_},
       {"utilization", static_cast<double>(epoch_peak) / static_cast<double>(budget_)}};
-  if (step_.loss_scaler().enabled()) line["loss_scale"] = step_.loss_scaler().current_scale();
+  if (step_ && step_->loss_scaler().enabled())
+    line["loss_scale"] = step_->loss_scaler().current_scale();
   emit(line);
   run_.log(fmt::format(
       "epoch {:>3}/{}  train loss {:.5f}  val loss {:.5f}{}  {:.0f} {}/s  wait {:.3f}s  "

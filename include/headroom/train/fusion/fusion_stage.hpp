@@ -5,7 +5,8 @@
 // score). Run directory runs/{dataset}/fusion_{method}: best.pt (kind fusion-dqn or
 // fusion-logistic; the network, the signal scaling, the two models' checkpoints and a decision
 // threshold calibrated on the whole validation split), last.pt after every epoch (a killed run
-// resumes there and ends as if never interrupted), metrics.jsonl, result.json.
+// resumes there and ends as if never interrupted), metrics.jsonl, result.json: the epoch loop's
+// (loop/training_loop.hpp), which trains the fusion as a task of its own epochs (fusion_task.hpp).
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <torch/nn/module.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
 
 #include <cstdint>
 #include <functional>
@@ -30,6 +32,34 @@ struct ValidationResult {
   nlohmann::json metrics = nlohmann::json::object();
 };
 
+// What one epoch of a task that trains its epochs itself did.
+struct OwnEpochPass {
+  double mean_loss = 0;     // what the epoch's "train_loss" records
+  std::uint64_t units = 0;  // graphs (or nodes) trained on
+  std::int64_t steps = 0;   // optimiser steps taken; 0 when the task does not count them
+};
+
+// A task whose epochs are not TrainingSteps over batches: fusion's learners (fusion_learner.hpp)
+// bring their own optimiser (AdamW) and, for the DQN, acting, replay and a target network between
+// updates, which the loop's step (Adam, one loss per batch, micro-batches after an OOM) cannot
+// express without changing what they learn. The loop still owns everything around the epochs:
+// validation, early stopping, best.pt, last.pt and resuming, metrics and the kill hooks. Such a
+// task trains on the CPU in float32 with its modules where it built them: the loop neither moves
+// them, nor maps last.pt elsewhere, nor autocasts. One process; not thread-safe.
+class OwnEpochs {
+ public:
+  virtual ~OwnEpochs() = default;
+  // What one id names, for progress and metrics: "graph" or "node".
+  virtual const char* unit() const = 0;
+  // Trains epoch `epoch` (0-based). Deterministic in (the state save_state writes, epoch), so that
+  // a resumed run continues exactly as an uninterrupted one.
+  virtual OwnEpochPass train_epoch(std::int64_t epoch) = 0;
+  // The task's training state beyond TrainingTask::model (its optimiser, replay memory, counters):
+  // written into and read from last.pt.
+  virtual void save_state(torch::serialize::OutputArchive& archive) const = 0;
+  virtual void load_state(torch::serialize::InputArchive& archive) = 0;
+};
+
 struct TrainingTask {
   // Builds the batches of `plan_epoch`'s ids, and the OOM guard's micro-batches.
   std::shared_ptr<const BatchBuilder> batches;
@@ -43,7 +73,9 @@ struct TrainingTask {
   std::vector<std::shared_ptr<torch::nn::Module>> auxiliary;
   // Called once, only when there is training to do (not for a finished run), before the memory
   // budget is applied and before the first epoch: where a stage measures its step's memory and
-  // builds what its epochs need, outside any epoch's peak. May be empty.
+  // builds what its epochs need, outside any epoch's peak. It may set `model`, `checkpoint`,
+  // `validate` and `own_epochs` (fusion builds its learner there, once both models have scored).
+  // May be empty.
   std::function<void()> prepare;
   // Deterministic in (configuration, epoch): a resumed run must plan the same epochs.
   std::function<EpochPlan(std::int64_t epoch)> plan_epoch;
@@ -54,6 +86,9 @@ struct TrainingTask {
   LossReduction loss_reduction = LossReduction::kPerGraph;
   // Called in eval mode without grad after every epoch.
   std::function<ValidationResult()> validate;
+  // Set for a task that trains its epochs itself (OwnEpochs); `batches`, `plan_epoch`, `loss` and
+  // `loss_reduction` are then unused.
+  std::shared_ptr<OwnEpochs> own_epochs;
 };
 
 }  // namespace headroom::train
