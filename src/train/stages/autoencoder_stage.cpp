@@ -8,12 +8,11 @@
 #include <optional>
 #include <stdexcept>
 
+#include "autoencoder_teacher.hpp"
 #include "headroom/loader/epoch_order.hpp"
 #include "headroom/train/batches/batch_sizing.hpp"
 #include "headroom/train/batches/checkpointing_choice.hpp"
 #include "headroom/train/batches/sharded_pass.hpp"
-#include "headroom/train/caches/offloaded_teacher.hpp"
-#include "headroom/train/caches/teacher_output_cache.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/families/model_family.hpp"
 #include "headroom/train/loop/run_resume.hpp"
@@ -56,7 +55,12 @@ class AutoencoderStage {
         config.distillation.enabled ? " with distillation" : "", train_normals_.size(),
         validation_normals_.size(), inputs_.num_ids, inputs_.in_features, config.run.device,
         config.run.precision));
-    if (config.distillation.enabled) load_teacher();
+    if (config.distillation.enabled) {
+      // Loaded before the projection, whose initial weights are then the same in every mode.
+      teacher_.emplace(config, context_, *run_, store::content_identity(store_.metadata()));
+      projection_ =
+          torch::nn::Linear(family_.latent_width(model_config_), teacher_->latent_width());
+    }
   }
 
   StageResult run(const LoopHooks& hooks) {
@@ -90,7 +94,10 @@ class AutoencoderStage {
 
   // What the step needs before it can run: the teacher cache.
   void prepare_inputs() {
-    if (config_.distillation.enabled && config_.distillation.teacher_cache) build_teacher_cache();
+    if (!teacher_ || !config_.distillation.teacher_cache) return;
+    std::vector<std::uint32_t> cached_ids = train_normals_;
+    cached_ids.insert(cached_ids.end(), validation_normals_.begin(), validation_normals_.end());
+    teacher_->build_cache(std::move(cached_ids), store_);
   }
 
   ModelSpec model_spec() const { return {std::string(family_.name()), model_config_}; }
@@ -118,34 +125,11 @@ class AutoencoderStage {
   }
 
  private:
-  // The teacher's latents and reconstructions come from the output cache (no teacher held while
-  // training), or from the teacher itself, in device memory or offloaded to pinned host memory.
-  void load_teacher() {
-    teacher_file_ = resolve_checkpoint_path(config_.distillation.teacher_path);
-    detail::require_teacher_outside(teacher_file_, *run_);
-    require_trained_on(teacher_file_, store::content_identity(store_.metadata()),
-                       "to teach this student on");
-    const bool offload = teacher_offload_applies(config_.distillation, context_.device, *run_);
-    // Loaded in every mode, before the projection: building it draws from the generator, and the
-    // projection's initial weights must not depend on the mode.
-    auto teacher = load_autoencoder_checkpoint(
-        teacher_file_,
-        config_.distillation.teacher_cache || offload ? torch::kCPU : context_.device);
-    teacher_ = teacher.model;
-    teacher_family_ = teacher.family;
-    teacher_config_ = teacher.info.model_config;
-    for (auto& p : teacher_->parameters()) p.requires_grad_(false);
-    projection_ = torch::nn::Linear(family_.latent_width(model_config_),
-                                    teacher_family_->latent_width(teacher_config_));
-    if (!config_.distillation.teacher_cache && offload)
-      offloaded_.emplace(teacher_, context_.device);
-  }
-
   // Only when there is training to do: the step's inputs, then its memory fit.
   void prepare() {
     prepare_inputs();
     // A teacher held on the device during training is outside the step's fit.
-    const double reserved = teacher_ && !offloaded_ ? detail::parameter_bytes(*teacher_) : 0.0;
+    const double reserved = teacher_ ? teacher_->device_bytes() : 0.0;
     const auto choice = choose_checkpointing(reserved);
     // Off: the unchecked step the choice measured is the one that trains.
     const MeasuredPeak* known = choice ? choice->fit_when_off() : nullptr;
@@ -166,45 +150,15 @@ class AutoencoderStage {
     return choice;
   }
 
-  void build_teacher_cache() {
-    std::vector<std::uint32_t> cached_ids = train_normals_;
-    cached_ids.insert(cached_ids.end(), validation_normals_.begin(), validation_normals_.end());
-    teacher_cache_ = detail::cache_teacher_outputs(
-        teacher_,
-        {TeacherRows::kPerNode,
-         {{"z", teacher_family_->latent_width(teacher_config_)},
-          {"reconstruction", teacher_family_->reconstruction_width(teacher_config_)}}},
-        cached_ids, config_, *run_, teacher_file_, context_, store_,
-        [family = teacher_family_](models::GraphAutoencoder& teacher,
-                                   const loader::GraphBatch& batch) {
-          auto encoding = family->encode(*teacher, batch);
-          return std::vector<at::Tensor>{encoding.latent, encoding.reconstruction};
-        });
-  }
-
   // The stage's loss for a model of this configuration (and, distilled, its projection): the
   // trained ones, or a probe's copies.
   at::Tensor objective(models::GraphAutoencoderImpl& model, torch::nn::Linear& student_projection,
                        const loader::GraphBatch& batch) {
     const auto pass = family_.training_pass(model, batch);
-    if (!config_.distillation.enabled) return pass.loss;
-    at::Tensor teacher_z;
-    at::Tensor teacher_reconstruction;
-    if (teacher_cache_) {
-      // By the batch's own graph ids: a micro-batch of the OOM guard gets its own rows.
-      auto cached = teacher_cache_->lookup(batch);
-      teacher_z = cached[0];
-      teacher_reconstruction = cached[1];
-    } else {
-      torch::NoGradGuard no_grad;
-      std::optional<OffloadedTeacher::DeviceScope> on_device;
-      if (offloaded_) on_device.emplace(*offloaded_);
-      auto teacher_encoding = teacher_family_->encode(*teacher_, batch);
-      teacher_z = teacher_encoding.latent;
-      teacher_reconstruction = teacher_encoding.reconstruction;
-    }
-    return vgae_distillation_loss(student_projection->forward(pass.encoding.latent), teacher_z,
-                                  pass.encoding.reconstruction, teacher_reconstruction, pass.loss,
+    if (!teacher_) return pass.loss;
+    const auto teacher = teacher_->outputs(batch);
+    return vgae_distillation_loss(student_projection->forward(pass.encoding.latent), teacher.latent,
+                                  pass.encoding.reconstruction, teacher.reconstruction, pass.loss,
                                   config_.distillation.alpha);
   }
 
@@ -240,13 +194,8 @@ class AutoencoderStage {
   models::GraphAutoencoder model_;
   std::optional<RunDirectory> run_;
   // Distillation.
-  std::filesystem::path teacher_file_;
-  models::GraphAutoencoder teacher_;  // released once the cache is built
-  const AutoencoderFamily* teacher_family_ = nullptr;
-  nlohmann::json teacher_config_;
+  std::optional<detail::AutoencoderTeacher> teacher_;
   torch::nn::Linear projection_{nullptr};
-  std::optional<TeacherOutputCache> teacher_cache_;
-  std::optional<OffloadedTeacher> offloaded_;
   BatchSizing sizing_;  // planned in prepare()
 };
 
