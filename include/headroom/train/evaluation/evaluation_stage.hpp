@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <map>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "headroom/eval/evaluation_report.hpp"
 #include "headroom/train/config/training_config.hpp"
+#include "headroom/train/evaluation/baseline_model.hpp"
 #include "headroom/train/stages/stage_definition.hpp"
 
 namespace headroom::train {
@@ -22,9 +22,6 @@ struct EvaluationStageResult {
   std::vector<eval::ModelEvaluation> models;
   std::map<std::string, std::int64_t> peak_tensor_bytes;  // by model, of scoring it
 };
-
-// The classical baseline's name in every table (baseline/store_baseline.hpp).
-inline constexpr std::string_view kBaselineModel = "baseline";
 
 // Evaluates config.evaluation.models (run directories or checkpoints); when empty, every run
 // directory under runs/{dataset}/ with a best.pt. A classifier is scored by its attack
