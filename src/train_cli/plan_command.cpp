@@ -172,6 +172,9 @@ NodeGraphPlan plan_node_graph(const TrainingFlags& flags, const CLI::App& comman
   train::validate(config);
   const auto store = store::NodeGraphStore::open(config.run.store);
   const auto context = train::resolve_node_run_context(config, store);
+  // The probes run inside the budget being planned for, as the stage's own do: one the budget
+  // refuses is shown as refused, never measured over it.
+  train::apply_device_budget(config, context);
   auto plan = train::plan_node_stage(config, context, store);
   return {config, context.device.str(), std::move(plan), context.device_budget};
 }
@@ -188,6 +191,7 @@ nlohmann::json plan_json(const NodeGraphPlan& node) {
                         {"samples", full.samples},
                         {"budget_bytes", node.budget},
                         {"fits", node.plan.full_batch_fits()}};
+  if (full.refused_nodes) out["refused_nodes"] = *full.refused_nodes;
   if (node.plan.sampled) out["sampled"] = train::node_plan_json(node.plan)["sampled"];
   return out;
 }
@@ -201,13 +205,19 @@ void print_plan(const NodeGraphPlan& node) {
   for (const auto& sample : full.samples)
     fmt::print("  {:>8} {:>12} {:>10.1f} MiB  probe, full batch of an induced subgraph\n",
                sample.nodes, sample.edges, sample.peak_bytes / (1 << 20));
-  fmt::print("  {:>8} {:>12} {:>10.1f} MiB  predicted, the whole graph\n", full.nodes, full.entries,
-             full.predicted_bytes / (1 << 20));
+  if (full.refused_nodes)
+    fmt::print("  {:>8} {:>12} {:>14}  probe, full batch of an induced subgraph\n",
+               *full.refused_nodes, "", "over budget");
+  if (full.samples.size() >= 2)
+    fmt::print("  {:>8} {:>12} {:>10.1f} MiB  predicted, the whole graph\n", full.nodes,
+               full.entries, full.predicted_bytes / (1 << 20));
   fmt::print("{}\n", train::describe_node_plan(full, node.budget));
   if (!plan.sampled) return;
   for (const auto& sample : plan.sampled->samples)
     fmt::print("  {:>8} {:>12} {:>10.1f} MiB  probe, sampled step on a part\n", sample.nodes,
                sample.edges, sample.peak_bytes / (1 << 20));
+  for (const auto nodes : plan.sampled->refused_parts)
+    fmt::print("  {:>8} {:>12} {:>14}  probe, sampled step on a part\n", nodes, "", "over budget");
   fmt::print("{}\n", train::describe_sampled_plan(*plan.sampled, node.budget));
 }
 

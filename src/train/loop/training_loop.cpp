@@ -530,12 +530,19 @@ void run_prepare_within_budget(const TrainingTask& task, std::int64_t budget,
 TrainingOutcome run_training(const TrainingConfig& config, const RunContext& context,
                              RunDirectory& run, TrainingTask& task, const LoopHooks& hooks) {
   if (auto finished = finished_training(config, run, task.data_identity)) return *finished;
-  // Every rank resumes, or every rank starts over: rank 0 decides (it writes the run directory).
-
   // The budget holds from the first byte: probing, difficulty scoring and teacher caches in
-  // `prepare` run inside it (a probe batch that does not fit is probed smaller), and what they
-  // leave cached is released before the first epoch, which then measures its own peak.
+  // `prepare` run inside it (a probe batch that does not fit is probed smaller).
   apply_command_budgets(config, context, run);
+  return run_budgeted_training(config, context, run, task, hooks);
+}
+
+TrainingOutcome run_budgeted_training(const TrainingConfig& config, const RunContext& context,
+                                      RunDirectory& run, TrainingTask& task,
+                                      const LoopHooks& hooks) {
+  if (auto finished = finished_training(config, run, task.data_identity)) return *finished;
+  // Every rank resumes, or every rank starts over: rank 0 decides (it writes the run directory).
+  // What `prepare` leaves cached is released before the first epoch, which then measures its own
+  // peak.
   // Only the prefetch depth changes: it is not part of the configuration a resume must match.
   TrainingConfig adapted = config;
   adapted.run.prefetch_depth = context.host_plan.prefetch_depth;

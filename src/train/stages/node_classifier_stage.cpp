@@ -15,6 +15,7 @@
 #include "headroom/nn/sparse_adjacency.hpp"
 #include "headroom/store/document_tfidf.hpp"
 #include "headroom/store/node_graph_store.hpp"
+#include "headroom/train/context/command_budget.hpp"
 #include "headroom/train/context/node_run_context.hpp"
 #include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
@@ -83,7 +84,6 @@ class NodeClassifierStage {
         context_(resolve_node_run_context(config, store_)),
         run_(checked_run_directory(config), /*echo=*/true, config.run.when_locked),
         model_config_(node_model_config(config.model, store_)),
-        model_(seeded_model(model_config_, config.run.seed)),
         train_nodes_(store_.nodes_in(store::NodeSplit::kTrain)),
         validation_nodes_(store_.nodes_in(store::NodeSplit::kValidation)),
         validation_ids_(torch::tensor(
@@ -105,7 +105,13 @@ class NodeClassifierStage {
   }
 
   NodeStageResult run(const LoopHooks& hooks) {
+    // The budgets hold from the first probe, as a graph stage's do: a probe the budget refuses is
+    // an answer, never a peak measured over it.
+    apply_command_budgets(config_, context_, run_);
     plan_within_budget();
+    // Built after the probes, so that they count only their own model (the same weights: the
+    // seed is set right before).
+    model_ = seeded_model(model_config_, config_.run.seed);
     TrainingTask task = sampled() ? sampled_task() : full_batch_task();
     task.data_identity = node_graph_identity(store_.metadata());
     task.model = model_;
@@ -117,7 +123,7 @@ class NodeClassifierStage {
     result.training.run_dir = run_.path();
     result.mode = plan_.mode();
     if (sampled()) result.parts_per_epoch = plan_.sampled->parts;
-    result.training.outcome = run_training(config_, context_, run_, task, hooks);
+    result.training.outcome = run_budgeted_training(config_, context_, run_, task, hooks);
     // Before the best model is loaded: the two never hold memory at once.
     baseline_ = fit_baseline();
     result.evaluation = evaluate_best();
@@ -192,11 +198,9 @@ class NodeClassifierStage {
     run_.log(describe_sampled_plan(*plan_.sampled, context_.device_budget));
     if (!plan_.sampled->fits())
       throw std::runtime_error(fmt::format(
-          "{}: the full-batch step needs about {:.0f} MiB and even the smallest sampled step "
-          "about {:.0f} MiB, over the memory budget of {:.0f} MiB. Raise --memory-budget, or "
-          "train where more memory is free",
-          util::printable_path(config_.run.store), plan_.full_batch.predicted_bytes / (1 << 20),
-          plan_.sampled->floor_bytes / (1 << 20), budget_mib));
+          "{}: neither the full-batch step nor even the smallest sampled step fits the memory "
+          "budget of {:.0f} MiB ({}). Raise --memory-budget, or train where more memory is free",
+          util::printable_path(config_.run.store), budget_mib, over_budget_figures()));
     run_.log(fmt::format(
         "training on sampled subgraphs: the full batch (about {:.0f} MiB) is over the memory "
         "budget of {:.0f} MiB; {} steps per epoch, each on the subgraph of {} random nodes; "
@@ -205,6 +209,22 @@ class NodeClassifierStage {
         "rows at a time",
         plan_.full_batch.predicted_bytes / (1 << 20), budget_mib, plan_.sampled->parts,
         plan_.sampled->nodes_per_part, kInferenceRows));
+  }
+
+  // What the refusal rests on: predicted bytes where the probes allowed a fit, else the size of
+  // the probe the budget refused.
+  std::string over_budget_figures() const {
+    const auto& full = plan_.full_batch;
+    const auto& sampled = *plan_.sampled;
+    const auto full_text = full.samples.size() >= 2
+                               ? fmt::format("about {:.0f} MiB", full.predicted_bytes / (1 << 20))
+                               : fmt::format("refused on {} nodes", full.refused_nodes.value_or(0));
+    const auto sampled_text =
+        sampled.fit.samples > 0
+            ? fmt::format("about {:.0f} MiB", sampled.floor_bytes / (1 << 20))
+            : fmt::format("refused on {} nodes",
+                          sampled.refused_parts.empty() ? 0 : sampled.refused_parts.back());
+    return fmt::format("full batch: {}; smallest sampled step: {}", full_text, sampled_text);
   }
 
   // Sampled inference's first blocks: at most kInferenceRows rows and, for a model whose bytes

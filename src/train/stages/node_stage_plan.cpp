@@ -73,7 +73,10 @@ nlohmann::json node_plan_json(const NodeStagePlan& plan) {
   nlohmann::json out = {{"mode", plan.mode()},
                         {"model", plan.model},
                         {"memory_budget", plan.budget_bytes},
-                        {"full_batch_predicted_bytes", plan.full_batch.predicted_bytes}};
+                        {"full_batch_predicted_bytes", plan.full_batch.predicted_bytes},
+                        {"full_batch_samples", plan.full_batch.samples}};
+  if (plan.full_batch.refused_nodes)
+    out["full_batch_refused_nodes"] = *plan.full_batch.refused_nodes;
   if (plan.sampled) {
     const auto& sampled = *plan.sampled;
     out["sampled"] = {{"parts_per_epoch", sampled.parts},
@@ -84,7 +87,8 @@ nlohmann::json node_plan_json(const NodeStagePlan& plan) {
                       {"floor_bytes", sampled.floor_bytes},
                       {"margin", sampled.margin},
                       {"fit", sampled.fit},
-                      {"samples", sampled.samples}};
+                      {"samples", sampled.samples},
+                      {"refused_parts", sampled.refused_parts}};
   }
   return out;
 }

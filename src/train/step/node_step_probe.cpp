@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <stdexcept>
 
@@ -106,6 +107,18 @@ double probe_step_peak(const models::NodeModelConfig& shape, const PeakProbeOpti
   return static_cast<double>(peak - outside);
 }
 
+// The probe `measure`'s sample, or nothing when the enforced memory budget refused one of its
+// allocations: a refused probe is an answer (this much does not fit), never a peak measured over
+// the budget. Its tensors are freed as the exception unwinds.
+template <typename Measure>
+std::optional<memory::PeakSample> measure_within_budget(Measure measure) {
+  try {
+    return measure();
+  } catch (const c10::OutOfMemoryError&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 memory::PeakSample measure_node_full_batch(const store::NodeGraphStore& store,
@@ -160,8 +173,17 @@ NodeFullBatchPlan plan_node_full_batch(const store::NodeGraphStore& store,
     const auto count =
         static_cast<std::size_t>(std::llround(fraction * static_cast<double>(store.num_nodes())));
     const auto nodes = probe_nodes(store, count, random);
-    plan.samples.push_back(measure_node_full_batch(store, nodes, model, options));
+    auto sample = measure_within_budget(
+        [&] { return measure_node_full_batch(store, nodes, model, options); });
+    // A share of the graph the budget refuses: the whole graph is over it too, and larger shares
+    // would only be refused later.
+    if (!sample) {
+      plan.refused_nodes = static_cast<std::int64_t>(nodes.size());
+      break;
+    }
+    plan.samples.push_back(*sample);
   }
+  if (plan.samples.size() < 2) return plan;  // refused before a fit was possible
   plan.fit = memory::fit_peak(plan.samples);
   plan.predicted_bytes = plan.fit.predict(static_cast<std::uint64_t>(plan.nodes),
                                           static_cast<std::uint64_t>(plan.entries), 1);
@@ -169,6 +191,11 @@ NodeFullBatchPlan plan_node_full_batch(const store::NodeGraphStore& store,
 }
 
 std::string describe_node_plan(const NodeFullBatchPlan& plan, std::int64_t budget_bytes) {
+  if (plan.samples.size() < 2)
+    return fmt::format(
+        "full-batch step: the probe on an induced subgraph of {} of the {} nodes ran out of the "
+        "memory budget of {:.1f} MiB: the whole graph's step does not fit",
+        plan.refused_nodes.value_or(0), plan.nodes, static_cast<double>(budget_bytes) / kMiB);
   const auto [smallest, largest] =
       std::minmax_element(plan.samples.begin(), plan.samples.end(),
                           [](const auto& a, const auto& b) { return a.nodes < b.nodes; });
@@ -179,7 +206,15 @@ std::string describe_node_plan(const NodeFullBatchPlan& plan, std::int64_t budge
       plan.predicted_bytes / kMiB, plan.nodes, plan.entries, plan.fit.fixed_bytes,
       plan.fit.bytes_per_node, plan.fit.bytes_per_edge, plan.samples.size(), smallest->nodes,
       largest->nodes, 100.0 * plan.fit.max_relative_error, static_cast<double>(budget_bytes) / kMiB,
-      plan.predicted_bytes <= static_cast<double>(budget_bytes) ? "it fits" : "it does not fit");
+      plan.fits(budget_bytes) ? "it fits"
+      : plan.refused_nodes    ? fmt::format("it does not fit (the probe on {} nodes ran out of it)",
+                                            *plan.refused_nodes)
+                              : std::string("it does not fit"));
+}
+
+bool NodeFullBatchPlan::fits(std::int64_t budget_bytes) const {
+  return !refused_nodes && samples.size() >= 2 &&
+         predicted_bytes <= static_cast<double>(budget_bytes);
 }
 
 namespace {
@@ -246,12 +281,28 @@ NodeSampledPlan plan_node_sampled(const store::NodeGraphStore& store,
   std::mt19937_64 random(seed);
   const auto total = static_cast<std::int64_t>(store.num_nodes());
   NodeSampledPlan plan;
-  for (const double fraction : fractions) {
-    const auto count =
-        static_cast<std::size_t>(std::llround(fraction * static_cast<double>(total)));
-    plan.samples.push_back(
-        measure_node_sampled_step(store, probe_nodes(store, count, random), model, options));
-  }
+  // One probe on a random part of `count` nodes: its sample, or its size among the refused.
+  const auto probe = [&](std::size_t count) {
+    const auto nodes = probe_nodes(store, count, random);
+    auto sample = measure_within_budget(
+        [&] { return measure_node_sampled_step(store, nodes, model, options); });
+    if (sample) plan.samples.push_back(*sample);
+    if (!sample) plan.refused_parts.push_back(static_cast<std::int64_t>(nodes.size()));
+    return sample.has_value();
+  };
+  const auto count_of = [total](double share) {
+    return static_cast<std::size_t>(std::llround(share * static_cast<double>(total)));
+  };
+  // Ascending shares, stopping at the first the budget refuses; when fewer than two fit, halved
+  // shares below the smallest, down to the smallest part the plan may take.
+  for (const double fraction : fractions)
+    if (!probe(count_of(fraction))) break;
+  const double smallest_share = 1.0 / static_cast<double>(kMaxSampledParts);
+  for (double share = fractions.front() / 2;
+       plan.samples.size() < 2 && !plan.refused_parts.empty() && share >= smallest_share;
+       share /= 2)
+    probe(count_of(share));
+  if (plan.samples.size() < 2) return plan;  // parts = 0: no sampled step fits
   plan.fit = memory::fit_peak(plan.samples);
   plan.margin = std::max(0.05, plan.fit.max_relative_error);
   const auto self_loops = count_self_loops(store);
@@ -271,8 +322,15 @@ NodeSampledPlan plan_node_sampled(const store::NodeGraphStore& store,
   // (A measured step within 3% of the budget leaves parts' differences in entries room.)
   for (int check = 0; check < 4 && parts <= max_parts; ++check) {
     const auto part = part_size(total, parts);
-    const auto sample = measure_node_sampled_step(
-        store, probe_nodes(store, static_cast<std::size_t>(part), random), model, options);
+    const auto nodes = probe_nodes(store, static_cast<std::size_t>(part), random);
+    const auto checked = measure_within_budget(
+        [&] { return measure_node_sampled_step(store, nodes, model, options); });
+    if (!checked) {  // the budget refused it: far enough over that its bytes are unknown
+      plan.refused_parts.push_back(part);
+      parts = std::max(parts + 1, 2 * parts);
+      continue;
+    }
+    const auto& sample = *checked;
     plan.samples.push_back(sample);
     if (sample.peak_bytes <= budget * 0.97) {
       plan.parts = parts;
@@ -291,6 +349,12 @@ NodeSampledPlan plan_node_sampled(const store::NodeGraphStore& store,
 
 std::string describe_sampled_plan(const NodeSampledPlan& plan, std::int64_t budget_bytes) {
   const auto budget = static_cast<double>(budget_bytes) / kMiB;
+  if (!plan.fits() && plan.fit.samples == 0)
+    return fmt::format(
+        "sampled steps: none fits the memory budget of {:.1f} MiB: it refused a step on a part of "
+        "{} nodes (the model's weights, their gradient and Adam's state grow with the graph's "
+        "nodes, not with the part)",
+        budget, plan.refused_parts.empty() ? 0 : plan.refused_parts.back());
   if (!plan.fits())
     return fmt::format(
         "sampled steps: none fits the memory budget of {:.1f} MiB: even parts of 1/{} of the "

@@ -49,4 +49,11 @@ struct LoopHooks {
 TrainingOutcome run_training(const TrainingConfig& config, const RunContext& context,
                              RunDirectory& run, TrainingTask& task, const LoopHooks& hooks = {});
 
+// run_training for a caller that has applied the command's budgets itself
+// (context/command_budget.hpp: apply_command_budgets), because it probes or plans before training
+// and every probe must be held to them.
+TrainingOutcome run_budgeted_training(const TrainingConfig& config, const RunContext& context,
+                                      RunDirectory& run, TrainingTask& task,
+                                      const LoopHooks& hooks = {});
+
 }  // namespace headroom::train

@@ -36,16 +36,16 @@ struct NodeStagePlan {
   std::optional<NodeSampledPlan> sampled;  // planned only when the full batch does not fit
   std::int64_t budget_bytes = 0;
 
-  bool full_batch_fits() const {
-    return full_batch.predicted_bytes <= static_cast<double>(budget_bytes);
-  }
+  bool full_batch_fits() const { return full_batch.fits(budget_bytes); }
   // "full-batch", "sampled", or "none" (not even sampled steps fit).
   const char* mode() const;
 };
 
 // plan_node_full_batch (and, when that does not fit `context`'s device budget,
 // plan_node_sampled) for the stage's model on `context`'s device and precision, with the
-// configuration's optimiser settings and seed. Mutates process-wide state as probes do.
+// configuration's optimiser settings and seed. The caller applies the device budget first
+// (apply_command_budgets, apply_device_budget), so that every probe is held to it. Mutates
+// process-wide state as probes do.
 NodeStagePlan plan_node_stage(const TrainingConfig& config, const RunContext& context,
                               const store::NodeGraphStore& store);
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,17 +29,26 @@ namespace headroom::train {
 inline constexpr double kNodeProbeFractions[] = {0.05, 0.1, 0.2, 0.3};
 
 struct NodeFullBatchPlan {
-  std::vector<memory::PeakSample> samples;  // nodes, edges = entries, graphs = 1
-  memory::PeakFit fit;
-  std::int64_t nodes = 0;      // the whole graph's
-  std::int64_t entries = 0;    // the whole graph's stored entries
-  double predicted_bytes = 0;  // the whole graph's full-batch step
+  std::vector<memory::PeakSample> samples;  // nodes, edges = entries, graphs = 1; each measured
+  memory::PeakFit fit;                      // over `samples`; unset with fewer than 2
+  std::int64_t nodes = 0;                   // the whole graph's
+  std::int64_t entries = 0;                 // the whole graph's stored entries
+  double predicted_bytes = 0;               // the whole graph's full-batch step (0: no fit)
+  // The first probe the enforced memory budget refused (its subgraph's nodes): probing stopped
+  // there, and the full batch does not fit.
+  std::optional<std::int64_t> refused_nodes;
+
+  // Whether the whole graph's step fits `budget_bytes`: no probe was refused and the prediction
+  // is within it.
+  bool fits(std::int64_t budget_bytes) const;
 };
 
 // Probes full-batch steps of a model shaped like `model` (num_nodes set to each subgraph's) on the
-// subgraphs induced by `fractions` of the store's nodes, drawn with `seed`; each subgraph needs a
-// training node (a tiny graph's smallest shares are raised until it has one). Throws
-// std::invalid_argument for a graph without training nodes; an OOM in a probe propagates.
+// subgraphs induced by `fractions` (ascending) of the store's nodes, drawn with `seed`; each
+// subgraph needs a training node (a tiny graph's smallest shares are raised until it has one).
+// Under an enforced memory budget (command_budget.hpp) a probe the budget refuses ends probing
+// (refused_nodes): no sample is ever measured over the budget. Throws std::invalid_argument for a
+// graph without training nodes.
 NodeFullBatchPlan plan_node_full_batch(const store::NodeGraphStore& store,
                                        const models::NodeModelConfig& model,
                                        const PeakProbeOptions& options, std::uint64_t seed,
@@ -65,7 +75,9 @@ inline constexpr std::int64_t kMaxSampledParts = 256;
 struct NodeSampledPlan {
   // Probed parts (nodes, entries = the subgraph's), then each check of a chosen part size.
   std::vector<memory::PeakSample> samples;
-  memory::PeakFit fit;     // over the probes (not the checks)
+  // Nodes of each probe or check the enforced memory budget refused, in order: not measured.
+  std::vector<std::int64_t> refused_parts;
+  memory::PeakFit fit;     // over the probes (not the checks); unset when fewer than 2 fit
   double margin = 0;       // share of the budget held back: the fit's largest error, at least 5%
   std::int64_t parts = 0;  // steps per epoch; 0 when no part size fits
   std::int64_t nodes_per_part = 0;
@@ -88,10 +100,13 @@ memory::PeakSample measure_node_sampled_step(const store::NodeGraphStore& store,
                                              const models::NodeModelConfig& model,
                                              const PeakProbeOptions& options);
 
-// Probes sampled steps on random parts of `fractions` of the nodes, fits {1, nodes, entries}, and
-// picks the fewest parts per epoch (at most kMaxSampledParts) whose predicted peak is within the
-// budget less the margin; then measures a step on one part of that size and takes more parts
-// while the measurement is over it. `model.num_nodes` is the store's. Throws
+// Probes sampled steps on random parts of `fractions` (ascending) of the nodes, fits {1, nodes,
+// entries}, and picks the fewest parts per epoch (at most kMaxSampledParts) whose predicted peak
+// is within the budget less the margin; then measures a step on one part of that size and takes
+// more parts while the measurement is over it. Under an enforced memory budget a refused probe
+// ends the ascending shares (halved shares are probed when fewer than two fit) and a refused check
+// takes twice the parts: every sample is measured within the budget, and with fewer than two
+// samples nothing fits (parts = 0). `model.num_nodes` is the store's. Throws
 // std::invalid_argument for a graph without training nodes.
 NodeSampledPlan plan_node_sampled(const store::NodeGraphStore& store,
                                   const models::NodeModelConfig& model,
