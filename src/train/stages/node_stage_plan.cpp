@@ -9,6 +9,7 @@
 
 #include "headroom/models/node_model_kind.hpp"
 #include "headroom/train/batches/batch_sizing.hpp"
+#include "headroom/util/printable_text.hpp"
 
 namespace headroom::train {
 
@@ -67,6 +68,52 @@ NodeStagePlan plan_node_stage(const TrainingConfig& config, const RunContext& co
   if (!plan.full_batch_fits())
     plan.sampled = plan_node_sampled(store, model, options, config.run.seed, context.device_budget);
   return plan;
+}
+
+namespace {
+
+// What a refusal rests on: predicted bytes where the probes allowed a fit, else the size of the
+// probe the budget refused.
+std::string full_batch_figure(const NodeFullBatchPlan& full) {
+  return full.samples.size() >= 2
+             ? fmt::format("about {:.0f} MiB", full.predicted_bytes / (1 << 20))
+             : fmt::format("refused on {} nodes", full.refused_nodes.value_or(0));
+}
+
+std::string over_budget_figures(const NodeStagePlan& plan) {
+  const auto& sampled = *plan.sampled;
+  const auto sampled_text =
+      sampled.fit.samples > 0
+          ? fmt::format("about {:.0f} MiB", sampled.floor_bytes / (1 << 20))
+          : fmt::format("refused on {} nodes",
+                        sampled.refused_parts.empty() ? 0 : sampled.refused_parts.back());
+  return fmt::format("full batch: {}; smallest sampled step: {}",
+                     full_batch_figure(plan.full_batch), sampled_text);
+}
+
+}  // namespace
+
+void log_node_plan_or_refuse(const NodeStagePlan& plan, const std::filesystem::path& store,
+                             std::int64_t inference_rows, RunDirectory& run) {
+  const auto budget_mib = static_cast<double>(plan.budget_bytes) / (1 << 20);
+  run.log(describe_node_plan(plan.full_batch, plan.budget_bytes));
+  if (plan.full_batch_fits()) {
+    run.log("training full-batch: one step per epoch over the whole graph");
+    return;
+  }
+  run.log(describe_sampled_plan(*plan.sampled, plan.budget_bytes));
+  if (!plan.sampled->fits())
+    throw std::runtime_error(fmt::format(
+        "{}: neither the full-batch step nor even the smallest sampled step fits the memory "
+        "budget of {:.0f} MiB ({}). Raise --memory-budget, or train where more memory is free",
+        util::printable_path(store), budget_mib, over_budget_figures(plan)));
+  run.log(fmt::format(
+      "training on sampled subgraphs: the full batch ({}) is over the memory "
+      "budget of {:.0f} MiB; {} steps per epoch, each on the subgraph of {} random nodes; "
+      "validation reads the validation documents' neighbourhood and evaluation the whole graph, "
+      "{} rows at a time",
+      full_batch_figure(plan.full_batch), budget_mib, plan.sampled->parts,
+      plan.sampled->nodes_per_part, inference_rows));
 }
 
 nlohmann::json node_plan_json(const NodeStagePlan& plan) {

@@ -1,12 +1,13 @@
 // Stage `node`: classifies the nodes of one big graph (a node-graph store: TextGCN's documents and
 // words) — the node task. A node model (models/node_model.hpp: TextGCN's GCN, or a GAT; identity
-// features as the first layer's weight rows, no per-edge messages) trains full-batch through the
-// shared epoch loop: the batch is the training nodes (step/node_task_batch.hpp), the loss reads
-// their rows of the whole graph's output, validation scores the validation nodes; resume, the OOM
-// guard, checkpoints, metrics and tracking are the loop's. When the full batch's planned step is
-// over the memory budget, each step trains on the subgraph of a random part of the nodes instead
-// (step/node_subgraph_batch.hpp), as many parts per epoch as the planner finds fit. When it has
-// trained, the best checkpoint is evaluated on every split into the run directory's
+// features as the first layer's weight rows, no per-edge messages) trains as a NodeTask
+// (node_task.hpp) through the task driver (task/task_driver.hpp: budgets applied before the first
+// probe) and the shared epoch loop: the batch is the training nodes (step/node_task_batch.hpp), the
+// loss reads their rows of the whole graph's output, validation scores the validation nodes;
+// resume, the OOM guard, checkpoints, metrics and tracking are the loop's. When the full batch's
+// planned step is over the memory budget, each step trains on the subgraph of a random part of the
+// nodes instead (step/node_subgraph_batch.hpp), as many parts per epoch as the planner finds fit.
+// When it has trained, the best checkpoint is evaluated on every split into the run directory's
 // evaluation.json, beside the classical baseline's scores on a text corpus (TF-IDF + logistic
 // regression) and warnings where a class has too few nodes for its numbers to mean much.
 #pragma once
@@ -21,25 +22,11 @@
 #include "headroom/train/config/training_config.hpp"
 #include "headroom/train/loop/stage_result.hpp"
 #include "headroom/train/loop/training_loop.hpp"
+#include "headroom/train/stages/node_task.hpp"
 #include "headroom/train/stages/stage_definition.hpp"
 #include "headroom/train/stages/tfidf_baseline.hpp"
 
 namespace headroom::train {
-
-struct NodeStageResult {
-  StageResult training;
-  // The best checkpoint's metrics by split name ("train", "validation", "test").
-  std::map<std::string, eval::ClassMetrics> evaluation;
-  std::string mode;                  // "full-batch" or "sampled" (NodeStagePlan::mode)
-  std::int64_t parts_per_epoch = 0;  // sampled: steps per epoch
-  // The classical baseline on the same split (tfidf_baseline.hpp), in evaluation.json's
-  // "baseline"; absent when the graph's nodes are not documents and words.
-  std::optional<TfidfBaselineResult> baseline;
-  // Where the evaluation's numbers cannot mean much (eval/class_coverage.hpp): a class with no
-  // training nodes, a class with few test nodes. Logged when the stage starts and kept in
-  // evaluation.json's "warnings".
-  std::vector<std::string> warnings;
-};
 
 // The node task's TextGCN defaults where the configuration left the graph stages' defaults:
 // model gcn (the family `given.preset` left), hidden 200, dropout 0.5, learning rate 0.02, no

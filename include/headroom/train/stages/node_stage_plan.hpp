@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "headroom/store/node_graph_store.hpp"
 #include "headroom/train/config/training_config.hpp"
 #include "headroom/train/context/run_context.hpp"
+#include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/step/node_step_probe.hpp"
 
 namespace headroom::train {
@@ -48,6 +50,12 @@ struct NodeStagePlan {
 // process-wide state as probes do.
 NodeStagePlan plan_node_stage(const TrainingConfig& config, const RunContext& context,
                               const store::NodeGraphStore& store);
+
+// Logs to `run` what the plan found and which steps will train (sampled passes of inference
+// take `inference_rows` rows at a time); throws std::runtime_error naming `store`, the budget and
+// what the refusal rests on when neither the full batch nor a sampled step fits.
+void log_node_plan_or_refuse(const NodeStagePlan& plan, const std::filesystem::path& store,
+                             std::int64_t inference_rows, RunDirectory& run);
 
 // The plan as JSON (evaluation.json's "training", plan --json): the mode, the predictions, and
 // the sampled steps' parts when sampled.
