@@ -4,6 +4,7 @@
 
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "headroom/graph/window_graph.hpp"
 
 #include "array_files.hpp"
+#include "headroom/store/graph_paths.hpp"
 #include "headroom/store/graph_values.hpp"
 #include "headroom/store/store_arrays.hpp"
 #include "headroom/store/store_error.hpp"
@@ -152,6 +154,9 @@ ExpectedShape expected_shape(const StoreMetadata& m, std::string_view name) {
   if (name == a::kNodeOffsets || name == a::kEdgeOffsets) return {m.num_graphs + 1, std::nullopt};
   if (name == a::kSplitTrain || name == a::kSplitValidation || name == a::kSplitTest)
     return {std::nullopt, std::nullopt};
+  if (name == a::kNodePositions) return {m.num_nodes, m.position_dimensions};
+  if (name == a::kNodeParent) return {m.num_nodes, std::nullopt};
+  if (name == a::kGraphNumPaths) return {m.num_graphs, kPathOrders};
   return {m.num_graphs, std::nullopt};  // the size index: one row per graph
 }
 
@@ -196,6 +201,43 @@ void check_array_record(const StoreMetadata& m, const arrays::ArraySpec& spec,
   }
 }
 
+// Whether the manifest's fields ask for an optional array (a geometric store's): a store lists
+// exactly the arrays its fields ask for, so an old reader's stores and a geometric one's never mix.
+bool array_expected(const StoreMetadata& m, const arrays::ArraySpec& spec) {
+  namespace a = arrays;
+  if (!spec.optional) return true;
+  if (spec.name == a::kNodePositions || spec.name == a::kGraphNumPaths)
+    return m.position_dimensions > 0;
+  if (spec.name == a::kNodeParent) return m.has_parents;
+  if (spec.name == a::kGraphTarget) return !m.target_name.empty();
+  return false;
+}
+
+// The arrays of the manifest's table, each of which must be one its fields ask for.
+void check_array_table(const StoreMetadata& m, const std::string& where) {
+  for (const arrays::ArraySpec& spec : arrays::kArraySpecs) {
+    const bool listed = m.arrays.count(std::string(spec.name)) != 0;
+    if (!listed && array_expected(m, spec))
+      throw StoreError(fmt::format("{}: manifest lists no array '{}'", where, spec.name));
+    if (listed && !array_expected(m, spec))
+      throw StoreError(fmt::format(
+          "{}: manifest lists array '{}', which its fields (geometry, graph_target) do not ask for "
+          "(the store is corrupt)",
+          where, spec.name));
+    if (listed) check_array_record(m, spec, m.arrays.at(std::string(spec.name)), where);
+  }
+}
+
+// A geometric store's small arrays: targets finite (a regression loss would be NaN otherwise).
+void check_targets(const GraphStore& store, const std::string& where) {
+  const auto targets = store.size_index().target;
+  for (std::size_t g = 0; g < targets.size(); ++g)
+    if (!std::isfinite(targets[g]))
+      throw StoreError(
+          fmt::format("{}: array '{}' row {}: {} is not a finite target (the store is corrupt)",
+                      where, arrays::kGraphTarget, g, targets[g]));
+}
+
 }  // namespace
 
 GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification verification,
@@ -232,15 +274,11 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
 
   // Every record is checked against the counts before any file is opened, so that no count, shape
   // or name a manifest holds can make a later read leave an array or the store.
-  for (const arrays::ArraySpec& spec : arrays::kArraySpecs) {
-    const auto it = m.arrays.find(std::string(spec.name));
-    if (it == m.arrays.end())
-      throw StoreError(fmt::format("{}: manifest lists no array '{}'", where, spec.name));
-    check_array_record(m, spec, it->second, where);
-  }
+  check_array_table(m, where);
   check_counts(m, where);
   const auto directory = canonical_directory(path, where);
   for (const arrays::ArraySpec& spec : arrays::kArraySpecs) {
+    if (!array_expected(m, spec)) continue;
     const ArrayRecord& record = m.arrays.at(std::string(spec.name));
     auto mapped = map_array_file(directory, spec.name, record, where, access);
     if (!spec.graph_data &&
@@ -258,7 +296,10 @@ GraphStore GraphStore::open(const std::filesystem::path& path, StoreVerification
   store.all_.edge_index = store.typed<std::int32_t>(arrays::kEdgeIndex);
   store.all_.edge_features = store.typed<float>(arrays::kEdgeFeatures);
   store.labels_ = store.typed<std::uint8_t>(arrays::kGraphLabel);
+  if (m.position_dimensions > 0) store.all_.positions = store.typed<float>(arrays::kNodePositions);
+  if (m.has_parents) store.all_.parents = store.typed<std::int32_t>(arrays::kNodeParent);
   check_size_index(store, where);
+  check_targets(store, where);
 
   if (verification == StoreVerification::kFull) store.verify_all();
   return store;
@@ -274,11 +315,19 @@ std::span<const T> GraphStore::typed(std::string_view name) const {
 }
 
 GraphSizeIndex GraphStore::size_index() const {
-  return {
-      typed<std::uint32_t>(arrays::kGraphNumNodes), typed<std::uint32_t>(arrays::kGraphNumEdges),
-      typed<std::uint8_t>(arrays::kGraphLabel),     typed<std::uint16_t>(arrays::kGraphSplit),
-      typed<std::uint32_t>(arrays::kGraphFile),     typed<std::uint16_t>(arrays::kGraphAttackType),
-      typed<std::uint32_t>(arrays::kGraphWindow)};
+  GraphSizeIndex index{typed<std::uint32_t>(arrays::kGraphNumNodes),
+                       typed<std::uint32_t>(arrays::kGraphNumEdges),
+                       typed<std::uint8_t>(arrays::kGraphLabel),
+                       typed<std::uint16_t>(arrays::kGraphSplit),
+                       typed<std::uint32_t>(arrays::kGraphFile),
+                       typed<std::uint16_t>(arrays::kGraphAttackType),
+                       typed<std::uint32_t>(arrays::kGraphWindow),
+                       {},
+                       {}};
+  if (metadata_->position_dimensions > 0)
+    index.num_paths = typed<std::uint32_t>(arrays::kGraphNumPaths);
+  if (!metadata_->target_name.empty()) index.target = typed<double>(arrays::kGraphTarget);
+  return index;
 }
 
 GraphView GraphStore::graph(std::size_t graph_id) const {
@@ -298,6 +347,9 @@ GraphView GraphStore::graph(std::size_t graph_id) const {
   view.edge_index = all_.edge_index.subspan(e0 * 2, (e1 - e0) * 2);
   view.edge_features = all_.edge_features.subspan(e0 * ef, (e1 - e0) * ef);
   view.label = labels_[graph_id];
+  const std::size_t dims = metadata_->position_dimensions;
+  if (dims > 0) view.positions = all_.positions.subspan(n0 * dims, (n1 - n0) * dims);
+  if (metadata_->has_parents) view.parents = all_.parents.subspan(n0, n1 - n0);
   return view;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -87,6 +88,19 @@ void check_id_indices(const GraphStore& store, std::size_t graph_id, const Graph
   }
 }
 
+// A tree's parents: a root's -1 or a node of the graph (cycles are refused when the store is
+// written; a walk up from a node is bounded by this check and the node count).
+void check_parents(const GraphStore& store, std::size_t graph_id, const GraphView& view) {
+  const auto nodes = static_cast<std::int64_t>(view.num_nodes());
+  for (std::size_t node = 0; node < view.parents.size(); ++node) {
+    const std::int32_t parent = view.parents[node];
+    if (parent < -1 || parent >= nodes)
+      reject(
+          store, arrays::kNodeParent, graph_id,
+          fmt::format("node {} has parent {}, outside the graph's {} nodes", node, parent, nodes));
+  }
+}
+
 }  // namespace
 
 void check_graph_values(const GraphStore& store, std::size_t graph_id, const GraphView& view,
@@ -95,6 +109,9 @@ void check_graph_values(const GraphStore& store, std::size_t graph_id, const Gra
   check_edges(store, graph_id, view);
   check_finite(store, arrays::kNodeFeatures, graph_id, view.node_features, m.node_feature_count);
   check_id_indices(store, graph_id, view);
+  check_finite(store, arrays::kNodePositions, graph_id, view.positions,
+               std::max<std::size_t>(m.position_dimensions, 1));
+  check_parents(store, graph_id, view);
   if (checks.edge_features) {
     check_finite(store, arrays::kEdgeFeatures, graph_id, view.edge_features, m.edge_feature_count);
   }

@@ -350,6 +350,15 @@ void append_edge_rows(const SegmentSummary& segment, std::uint64_t edge_feature_
 }
 
 TrainValidationSplit validation_split(const StoreMetadata& metadata, const SplitMembers& members) {
+  if (metadata.validation_by == kGivenValidation) {
+    TrainValidationSplit split;
+    for (std::size_t k = 0; k < members.training_graphs.size(); ++k) {
+      const auto& file = metadata.files.at(members.training_files[k]);
+      const bool given = metadata.splits.at(file.split).name == kGivenValidationSplit;
+      (given ? split.validation : split.train).push_back(members.training_graphs[k]);
+    }
+    return split;  // ascending: graphs were numbered in this order
+  }
   if (metadata.validation_by == "files")
     return split_train_validation_by_file(members.training_graphs, members.training_files,
                                           members.training_labels, metadata.validation_fraction,
@@ -393,7 +402,13 @@ void StoreBuilder::commit(StoreMetadata metadata, const std::vector<SegmentSumma
   metadata.num_nodes = static_cast<std::uint64_t>(arrays_out.node_offset);
   metadata.num_edges = static_cast<std::uint64_t>(arrays_out.edge_offset);
   metadata.vocabulary.assign(vocabulary.ids().begin(), vocabulary.ids().end());
-  metadata.arrays.clear();
+  // Only the optional arrays' records stay: those the caller wrote itself (a geometric store's).
+  std::erase_if(metadata.arrays, [](const auto& entry) {
+    const auto& specs = arrays::kArraySpecs;
+    const auto spec = std::find_if(specs.begin(), specs.end(),
+                                   [&](const auto& s) { return s.name == entry.first; });
+    return spec == specs.end() || !spec->optional;
+  });
   arrays_out.node_features.rows_of_no_elements = metadata.num_nodes;
   arrays_out.edge_features.rows_of_no_elements = metadata.num_edges;
   auto outputs = arrays_out.all();

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <stdexcept>
+
 #include "headroom/can/reader_settings.hpp"
 #include "headroom/store/manifest_seal.hpp"
 #include "headroom/store/store_error.hpp"
@@ -69,6 +71,12 @@ void to_json(nlohmann::json& json, const StoreMetadata& m) {
   if (m.node_features.identity == graph::NodeIdentity::kGiven)
     json["given_node_features"] = {{"features", m.node_features.given_features},
                                    {"identity_classes", m.node_features.given_classes}};
+  // Likewise only for geometric stores and stores with a target, so that other manifests (and
+  // their checksums) stay what they were.
+  if (m.position_dimensions > 0)
+    json["geometry"] = {{"position_dimensions", m.position_dimensions}, {"parents", m.has_parents}};
+  if (!m.target_name.empty())
+    json["graph_target"] = {{"name", m.target_name}, {"unit", m.target_unit}};
   // Likewise only for a --format other than auto.
   if (m.source_format != can::LogFormat::kAuto) {
     can::ReaderOptions reader;
@@ -127,6 +135,24 @@ void from_json(const nlohmann::json& json, StoreMetadata& m) {
   m.source_format = reader.format;
   m.source_mapping = reader.mapping;
   m.arrays = parse_array_records(json.at("arrays"));
+  m.position_dimensions = 0;
+  m.has_parents = false;
+  if (json.contains("geometry")) {
+    const auto& geometry = json.at("geometry");
+    m.position_dimensions = geometry.at("position_dimensions").get<std::uint32_t>();
+    m.has_parents = geometry.at("parents").get<bool>();
+    if (m.position_dimensions != 2 && m.position_dimensions != 3)
+      throw std::invalid_argument(fmt::format(
+          "geometry.position_dimensions is {}; positions have 2 or 3", m.position_dimensions));
+  }
+  m.target_name.clear();
+  m.target_unit.clear();
+  if (json.contains("graph_target")) {
+    m.target_name = json.at("graph_target").at("name").get<std::string>();
+    m.target_unit = json.at("graph_target").at("unit").get<std::string>();
+    if (m.target_name.empty())
+      throw std::invalid_argument("graph_target.name is empty; a target is named");
+  }
 }
 
 std::uint32_t identity_classes(const StoreMetadata& metadata) {

@@ -22,9 +22,17 @@ struct GraphDatasetOptions {
   std::uint64_t seed = 0;
   bool overwrite = false;  // replace a graph store (never anything else: store_builder.hpp)
   std::string created_by;  // recorded in the manifest, e.g. "headroom.write_store (Python)"
+  // A geometric store (docs/store-format.md, "Geometric stores"): 2 or 3 coordinates per node,
+  // and each graph's path counts in the size index; 0: no positions.
+  std::uint32_t position_dimensions = 0;
+  bool has_parents = false;   // every graph gives each node's parent (a tree); needs positions
+  std::string target_name{};  // non-empty: every graph gives a float target (regression)
+  std::string target_unit{};
 };
 
-enum class DatasetSplit { kTrain, kTest };
+// kValidation: a validation graph the dataset names (QM9's fixed split); a store holding any takes
+// its validation split from them, not from the seeded validation_fraction draw.
+enum class DatasetSplit { kTrain, kTest, kValidation };
 
 // One graph as the writer takes it: row-major arrays, viewed (copied when appended).
 struct DatasetGraph {
@@ -35,9 +43,17 @@ struct DatasetGraph {
   DatasetSplit split = DatasetSplit::kTrain;
 };
 
+// What a geometric store holds of a graph besides DatasetGraph (viewed, copied when appended).
+struct GraphGeometry {
+  std::span<const float> positions{};       // nodes x options.position_dimensions
+  std::span<const std::int64_t> parents{};  // nodes: a local index or -1 (options.has_parents only)
+  double target = 0.0;                      // read only when options.target_name is set
+};
+
 // Streams graphs into a staging directory beside `path` and renames it into place on commit(), so
 // a killed writer leaves nothing that opens (store_builder.hpp). The store holds the training
-// graphs first, then the test graphs, each in append order. Not thread-safe.
+// graphs first, then the given validation graphs, then the test graphs, each in append order.
+// Not thread-safe.
 class GraphDatasetWriter {
  public:
   // Throws std::invalid_argument for options out of range, and what StoreBuilder throws (`path`
@@ -50,8 +66,11 @@ class GraphDatasetWriter {
   // Throws std::invalid_argument naming the graph (its number in append order) and the reason:
   // array sizes that disagree with the options or each other, no nodes, an edge outside the
   // graph's nodes, a feature that is not finite, an identity that is not a whole number below
-  // identity_classes, a label other than 0 or 1. Nothing of a refused graph is written.
-  void append(const DatasetGraph& graph);
+  // identity_classes, a label other than 0 or 1; in a geometric store, positions that are missing
+  // or not finite, parents that leave the graph or go round a cycle (node_parents.hpp), path counts
+  // (graph_paths.hpp) past the store's uint32 counter; a target that is not finite. Nothing of a
+  // refused graph is written.
+  void append(const DatasetGraph& graph, const GraphGeometry& geometry = {});
   std::uint64_t graphs() const;
 
   // Writes the store's arrays, size index, splits and manifest, then renames it into place.

@@ -28,6 +28,11 @@ struct GraphView {
   std::span<const std::int32_t> edge_index;  // num_edges x 2, (source, target) local indices
   std::span<const float> edge_features;      // num_edges x edge_feature_count
   std::uint8_t label = 0;
+  // Geometric stores only (empty otherwise): num_nodes x metadata().position_dimensions
+  // coordinates, in the source's unit (QM9: ångström); and each node's parent, a local index or
+  // -1 for a root (trees).
+  std::span<const float> positions;
+  std::span<const std::int32_t> parents;
   std::size_t num_nodes() const { return node_can_ids.size(); }
   std::size_t num_edges() const { return edge_index.size() / 2; }
 };
@@ -41,6 +46,10 @@ struct GraphSizeIndex {
   std::span<const std::uint32_t> file;         // index into metadata().files
   std::span<const std::uint16_t> attack_type;  // index into metadata().attack_types
   std::span<const std::uint32_t> window;       // window number within its file
+  // Geometric stores only (empty otherwise): graph g's 1st-, 2nd- and 3rd-order paths at
+  // [3g, 3g + 3) (store/graph_paths.hpp says which paths count).
+  std::span<const std::uint32_t> num_paths{};
+  std::span<const double> target{};  // a store with a graph target only (metadata().target_name)
 };
 
 // Immutable after open(); all methods are thread-safe. Views and tensors made from the store keep

@@ -21,7 +21,9 @@ struct GraphValueChecks {
 //  - an edge_index entry outside [0, num_nodes) of its own graph;
 //  - a node whose CAN-ID index (node feature 0) is not a whole number in [0, vocabulary size]
 //    (the last value being the out-of-vocabulary index);
-//  - a node feature, or (when checks.edge_features) an edge feature, that is NaN or infinite.
+//  - a node feature, or (when checks.edge_features) an edge feature, that is NaN or infinite;
+//  - in a geometric store, a position that is NaN or infinite, or a parent that is neither -1
+//    nor a node of the graph.
 // Reads each value once (a few microseconds per graph); thread-safe.
 void check_graph_values(const GraphStore& store, std::size_t graph_id, const GraphView& view,
                         GraphValueChecks checks = {});

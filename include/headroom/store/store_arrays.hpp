@@ -32,6 +32,14 @@ inline constexpr std::string_view kSplitTrain = "split_train";            // uin
 inline constexpr std::string_view kSplitValidation = "split_validation";  // uint32
 inline constexpr std::string_view kSplitTest = "split_test";              // uint32
 
+// Geometric stores only (docs/store-format.md, "Geometric stores"): present exactly when the
+// manifest's "geometry" (positions, path counts), "geometry.parents" or "graph_target" says so.
+inline constexpr std::string_view kNodePositions = "node_positions";  // float32 [N, D], D = 2 or 3
+inline constexpr std::string_view kNodeParent = "node_parent";        // int32 [N], local; -1 = root
+// Size index: per graph, its 1st-, 2nd- and 3rd-order paths (store/graph_paths.hpp).
+inline constexpr std::string_view kGraphNumPaths = "graph_num_paths";  // uint32 [G, 3]
+inline constexpr std::string_view kGraphTarget = "graph_target";       // float64 [G]
+
 inline constexpr std::uint32_t kOutOfVocabularyCanId = 0xFFFFFFFFU;
 
 // What the writer produces and the reader requires, per array.
@@ -41,25 +49,30 @@ struct ArraySpec {
   std::size_t element_bytes;
   std::string_view file_suffix;  // the file is name + suffix
   bool graph_data;               // large graph data: checksummed only on full verification
+  bool optional;                 // only in stores whose manifest asks for it (geometric stores)
 };
 
-inline constexpr std::array<ArraySpec, 16> kArraySpecs = {{
-    {kNodeFeatures, "float32", 4, ".f32", true},
-    {kNodeCanIds, "uint32", 4, ".u32", true},
-    {kEdgeIndex, "int32", 4, ".i32", true},
-    {kEdgeFeatures, "float32", 4, ".f32", true},
-    {kNodeOffsets, "int64", 8, ".i64", false},
-    {kEdgeOffsets, "int64", 8, ".i64", false},
-    {kGraphNumNodes, "uint32", 4, ".u32", false},
-    {kGraphNumEdges, "uint32", 4, ".u32", false},
-    {kGraphLabel, "uint8", 1, ".u8", false},
-    {kGraphSplit, "uint16", 2, ".u16", false},
-    {kGraphFile, "uint32", 4, ".u32", false},
-    {kGraphAttackType, "uint16", 2, ".u16", false},
-    {kGraphWindow, "uint32", 4, ".u32", false},
-    {kSplitTrain, "uint32", 4, ".u32", false},
-    {kSplitValidation, "uint32", 4, ".u32", false},
-    {kSplitTest, "uint32", 4, ".u32", false},
+inline constexpr std::array<ArraySpec, 20> kArraySpecs = {{
+    {kNodeFeatures, "float32", 4, ".f32", true, false},
+    {kNodeCanIds, "uint32", 4, ".u32", true, false},
+    {kEdgeIndex, "int32", 4, ".i32", true, false},
+    {kEdgeFeatures, "float32", 4, ".f32", true, false},
+    {kNodeOffsets, "int64", 8, ".i64", false, false},
+    {kEdgeOffsets, "int64", 8, ".i64", false, false},
+    {kGraphNumNodes, "uint32", 4, ".u32", false, false},
+    {kGraphNumEdges, "uint32", 4, ".u32", false, false},
+    {kGraphLabel, "uint8", 1, ".u8", false, false},
+    {kGraphSplit, "uint16", 2, ".u16", false, false},
+    {kGraphFile, "uint32", 4, ".u32", false, false},
+    {kGraphAttackType, "uint16", 2, ".u16", false, false},
+    {kGraphWindow, "uint32", 4, ".u32", false, false},
+    {kSplitTrain, "uint32", 4, ".u32", false, false},
+    {kSplitValidation, "uint32", 4, ".u32", false, false},
+    {kSplitTest, "uint32", 4, ".u32", false, false},
+    {kNodePositions, "float32", 4, ".f32", true, true},
+    {kNodeParent, "int32", 4, ".i32", true, true},
+    {kGraphNumPaths, "uint32", 4, ".u32", false, true},
+    {kGraphTarget, "float64", 8, ".f64", false, true},
 }};
 
 // The spec of a named array; every name above has one.

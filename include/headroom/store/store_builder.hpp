@@ -43,7 +43,9 @@ class StoreBuilder {
   // Concatenates the segments (in the order given; segment i belongs to metadata.files[i]) into
   // the store arrays, mapping raw-ID keys through `vocabulary`; fills the size index, the
   // train/validation/test index lists (validation = a seeded random fraction of the training
-  // graphs), array checksums and graph counts in `metadata`; writes the manifest last; then
+  // graphs), array checksums and graph counts in `metadata`; keeps the records of optional arrays
+  // (store_arrays.hpp) the caller wrote into temporary_directory() itself and listed in
+  // metadata.arrays (a geometric store's, GraphDatasetWriter); writes the manifest last; then
   // renames the directory into place. Segments opened by this builder are deleted as they are
   // consumed; segments elsewhere (a store part's) are only read.
   void commit(StoreMetadata metadata, const std::vector<SegmentSummary>& segments,

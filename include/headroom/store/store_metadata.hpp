@@ -18,6 +18,8 @@ namespace headroom::store {
 inline constexpr const char* kStoreFormatName = "headroom-graph-store";
 inline constexpr int kStoreFormatVersion = 1;
 inline constexpr const char* kManifestFileName = "manifest.json";
+inline constexpr const char* kGivenValidation = "given";            // validation_by
+inline constexpr const char* kGivenValidationSplit = "validation";  // its split's name
 
 struct SplitRecord {
   std::string name;  // directory name, e.g. "test_01_known_vehicle_known_attack"
@@ -63,7 +65,8 @@ struct StoreMetadata {
   double validation_fraction = 0.2;
   std::uint64_t validation_seed = 0;
   // "graphs": a random fraction of the training graphs; "files": whole training files (no file's
-  // windows on both sides; closer to testing on traffic not seen in training).
+  // windows on both sides; closer to testing on traffic not seen in training); "given": the
+  // graphs of the split named kGivenValidationSplit, as the dataset fixed them (QM9's).
   std::string validation_by = "graphs";
   // The frames the vocabulary was built from: "all" training frames or "normal" ones only.
   std::string vocabulary_from = "all";
@@ -74,6 +77,14 @@ struct StoreMetadata {
   can::LogFormat source_format = can::LogFormat::kAuto;
   can::CsvColumnMapping source_mapping;       // when source_format is kMappedCsv
   std::map<std::string, ArrayRecord> arrays;  // by array name
+  // A geometric store (docs/store-format.md, "Geometric stores"): 2 or 3 coordinates per node in
+  // node_positions and each graph's path counts in graph_num_paths; 0 for every other store.
+  std::uint32_t position_dimensions = 0;
+  bool has_parents = false;  // node_parent holds each node's parent (trees)
+  // A float target per graph (graph_target), for regression: its name as the source calls it
+  // (QM9: "gap_hartree") and unit; empty: the store has none.
+  std::string target_name;
+  std::string target_unit;
 };
 
 // Distinct values of node feature 0 (the models' embedding rows): the vocabulary size + 1 for
