@@ -16,6 +16,7 @@ void configure_app_with_data_commands(CLI::App& app) {
   add_config_file_option(app);  // strict: a bad file is an error, never a run with defaults
   app.fallthrough();            // so --config may follow the subcommand
   add_generate_command(app);
+  add_generate_trees_command(app);
   add_preprocess_command(app);
   add_import_graphs_command(app);
   add_inspect_command(app);

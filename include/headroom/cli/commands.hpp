@@ -19,6 +19,8 @@ namespace headroom::cli {
 void configure_app_with_data_commands(CLI::App& app);
 
 void add_generate_command(CLI::App& app);
+// `headroom generate-trees --out STORE` (synthetic/synthetic_trees.hpp).
+void add_generate_trees_command(CLI::App& app);
 void add_preprocess_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 // `headroom import-graphs TABLES --out STORE` (graph_tables/import_graph_tables.hpp).
