@@ -22,6 +22,7 @@ struct ImportGraphsArgs {
   double validation_fraction = 0.2;
   std::uint64_t seed = 0;
   bool force = false;
+  bool geometric = false;
 };
 
 void run_import_graphs(const ImportGraphsArgs& args) {
@@ -33,6 +34,7 @@ void run_import_graphs(const ImportGraphsArgs& args) {
       .validation_fraction = args.validation_fraction,
       .seed = args.seed,
       .overwrite = args.force,
+      .require_positions = args.geometric,
       .created_by = fmt::format("headroom {} import-graphs", HEADROOM_VERSION),
       .progress = [&](std::uint64_t done, std::uint64_t total) {
         if (bar == nullptr) bar = std::make_unique<util::ProgressBar>("import", total, "graphs");
@@ -75,6 +77,9 @@ void add_import_graphs_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed of the validation draw")
       ->check(not_negative())
       ->capture_default_str();
+  cmd->add_flag("--geometric", args->geometric,
+                "Refuse a nodes.parquet without positions (pos_x, pos_y, optionally pos_z): the "
+                "store is for a geometric encoder");
   cmd->add_flag("--force", args->force, "Replace --out if it is a graph store");
   cmd->footer("Example: headroom import-graphs tables/ --out stores/molecules");
   cmd->callback([args] { run_import_graphs(*args); });

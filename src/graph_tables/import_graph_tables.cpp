@@ -1,8 +1,10 @@
 #include "headroom/graph_tables/import_graph_tables.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "headroom/store/graph_dataset_writer.hpp"
+#include "headroom/store/node_parents.hpp"
 #include "headroom/tabular/arrow_columns.hpp"
 #include "headroom/tabular/parquet_table.hpp"
 #include "headroom/util/input_error.hpp"
@@ -24,6 +27,15 @@ using tabular::StringColumn;
 
 constexpr const char* kKind = "a Parquet table";
 constexpr std::uint64_t kProgressEvery = 1024;
+
+// nodes.parquet's columns that are no features: a geometric store's positions and parents.
+constexpr std::string_view kPositionPrefix = "pos_";
+constexpr std::array<const char*, 3> kPositionColumns = {"pos_x", "pos_y", "pos_z"};
+constexpr const char* kParentColumn = "parent";
+
+bool is_geometry_column(const std::string& name) {
+  return name.rfind(kPositionPrefix, 0) == 0 || name == kParentColumn;
+}
 
 // One table's rows, one at a time across its record batches; `bind` re-binds the column readers
 // to each new batch.
@@ -126,8 +138,10 @@ class GraphRows {
 // with integer key columns (graph first) and every other column a feature.
 class GroupedRows {
  public:
+  // Columns `reserve` picks are read as numbers (reserved(i), in schema order), not features.
   GroupedRows(const std::filesystem::path& file, std::size_t batch_rows,
-              std::vector<std::string> keys, std::uint64_t graphs)
+              std::vector<std::string> keys, std::uint64_t graphs,
+              const std::function<bool(const std::string&)>& reserve = {})
       : table_(file, kKind, batch_rows),
         key_names_(std::move(keys)),
         key_columns_(key_names_.size()),
@@ -144,9 +158,19 @@ class GroupedRows {
       table_.read_column(
           field->name(), [](const arrow::DataType& t) { return NumberColumn::accepts(t, true); },
           "a number (float, double, integer or boolean)");
-      feature_names_.push_back(field->name());
+      (reserve && reserve(field->name()) ? reserved_names_ : feature_names_)
+          .push_back(field->name());
     }
     feature_columns_.resize(feature_names_.size());
+    reserved_columns_.resize(reserved_names_.size());
+  }
+
+  const std::vector<std::string>& reserved_names() const { return reserved_names_; }
+
+  // Reserved column `i` of the current row; nullopt when null.
+  std::optional<double> reserved(std::size_t i) const {
+    if (reserved_columns_[i].is_null(rows_.row())) return std::nullopt;
+    return reserved_columns_[i].value(rows_.row());
   }
 
   const std::filesystem::path& path() const { return table_.path(); }
@@ -222,6 +246,8 @@ class GroupedRows {
       key_columns_[i].bind(*batch.GetColumnByName(key_names_[i]));
     for (std::size_t i = 0; i < feature_names_.size(); ++i)
       feature_columns_[i].bind(*batch.GetColumnByName(feature_names_[i]));
+    for (std::size_t i = 0; i < reserved_names_.size(); ++i)
+      reserved_columns_[i].bind(*batch.GetColumnByName(reserved_names_[i]));
   }
 
   ParquetTable table_;
@@ -229,6 +255,8 @@ class GroupedRows {
   std::vector<IntegerColumn> key_columns_;
   std::vector<std::string> feature_names_;
   std::vector<NumberColumn> feature_columns_;
+  std::vector<std::string> reserved_names_;
+  std::vector<NumberColumn> reserved_columns_;
   std::uint64_t graphs_;
   RowCursor rows_;
 };
@@ -238,14 +266,86 @@ struct GraphArrays {
   std::vector<float> x;
   std::vector<std::int64_t> edges;
   std::vector<float> edge_attr;
+  std::vector<float> positions;
+  std::vector<std::int64_t> parents;
 };
 
-// Reads graph `graph`'s nodes into `x` and returns how many there are.
+// Where nodes.parquet keeps positions and parents, as indices into its reserved columns.
+struct NodeGeometry {
+  std::uint32_t dimensions = 0;  // 0: no positions
+  std::array<std::size_t, 3> position_columns{};
+  std::optional<std::size_t> parent_column;
+};
+
+// The geometry columns of nodes.parquet, checked: pos_x and pos_y (and pos_z for 3-D) or none, no
+// other pos_* column, a parent column only beside positions; positions present when `required`.
+NodeGeometry node_geometry(GroupedRows& nodes, bool required) {
+  NodeGeometry geometry;
+  std::array<bool, 3> present{};
+  const auto& names = nodes.reserved_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == kParentColumn) {
+      geometry.parent_column = i;
+      continue;
+    }
+    const auto axis = std::find(kPositionColumns.begin(), kPositionColumns.end(), names[i]);
+    if (axis == kPositionColumns.end())
+      throw util::InputError(nodes.path(), 0, names[i],
+                             "pos_* columns are node positions: pos_x, pos_y and, for 3-D, pos_z "
+                             "(rename a feature that is no coordinate)");
+    const auto d = static_cast<std::size_t>(axis - kPositionColumns.begin());
+    present[d] = true;
+    geometry.position_columns[d] = i;
+  }
+  if (present[0] != present[1] || (present[2] && !present[0]))
+    throw util::InputError(nodes.path(), 0, present[0] ? "pos_x" : (present[1] ? "pos_y" : "pos_z"),
+                           "positions need pos_x and pos_y (and pos_z for 3-D); the table has "
+                           "only some of them");
+  geometry.dimensions = present[0] ? (present[2] ? 3 : 2) : 0;
+  if (geometry.parent_column && geometry.dimensions == 0)
+    throw util::InputError(nodes.path(), 0, kParentColumn,
+                           "a tree's parents are stored with its positions: add pos_x and pos_y "
+                           "(and pos_z)");
+  if (required && geometry.dimensions == 0)
+    throw util::InputError(nodes.path(), 0, "pos_x",
+                           "--geometric needs node positions, columns pos_x and pos_y (and pos_z "
+                           "for 3-D); the table has none");
+  return geometry;
+}
+
+// The current node row's position and parent into `arrays`.
+void read_node_geometry(GroupedRows& nodes, const NodeGeometry& geometry, GraphArrays& arrays) {
+  for (std::uint32_t d = 0; d < geometry.dimensions; ++d) {
+    const std::size_t column = geometry.position_columns[d];
+    const auto value = nodes.reserved(column);
+    const auto narrowed = static_cast<float>(value.value_or(NAN));
+    if (!value || !std::isfinite(narrowed))
+      nodes.fail(kPositionColumns[d],
+                 value ? fmt::format("position {} is not a finite 32-bit float", *value)
+                       : std::string("position is null"));
+    arrays.positions.push_back(narrowed);
+  }
+  if (!geometry.parent_column) return;
+  // A root's parent is -1 or null; the others are the graph's node numbers (checked per graph).
+  const double parent = nodes.reserved(*geometry.parent_column).value_or(-1.0);
+  if (parent != std::floor(parent) || parent < -1.0 || parent > 4294967295.0)
+    nodes.fail(kParentColumn,
+               fmt::format("parent {} is not a node number (or -1 for a root)", parent));
+  arrays.parents.push_back(static_cast<std::int64_t>(parent));
+}
+
+// Reads graph `graph`'s nodes into `arrays` and returns how many there are. A bad parent is
+// refused at its node's row.
 std::uint64_t read_nodes(GroupedRows& nodes, std::uint64_t graph, std::uint32_t identity_classes,
-                         std::vector<float>& x) {
+                         const NodeGeometry& geometry, GraphArrays& arrays) {
+  std::vector<float>& x = arrays.x;
   x.clear();
+  arrays.positions.clear();
+  arrays.parents.clear();
+  const std::uint64_t first_row = nodes.row_number();
   std::uint64_t count = 0;
   for (; nodes.in_graph(graph); nodes.advance(), ++count) {
+    read_node_geometry(nodes, geometry, arrays);
     if (identity_classes == 0) x.push_back(0.0F);
     for (std::uint32_t f = 0; f < nodes.features(); ++f) x.push_back(nodes.feature(f));
     if (identity_classes > 0) {
@@ -258,6 +358,12 @@ std::uint64_t read_nodes(GroupedRows& nodes, std::uint64_t graph, std::uint32_t 
                                identity, identity_classes));
       }
     }
+  }
+  if (geometry.parent_column) {
+    if (const auto problem = store::find_parent_problem(arrays.parents))
+      throw util::InputError(
+          nodes.path(), first_row + problem->node, kParentColumn,
+          fmt::format("graph {} node {}: {}", graph, problem->node, problem->reason));
   }
   return count;
 }
@@ -291,7 +397,9 @@ ImportSummary import_graph_tables(const std::filesystem::path& directory,
                                   const ImportOptions& options) {
   GraphRows graph_rows(directory / kGraphsFile, options.batch_rows);
   const std::uint64_t graph_count = graph_rows.count();
-  GroupedRows nodes(directory / kNodesFile, options.batch_rows, {"graph"}, graph_count);
+  GroupedRows nodes(directory / kNodesFile, options.batch_rows, {"graph"}, graph_count,
+                    is_geometry_column);
+  const NodeGeometry geometry = node_geometry(nodes, options.require_positions);
   GroupedRows edges(directory / kEdgesFile, options.batch_rows, {"graph", "source", "target"},
                     graph_count);
   if (options.identity_classes > 0 && nodes.features() == 0) {
@@ -310,16 +418,26 @@ ImportSummary import_graph_tables(const std::filesystem::path& directory,
               .validation_fraction = options.validation_fraction,
               .seed = options.seed,
               .overwrite = options.overwrite,
-              .created_by = options.created_by});
+              .created_by = options.created_by,
+              .position_dimensions = geometry.dimensions,
+              .has_parents = geometry.parent_column.has_value(),
+              .target_name = {},
+              .target_unit = {}});
 
   GraphArrays arrays;
   for (std::uint64_t graph = 0; graph < graph_count; ++graph) {
     const auto [label, split] = graph_rows.next();
-    const std::uint64_t node_count = read_nodes(nodes, graph, options.identity_classes, arrays.x);
+    const std::uint64_t node_count =
+        read_nodes(nodes, graph, options.identity_classes, geometry, arrays);
     if (node_count == 0) nodes.no_nodes(graph);
     summary.nodes += node_count;
     summary.edges += read_edges(edges, graph, node_count, arrays);
-    writer.append({arrays.x, arrays.edges, arrays.edge_attr, label, split});
+    try {
+      writer.append({arrays.x, arrays.edges, arrays.edge_attr, label, split},
+                    {arrays.positions, arrays.parents, 0.0});
+    } catch (const std::invalid_argument& e) {  // what only the whole graph tells: its paths
+      throw util::InputError(directory / kGraphsFile, graph + 1, "", e.what());
+    }
     if (split == store::DatasetSplit::kTest) ++summary.test_graphs;
     ++summary.graphs;
     if (options.progress && summary.graphs % kProgressEvery == 0)

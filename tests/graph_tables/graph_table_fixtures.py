@@ -121,6 +121,37 @@ def main(root):
     damaged("missing_edges")
     (root / "missing_edges" / "edges.parquet").unlink()
 
+    # Geometric tables: node i of graph g at (0.5 i, g, -0.25 i), its parent (i - 1) // 2 (a heap;
+    # -1 at the root), in columns after the features.
+    def with_geometry(dims=3, parent=True, extra=None):
+        def add(nodes):
+            axes = ("pos_x", "pos_y", "pos_z")[:dims]
+            for axis in axes:
+                nodes[axis] = []
+            if parent:
+                nodes["parent"] = []
+            seen = {}
+            for g in nodes["graph"]:
+                i = seen.get(g, 0)
+                seen[g] = i + 1
+                for axis, value in zip(axes, (0.5 * i, float(g), -0.25 * i)):
+                    nodes[axis].append(value)
+                if parent:
+                    nodes["parent"].append(-1 if i == 0 else (i - 1) // 2)
+            if extra:
+                extra(nodes)
+        return add
+
+    damaged("trees", nodes_override=with_geometry())
+    damaged("trees_2d", nodes_override=with_geometry(dims=2, parent=False))
+    damaged("nan_position", nodes_override=with_geometry(extra=set_value("pos_y", 4, math.nan)))
+    damaged("parent_cycle", nodes_override=with_geometry(extra=set_value("parent", 3, 2)))
+    damaged("parent_outside", nodes_override=with_geometry(extra=set_value("parent", 13, 9)))
+    damaged("pos_w", nodes_override=with_geometry(
+        extra=lambda n: n.__setitem__("pos_w", [0.0] * len(n["graph"]))))
+    damaged("only_pos_x", nodes_override=with_geometry(dims=1, parent=False))
+    damaged("parent_without_positions", nodes_override=with_geometry(dims=0))
+
 
 if __name__ == "__main__":
     main(sys.argv[1])

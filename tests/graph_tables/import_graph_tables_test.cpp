@@ -166,6 +166,71 @@ TEST_F(ImportGraphTablesTest, BadTablesAreRefusedNamingFileRowAndColumn) {
   }
 }
 
+// pos_x/pos_y/pos_z and parent are no features: they become a geometric store's positions and
+// parents (fixture "trees": node i of graph g at (0.5 i, g, -0.25 i), parent (i - 1) / 2).
+TEST_F(ImportGraphTablesTest, PositionAndParentColumnsMakeAGeometricStore) {
+  import_graph_tables(tables("trees"), store_path("trees"), {.require_positions = true});
+  const auto store = store::GraphStore::open(store_path("trees"), store::StoreVerification::kFull);
+  EXPECT_EQ(store.metadata().position_dimensions, 3U);
+  EXPECT_TRUE(store.metadata().has_parents);
+  EXPECT_EQ(store.metadata().node_feature_count, 4U);  // identity, kind, mass, flag
+  ASSERT_EQ(store.num_graphs(), 3U);
+  for (std::size_t g = 0; g < 3; ++g) {
+    const auto view = store.graph(g);
+    ASSERT_EQ(view.positions.size(), 3 * view.num_nodes());
+    for (std::size_t i = 0; i < view.num_nodes(); ++i) {
+      EXPECT_EQ(view.positions[3 * i], 0.5F * static_cast<float>(i));
+      EXPECT_EQ(view.positions[3 * i + 1], static_cast<float>(g));
+      EXPECT_EQ(view.positions[3 * i + 2], -0.25F * static_cast<float>(i));
+      EXPECT_EQ(view.parents[i], i == 0 ? -1 : static_cast<std::int32_t>((i - 1) / 2));
+    }
+  }
+  EXPECT_EQ(store.size_index().num_paths.size(), 3U * 3U);
+  import_graph_tables(tables("trees_2d"), store_path("trees_2d"), {});
+  const auto flat = store::GraphStore::open(store_path("trees_2d"));
+  EXPECT_EQ(flat.metadata().position_dimensions, 2U);
+  EXPECT_FALSE(flat.metadata().has_parents);
+  EXPECT_EQ(flat.graph(2).positions.size(), 2U * 9U);
+}
+
+TEST_F(ImportGraphTablesTest, BadGeometryIsRefusedNamingFileRowAndColumn) {
+  const std::vector<BadTable> cases = {
+      {"nan_position", "nodes.parquet", 5, "pos_y", "position nan is not a finite 32-bit float"},
+      {"parent_cycle", "nodes.parquet", 4, "parent",
+       "graph 1 node 0: following parents from it comes back to it (a cycle of 2 nodes); a "
+       "tree's parents end at a root"},
+      {"parent_outside", "nodes.parquet", 14, "parent",
+       "graph 2 node 4: its parent 9 is outside the graph's 9 nodes (a root's parent is -1)"},
+      {"pos_w", "nodes.parquet", 0, "pos_w",
+       "pos_* columns are node positions: pos_x, pos_y and, for 3-D, pos_z (rename a feature that "
+       "is no coordinate)"},
+      {"only_pos_x", "nodes.parquet", 0, "pos_x",
+       "positions need pos_x and pos_y (and pos_z for 3-D); the table has only some of them"},
+      {"parent_without_positions", "nodes.parquet", 0, "parent",
+       "a tree's parents are stored with its positions: add pos_x and pos_y (and pos_z)"},
+  };
+  for (const BadTable& c : cases) {
+    SCOPED_TRACE(c.name);
+    const util::InputError e = refused(c.name);
+    EXPECT_EQ(e.file(), tables(c.name) / c.file);
+    EXPECT_EQ(e.line(), c.row);
+    EXPECT_EQ(e.column(), c.column);
+    EXPECT_EQ(e.reason(), c.reason);
+  }
+  // --geometric: a table without positions is refused.
+  try {
+    import_graph_tables(tables("no_split"), store_path("no_split"), {.require_positions = true});
+    ADD_FAILURE() << "a table without positions was imported under --geometric";
+  } catch (const util::InputError& e) {
+    EXPECT_EQ(e.file(), tables("no_split") / "nodes.parquet");
+    EXPECT_EQ(e.column(), "pos_x");
+    EXPECT_EQ(e.reason(),
+              "--geometric needs node positions, columns pos_x and pos_y (and pos_z for 3-D); the "
+              "table has none");
+  }
+  EXPECT_FALSE(fs::exists(store_path("no_split")));
+}
+
 TEST_F(ImportGraphTablesTest, AnIdentityThatIsNotAClassIsRefused) {
   ImportOptions options;
   options.identity_classes = 2;  // "kind" takes 0, 1 and 2

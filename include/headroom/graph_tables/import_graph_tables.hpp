@@ -8,7 +8,9 @@
 //                   Other columns are not read.
 //   nodes.parquet   one row per node: graph (integer, the graph's row in graphs.parquet), then
 //                   every other column is a node feature (float, double, integer or boolean), in
-//                   schema order. A graph's nodes are numbered 0, 1, ... in row order.
+//                   schema order, except a geometric store's: pos_x, pos_y (and pos_z), each
+//                   node's position, and parent (integer; -1 or null for a root), each node's
+//                   parent in a tree. A graph's nodes are numbered 0, 1, ... in row order.
 //   edges.parquet   one row per directed edge: graph, source, target (integers, the graph's own
 //                   node numbers); every other column is an edge feature.
 //
@@ -38,10 +40,12 @@ struct ImportOptions {
   std::uint64_t seed = 0;
   bool overwrite = false;  // replace a graph store (never anything else)
   std::size_t batch_rows = 65536;
-  std::string created_by;  // recorded in the store's manifest
+  // Refuse a nodes.parquet without positions (--geometric): a store for a geometric encoder.
+  bool require_positions = false;
+  std::string created_by{};  // recorded in the store's manifest
   // Called after every 1024 graphs and at the end with the graphs written and the graphs in
   // graphs.parquet; may be empty.
-  std::function<void(std::uint64_t done, std::uint64_t total)> progress;
+  std::function<void(std::uint64_t done, std::uint64_t total)> progress{};
 };
 
 struct ImportSummary {
@@ -58,7 +62,10 @@ struct ImportSummary {
 // table or column, a mistyped column, a null, a label other than 0/1, a split other than
 // train/test, rows out of graph order or naming a graph graphs.parquet lacks, a graph without
 // nodes, an edge endpoint outside its graph, a feature that is not finite, an identity that is
-// not a class. Throws what GraphDatasetWriter throws for the store path (an existing path that is
+// not a class; a position that is null or not finite, a pos_* column other than pos_x/y/z, a
+// parent outside its graph or on a cycle, no positions under require_positions; a graph whose
+// path counts overflow the store's counter (graphs.parquet, the graph's row). Throws what
+// GraphDatasetWriter throws for the store path (an existing path that is
 // not a replaceable store).
 ImportSummary import_graph_tables(const std::filesystem::path& directory,
                                   const std::filesystem::path& store, const ImportOptions& options);
