@@ -19,6 +19,7 @@ void configure_app_with_data_commands(CLI::App& app) {
   add_generate_trees_command(app);
   add_preprocess_command(app);
   add_import_graphs_command(app);
+  add_import_qm9_command(app);
   add_inspect_command(app);
   add_report_command(app);
   check_flag_values(app);

@@ -201,6 +201,33 @@ void ParquetTable::read_column(const std::string& name,
   s.leaves.push_back(leaf);
 }
 
+void ParquetTable::read_list_column(
+    const std::string& name, const std::function<bool(const arrow::DataType&)>& accepts_element,
+    std::string_view expected) {
+  Impl& s = *impl_;
+  const auto field = s.schema->GetFieldByName(name);
+  if (field == nullptr) {
+    throw util::InputError(s.path, 0, name,
+                           fmt::format("column missing from the Parquet schema (columns: {})",
+                                       fmt::join(s.schema->field_names(), ", ")));
+  }
+  const auto& type = *field->type();
+  if (type.id() != arrow::Type::LIST || !accepts_element(*type.field(0)->type())) {
+    throw util::InputError(
+        s.path, 0, name, fmt::format("column has type {}, expected {}", type.ToString(), expected));
+  }
+  // The list's one leaf: the Parquet column whose path starts at this field.
+  const auto* schema = s.file_reader->parquet_reader()->metadata()->schema();
+  std::vector<int> leaves;
+  for (int i = 0; i < schema->num_columns(); ++i)
+    if (schema->Column(i)->path()->ToDotVector().front() == name) leaves.push_back(i);
+  if (leaves.size() != 1)
+    throw util::InputError(
+        s.path, 0, name,
+        fmt::format("column has {} Parquet leaves, expected a list of one", leaves.size()));
+  s.leaves.push_back(leaves.front());
+}
+
 std::shared_ptr<arrow::RecordBatch> ParquetTable::next_batch() {
   Impl& s = *impl_;
   if (s.finished) return nullptr;

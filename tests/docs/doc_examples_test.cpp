@@ -198,6 +198,23 @@ void prepare_work_directory(const testing::TempDir& dir, const fs::path& work) {
             0)
       << output;
   fs::rename(dir / "tables" / "shapes", work / "my_graphs");
+  // ../shared/data/qm9/molecules.parquet as the shared copy has it (the columns import-qm9 reads):
+  // methane, water and ammonia, one per split.
+  fs::create_directories(dir / "shared/data/qm9");
+  ASSERT_EQ(
+      testing::run_command(
+          fmt::format("'{}' -c \"import pyarrow as pa, pyarrow.parquet as pq; pq.write_table("
+                      "pa.table({{'index': pa.array([1, 2, 3], pa.int32()), "
+                      "'atomic_numbers': pa.array([[6, 1, 1, 1, 1], [8, 1, 1], [7, 1, 1, 1]], "
+                      "pa.list_(pa.uint8())), 'positions_angstrom': pa.array([[0, 0, 0, 1.09, "
+                      "0, 0, -0.36, 1.03, 0, -0.36, -0.51, 0.89, -0.36, -0.51, -0.89], [0, 0, "
+                      "0, 0.96, 0, 0, -0.24, 0.93, 0], [0, 0, 0, 1.01, 0, 0, -0.34, 0.95, 0, "
+                      "-0.34, -0.48, 0.82]], pa.list_(pa.float32())), 'gap_hartree': [0.5048, "
+                      "0.3, 0.33], 'split': ['train', 'valid', 'test']}}), '{}')\" 2>&1",
+                      HEADROOM_PYTHON, (dir / "shared/data/qm9/molecules.parquet").string()),
+          &output),
+      0)
+      << output;
   // Three documents as mr's file has them (Windows-1252, CRLF), then enough short ones that
   // `headroom run` on it holds out validation documents.
   std::string labels = "index\tsplit\tlabel\n0\ttrain\t1\n1\ttrain\t0\n2\ttest\t1\n";

@@ -25,6 +25,8 @@ void add_preprocess_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 // `headroom import-graphs TABLES --out STORE` (graph_tables/import_graph_tables.hpp).
 void add_import_graphs_command(CLI::App& app);
+// `headroom import-qm9 MOLECULES --out STORE` (graph_tables/import_qm9.hpp).
+void add_import_qm9_command(CLI::App& app);
 // `headroom report RUN_DIR [--out FILE]` (report/html_report.hpp).
 void add_report_command(CLI::App& app);
 

@@ -52,6 +52,15 @@ class ParquetTable {
                    const std::function<bool(const arrow::DataType&)>& accepts,
                    std::string_view expected);
 
+  // Adds a list column (Arrow list<T>, one level of nesting: a Parquet LIST of one leaf, as
+  // pyarrow writes a column of lists), whose element type `accepts_element` takes. A row's
+  // elements are the batch column's arrow::ListArray values. Throws InputError naming the column
+  // when it is missing, not such a list, or of elements `accepts_element` refuses. Call before the
+  // first next_batch().
+  void read_list_column(const std::string& name,
+                        const std::function<bool(const arrow::DataType&)>& accepts_element,
+                        std::string_view expected);
+
   // The next batch of the columns read (look them up by name: the order is not promised), or
   // nullptr after the last. Throws InputError naming the batch's first row when a page does not
   // decode.
