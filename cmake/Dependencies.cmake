@@ -127,12 +127,20 @@ if(NOT HEADROOM_DATA_SIDE_ONLY)
             --cpp_out=${HEADROOM_TENSORBOARD_GENERATED} ${tensorboard_proto_files}
     DEPENDS "${tensorboard_schema}" "${Protobuf_PROTOC_EXECUTABLE}"
     COMMENT "Generating C++ for the TensorBoard event schema (protoc)")
-  add_library(headroom_tensorboard_proto STATIC ${tensorboard_sources})
-  target_include_directories(headroom_tensorboard_proto SYSTEM
-                             PUBLIC "${HEADROOM_TENSORBOARD_GENERATED}")
-  # By path, not protobuf::libprotobuf: LibTorch's CMake config defines an empty target of that name
-  # before FindProtobuf runs, and linking it links nothing.
-  target_link_libraries(headroom_tensorboard_proto PUBLIC "${Protobuf_LIBRARY_RELEASE}")
+  if(HEADROOM_PREBUILT_DIR)
+    # The sanitizer build links the main build's (its user, tracking, comes from there too).
+    add_library(headroom_tensorboard_proto STATIC IMPORTED GLOBAL)
+    set_target_properties(headroom_tensorboard_proto PROPERTIES
+      IMPORTED_LOCATION "${HEADROOM_PREBUILT_DIR}/libheadroom_tensorboard_proto.a")
+    target_link_libraries(headroom_tensorboard_proto INTERFACE "${Protobuf_LIBRARY_RELEASE}")
+  else()
+    add_library(headroom_tensorboard_proto STATIC ${tensorboard_sources})
+    target_include_directories(headroom_tensorboard_proto SYSTEM
+                               PUBLIC "${HEADROOM_TENSORBOARD_GENERATED}")
+    # By path, not protobuf::libprotobuf: LibTorch's CMake config defines an empty target of that
+    # name before FindProtobuf runs, and linking it links nothing.
+    target_link_libraries(headroom_tensorboard_proto PUBLIC "${Protobuf_LIBRARY_RELEASE}")
+  endif()
   message(STATUS "TensorBoard event schema: ${tensorboard_proto_files}")
 endif()
 
