@@ -57,6 +57,11 @@ def write_store(
     [edges, edge features]) and ``y`` (the graph's label, 0 or 1). Every graph has the same feature
     widths.
 
+    Graphs with ``pos`` (float [nodes, 2 or 3], PyG's name for node positions) make a geometric
+    store (docs/store-format.md, "Geometric stores"): positions beside the features and each
+    graph's 1st-, 2nd- and 3rd-order path counts in the size index; ``parent`` (int [nodes], -1
+    for a root) adds each node's parent in a tree. Either every graph has them or none.
+
     headroom's models embed a node identity, feature 0. With ``identity_classes=None`` the store
     gets a constant identity (a zero column before ``x``: every node one class); with
     ``identity_classes=K``, column 0 of ``x`` already holds each node's class, a whole number in
@@ -91,17 +96,29 @@ def write_store(
         if edge_attr is None:
             edge_attr = torch.zeros(edges.shape[0], 0)
         edge_attr = torch.as_tensor(edge_attr, dtype=torch.float32).reshape(edges.shape[0], -1)
+        pos = _field(graph, "pos")
+        pos = (torch.zeros(x.shape[0], 0) if pos is None
+               else torch.as_tensor(pos, dtype=torch.float32))
+        if pos.dim() != 2:
+            raise ValueError(f"graph {number}: pos has shape {tuple(pos.shape)}, not [nodes, 2 or 3]")
+        parent = _field(graph, "parent")
+        parent = (torch.zeros(0, dtype=torch.int64) if parent is None
+                  else torch.as_tensor(parent, dtype=torch.int64).reshape(-1))
         if widths is None:
-            widths = (x.shape[1], edge_attr.shape[1])
+            widths = (x.shape[1], edge_attr.shape[1], pos.shape[1], parent.numel() > 0)
             writer = _headroom._GraphWriter(
                 path, widths[0], widths[1], identity_classes or 1, validation_fraction, seed,
-                force, f"headroom {_headroom.__version__} write_store (Python)")
-        if (x.shape[1], edge_attr.shape[1]) != widths:
+                force, f"headroom {_headroom.__version__} write_store (Python)", widths[2],
+                widths[3])
+        shape = (x.shape[1], edge_attr.shape[1], pos.shape[1], parent.numel() > 0)
+        if shape != widths:
             raise ValueError(
-                f"graph {number}: {x.shape[1]} node and {edge_attr.shape[1]} edge features, "
-                f"the first graph {widths[0]} and {widths[1]}")
+                f"graph {number}: {shape[0]} node and {shape[1]} edge features, positions of "
+                f"{shape[2]} dimensions, {'' if shape[3] else 'no '}parents; the first graph "
+                f"{widths[0]} and {widths[1]}, {widths[2]}, {'' if widths[3] else 'no '}parents")
         writer.append(x.contiguous(), edges, edge_attr.contiguous(),
-                      _label(_field(graph, "y"), number), _split_of(split, number, graph))
+                      _label(_field(graph, "y"), number), _split_of(split, number, graph),
+                      pos.contiguous(), parent.contiguous())
     if writer is None:
         raise ValueError("no graphs to write")
     writer.commit()

@@ -54,6 +54,16 @@ void bind_store(nb::module_& module) {
         return named;
       },
       "The size index's arrays (one value per graph) by key: num_nodes -> graph_num_nodes, ...");
+  module.def(
+      "geometry_arrays",
+      [] {
+        return std::map<std::string, std::string>{
+            {"positions", std::string(arrays::kNodePositions)},
+            {"parents", std::string(arrays::kNodeParent)},
+            {"num_paths", std::string(arrays::kGraphNumPaths)},
+            {"target", std::string(arrays::kGraphTarget)}};
+      },
+      "A geometric store's arrays (docs/store-format.md, \"Geometric stores\") by key.");
 }
 
 }  // namespace headroom::python

@@ -132,3 +132,48 @@ def test_a_dataset_written_from_python_trains_through_the_pyg_example(tmp_path):
     assert "budget held: tensor peak" in out and "<= budget 3.8 MiB" in out, out
     accuracy = float(re.search(r"^test accuracy ([0-9.]+)$", out, re.M).group(1))
     assert accuracy > 0.9, out
+
+
+def heap_trees(count):
+    """Trees of 4, 5, ... nodes in 3-D: node i's parent (i - 1) // 2, linked both ways."""
+    from torch_geometric.data import Data
+
+    generator = torch.Generator().manual_seed(3)
+    for number in range(count):
+        nodes = 4 + number
+        parent = torch.tensor([-1] + [(i - 1) // 2 for i in range(1, nodes)])
+        child = torch.arange(1, nodes)
+        edge_index = torch.cat([torch.stack([parent[1:], child]), torch.stack([child, parent[1:]])],
+                               1)
+        yield Data(x=torch.rand(nodes, 2, generator=generator), edge_index=edge_index,
+                   y=torch.tensor([number % 2]), pos=torch.rand(nodes, 3, generator=generator),
+                   parent=parent)
+
+
+def test_positions_and_parents_make_a_geometric_store(tmp_path):
+    import numpy as np
+
+    graphs = list(heap_trees(6))
+    store = headroom.write_store(tmp_path / "trees", iter(graphs), validation_fraction=0.0)
+    assert store.metadata["geometry"] == {"position_dimensions": 3, "parents": True}
+    names = headroom._headroom.geometry_arrays()  # the C++ names, never spelled here
+    arrays = store.metadata["arrays"]
+
+    def read(key, dtype):
+        return np.fromfile(tmp_path / "trees" / arrays[names[key]]["file"], dtype=dtype)
+
+    positions = torch.from_numpy(read("positions", np.float32).reshape(-1, 3))
+    assert torch.equal(positions, torch.cat([g.pos for g in graphs]))
+    assert read("parents", np.int32).tolist() == torch.cat([g.parent for g in graphs]).tolist()
+    paths = read("num_paths", np.uint32).reshape(-1, 3)
+    # A heap of n nodes: 2 (n - 1) directed edges; its nodes' own 3rd-order paths at least.
+    assert paths[:, 0].tolist() == [2 * (3 + number) for number in range(6)]
+    assert all(third >= 4 + number for number, third in enumerate(paths[:, 2].tolist()))
+
+
+def test_a_tree_with_a_cycle_is_refused_and_nothing_is_left(tmp_path):
+    graphs = list(heap_trees(2))
+    graphs[1].parent[0] = 2  # 0 -> 2 -> 0
+    with pytest.raises(ValueError, match=r"graph 1: node 0: .*a cycle of 2 nodes"):
+        headroom.write_store(tmp_path / "trees", iter(graphs))
+    assert os.listdir(tmp_path) == []
