@@ -375,11 +375,11 @@ TEST(DocExamples, EveryDocumentedCommandNamesFlagsThatExist) {
   std::istringstream listing(top_level->substr(listed_from));
   for (std::string entry; std::getline(listing, entry);) {
     std::smatch name;
-    if (std::regex_search(entry, name, std::regex(R"(^  ([a-z][a-z-]*)\s)")))
+    if (std::regex_search(entry, name, std::regex(R"(^  ([a-z][a-z0-9-]*)\s)")))
       subcommands.insert(name[1]);
   }
   ASSERT_GE(subcommands.size(), 10U) << *top_level;
-  const std::regex invocation(R"((?:^|[\s/"'(])headroom\s+([a-z][a-z-]*)(.*))");
+  const std::regex invocation(R"((?:^|[\s/"'(])headroom\s+([a-z][a-z0-9-]*)(.*))");
   const std::regex flag(R"((?:^|[^\w-])(--[a-z][a-z0-9-]*))");
   const auto documents = all_documents();
   int commands = 0;
