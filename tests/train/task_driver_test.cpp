@@ -74,11 +74,11 @@ class LineRegressionTask final : public Task {
     calls.push_back("plan");
     budget_at_plan = memory::cpu_tensor_budget();
   }
-  TrainingTask training() override {
+  TrainingTask& training() override {
     calls.push_back("training");
     torch::manual_seed(1);
     model_ = torch::nn::Linear(1, 1);
-    TrainingTask task;
+    TrainingTask& task = training_;
     task.batches = builder_;
     task.data_identity = {{"kind", "line"}};
     task.model = model_.ptr();
@@ -125,6 +125,7 @@ class LineRegressionTask final : public Task {
   RunDirectory* run_ = nullptr;
   std::shared_ptr<LineBatchBuilder> builder_ = std::make_shared<LineBatchBuilder>();
   torch::nn::Linear model_{nullptr};
+  TrainingTask training_;
 };
 
 // Seen failing (budget_at_plan 0, not the budget) with drive_task's apply_command_budgets moved

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <fstream>
+#include <sstream>
 
 #include "gat_training_loss.hpp"
 #include "headroom/loader/collate.hpp"
@@ -142,6 +144,28 @@ TEST_F(TrainingStepTest, EveryMetricsLineReachesEverySink) {
   ASSERT_GE(sink.lines.size(), 3U) << "two epoch lines and at least one step line";
   EXPECT_EQ(sink.lines, file_lines) << "the sink sees exactly what metrics.jsonl holds";
   EXPECT_EQ(sink.rewound_to, -1) << "a fresh run rewinds nothing";
+}
+
+// The normal stage prepared for the probes (prepared_stage.hpp) is the task drive_task runs, opened
+// on its run directory: the trained family, every training graph, and a probe subject whose loss
+// is the stage's cross-entropy on a real batch.
+TEST_F(TrainingStepTest, ThePreparedNormalStageIsTheTaskOpenedOnItsRunDirectory) {
+  testing::TempDir runs;
+  const auto config = small_normal_stage(*store_path_, runs.path());
+  const auto prepared = prepare_classifier_stage(config);
+  EXPECT_EQ(prepared->model().family, "gat");
+  const auto store = store::GraphStore::open(*store_path_);
+  EXPECT_EQ(prepared->training_ids().size(), store.train_ids().size());
+  std::ifstream log(run_directory(config) / "log.txt");
+  std::stringstream text;
+  text << log.rdbuf();
+  EXPECT_NE(text.str().find("stage normal: student gat on"), std::string::npos) << text.str();
+  const auto target = prepared->probe_target();
+  EXPECT_EQ(target.objective, "plain");
+  auto subject = target.make();
+  const std::vector<std::uint32_t> ids(store.train_ids().begin(), store.train_ids().begin() + 8);
+  const auto loss = subject.loss(loader::collate(store, ids, {})).item<double>();
+  EXPECT_TRUE(std::isfinite(loss) && loss > 0) << loss;
 }
 
 TEST_F(TrainingStepTest, OnlyTheWritingProcessTouchesTheFileSystem) {

@@ -50,12 +50,13 @@ void NodeTask::plan() {
   inference_.emplace(store_, plan_, context_.device, *run_);
 }
 
-TrainingTask NodeTask::training() {
+TrainingTask& NodeTask::training() {
   // Built after the probes, so that they count only their own model; the seed is set right
   // before, so its weights are the run's.
   torch::manual_seed(config_.run.seed);
   model_ = models::make_node_model(model_config_);
-  TrainingTask task = inference_->sampled() ? sampled_task() : full_batch_task();
+  training_ = inference_->sampled() ? sampled_task() : full_batch_task();
+  TrainingTask& task = training_;
   task.data_identity = node_graph_identity(store_.metadata());
   task.model = model_;
   task.checkpoint.kind = node_checkpoint_kind(model_config_);

@@ -14,7 +14,7 @@ StageResult drive_task(const TrainingConfig& config, Task& task, const LoopHooks
   // over it.
   apply_command_budgets(config, task.context(), run);
   task.plan();
-  TrainingTask training = task.training();
+  TrainingTask& training = task.training();
   StageResult result;
   result.run_dir = run.path();
   result.outcome = run_budgeted_training(config, task.context(), run, training, hooks);

@@ -51,7 +51,7 @@ class NodeTask final : public Task {
   const RunContext& context() const override { return context_; }
   void open(RunDirectory& run) override;
   void plan() override;
-  TrainingTask training() override;
+  TrainingTask& training() override;
   void finish(const StageResult& trained) override;
 
   // The stage's report once finish() ran.
@@ -75,6 +75,7 @@ class NodeTask final : public Task {
   NodeStagePlan plan_;
   std::optional<NodeInference> inference_;  // from plan()
   models::NodeModel model_;                 // built in training(), after the probes
+  TrainingTask training_;                   // from training()
   std::optional<TfidfBaselineResult> baseline_;
   std::map<std::string, eval::ClassMetrics> evaluation_;
 };

@@ -39,9 +39,11 @@ class Task {
   // probe held to the budget. Throws std::runtime_error, saying why, when nothing fits.
   virtual void plan() = 0;
 
-  // The epoch loop's view of the task (training_task.hpp), built after plan(). Its callbacks may
-  // refer to the task, which outlives training.
-  virtual TrainingTask training() = 0;
+  // The epoch loop's view of the task (training_task.hpp), built after plan() and owned by the
+  // task: its callbacks may refer to the task, which outlives training, and its `prepare` may
+  // settle what it trains (a graph task's checkpointing choice changes the configuration its
+  // checkpoints record).
+  virtual TrainingTask& training() = 0;
 
   // Called after training, or once a finished run was recognised, still within the budgets:
   // evaluates the best checkpoint and writes what the task reports into the run directory (only
