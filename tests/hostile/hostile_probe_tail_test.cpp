@@ -212,10 +212,19 @@ TEST_F(HostileProbeTail, GenerateRefusesADatasetItsFileSystemHasNoRoomFor) {
   EXPECT_NEAR(synthetic::synthetic_bytes_per_frame(options.seed), bytes_per_frame,
               0.05 * bytes_per_frame);
   // Found re-probing: an --out below a device was "filesystem error: cannot create directories".
+  // /dev itself is refused first where it is a devtmpfs (OutputSafetyCli.KernelFileSystems…), so
+  // the file below which nothing can be made is a plain one here; /dev/null is still named.
+  write_text_file(work / "plain", "x");
+  for (const auto& args :
+       {fmt::format("generate --out '{}' --frames 1000", (work / "plain" / "data").string()),
+        fmt::format("preprocess '{}' --out '{}'", data.string(),
+                    (work / "plain" / "store").string())})
+    EXPECT_EQ(expect_refused(HEADROOM_BINARY, args, {"plain is not a directory"})
+                  .find("filesystem error"),
+              std::string::npos);
   for (const auto& args : {std::string("generate --out /dev/null/data --frames 1000"),
                            fmt::format("preprocess '{}' --out /dev/null/store", data.string())})
-    EXPECT_EQ(expect_refused(HEADROOM_BINARY, args, {"/dev/null is not a directory"})
-                  .find("filesystem error"),
+    EXPECT_EQ(expect_refused(HEADROOM_BINARY, args, {"/dev/null"}).find("filesystem error"),
               std::string::npos);
 }
 

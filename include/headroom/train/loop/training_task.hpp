@@ -71,9 +71,10 @@ struct TrainingTask {
   // Further trained modules (e.g. a distillation projection): optimised and resumed with the
   // model, not part of best.pt.
   std::vector<std::shared_ptr<torch::nn::Module>> auxiliary;
-  // Called once, only when there is training to do (not for a finished run), before the memory
-  // budget is applied and before the first epoch: where a stage measures its step's memory and
-  // builds what its epochs need, outside any epoch's peak. It may set `model`, `checkpoint`,
+  // Called once, only when there is training to do (not for a finished run), inside the memory
+  // budget (a probe the budget refuses is an answer, not a peak over it) and before the first
+  // epoch, as a memory phase of its own: where a stage measures its step's memory and builds what
+  // its epochs need, outside any epoch's peak. It may set `model`, `checkpoint`,
   // `validate` and `own_epochs` (fusion builds its learner there, once both models have scored).
   // May be empty.
   std::function<void()> prepare;
