@@ -14,7 +14,7 @@ class PreparedClassifierTask final : public PreparedStage {
  public:
   explicit PreparedClassifierTask(const TrainingConfig& config)
       : config_(config),
-        task_(config_),
+        task_(config_, config_.stage == kCurriculumStage),
         run_(checked_run_directory(config_), /*echo=*/true, config_.run.when_locked) {
     task_.open(run_);
     task_.prepare_inputs();
@@ -38,7 +38,7 @@ std::unique_ptr<PreparedStage> prepare_classifier_stage(const TrainingConfig& co
 
 StageResult run_classifier_stage(const TrainingConfig& config, const LoopHooks& hooks) {
   validate(config);
-  detail::ClassifierTask task(config);
+  detail::ClassifierTask task(config, config.stage == kCurriculumStage);
   return drive_task(config, task, hooks);
 }
 

@@ -11,7 +11,6 @@
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/loop/run_resume.hpp"
 #include "headroom/train/stages/autoencoder_stage.hpp"
-#include "headroom/train/stages/classifier_stage.hpp"
 #include "headroom/train/stages/graph_scores.hpp"
 #include "headroom/train/step/graph_task_batch.hpp"
 #include "headroom/train/step/losses.hpp"
@@ -44,7 +43,7 @@ std::filesystem::path autoencoder_for(const TrainingConfig& config) {
 
 }  // namespace
 
-ClassifierTask::ClassifierTask(const TrainingConfig& config)
+ClassifierTask::ClassifierTask(const TrainingConfig& config, bool curriculum)
     : config_(config),
       store_(store::GraphStore::open(config.run.store)),
       context_(resolve_run_context(config, store_, CommandWork::kTraining)),
@@ -54,7 +53,7 @@ ClassifierTask::ClassifierTask(const TrainingConfig& config)
       normals_(with_label(store_, train_ids_, 0)),
       validation_ids_(store_.validation_ids().begin(), store_.validation_ids().end()),
       family_(classifier_family(config.model.family)),
-      curriculum_(config.stage == kCurriculumStage) {
+      curriculum_(curriculum) {
   if (train_ids_.empty())
     throw std::runtime_error(fmt::format("{}: no training graphs", config.run.store.string()));
   require_validation_graphs(store_, validation_ids_.size(), to_string(config.stage),

@@ -35,7 +35,9 @@ class ClassifierTask final : public Task {
   // and validation graphs and that the model fits the device budget, then seeds torch with the
   // run's seed and builds the model (its initial weights are part of the run's determinism).
   // Throws std::runtime_error or std::invalid_argument saying which. `config` outlives this.
-  explicit ClassifierTask(const TrainingConfig& config);
+  // `curriculum`: epochs follow the curriculum (stage `curriculum`), else plain shuffled epochs
+  // (stage `normal`) — said by the stage, which this unit does not include (no include cycle).
+  ClassifierTask(const TrainingConfig& config, bool curriculum);
 
   const RunContext& context() const override { return context_; }
   // Logs what the stage trains and loads the teacher (with distillation) in `run`.
