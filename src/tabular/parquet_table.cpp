@@ -107,6 +107,18 @@ struct ParquetTable::Impl {
     throw util::InputError(path, 0, "", one_line("not a readable Parquet file: " + why));
   }
 
+  // The schema's field `name`; an error naming the file, the column and the columns there are
+  // when it has none.
+  std::shared_ptr<arrow::Field> required_field(const std::string& name) const {
+    auto field = schema->GetFieldByName(name);
+    if (field == nullptr) {
+      throw util::InputError(path, 0, name,
+                             fmt::format("column missing from the Parquet schema (columns: {})",
+                                         fmt::join(schema->field_names(), ", ")));
+    }
+    return field;
+  }
+
   void open(std::string_view kind, std::size_t batch_rows);
 };
 
@@ -185,12 +197,7 @@ void ParquetTable::read_column(const std::string& name,
                                const std::function<bool(const arrow::DataType&)>& accepts,
                                std::string_view expected) {
   Impl& s = *impl_;
-  const auto field = s.schema->GetFieldByName(name);
-  if (field == nullptr) {
-    throw util::InputError(s.path, 0, name,
-                           fmt::format("column missing from the Parquet schema (columns: {})",
-                                       fmt::join(s.schema->field_names(), ", ")));
-  }
+  const auto field = s.required_field(name);
   if (!accepts(*field->type())) {
     throw util::InputError(
         s.path, 0, name,
@@ -205,12 +212,7 @@ void ParquetTable::read_list_column(
     const std::string& name, const std::function<bool(const arrow::DataType&)>& accepts_element,
     std::string_view expected) {
   Impl& s = *impl_;
-  const auto field = s.schema->GetFieldByName(name);
-  if (field == nullptr) {
-    throw util::InputError(s.path, 0, name,
-                           fmt::format("column missing from the Parquet schema (columns: {})",
-                                       fmt::join(s.schema->field_names(), ", ")));
-  }
+  const auto field = s.required_field(name);
   const auto& type = *field->type();
   if (type.id() != arrow::Type::LIST || !accepts_element(*type.field(0)->type())) {
     throw util::InputError(
