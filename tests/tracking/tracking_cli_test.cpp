@@ -241,8 +241,16 @@ TEST_F(TrackedRun, MlflowHoldsEveryStageNestedWithParamsMetricsAndStatus) {
   }
   ASSERT_TRUE(by_name.count("evaluation"));
   EXPECT_EQ(by_name["evaluation"]["info"]["status"], "FINISHED");
-  EXPECT_EQ(slurp(dir_->path() / "run.log").find("warning"), std::string::npos)
-      << slurp(dir_->path() / "run.log");
+  // No warning but the tracker's own: on a loaded machine one request can outlast its timeout and
+  // be retried, which the tracker says once (CI saw it); every point reaching the server is what
+  // the checks above hold it to.
+  std::istringstream log(slurp(dir_->path() / "run.log"));
+  for (std::string line; std::getline(log, line);) {
+    if (line.find("warning") == std::string::npos) continue;
+    EXPECT_TRUE(line.starts_with("headroom: warning: MLflow tracking at ") &&
+                line.ends_with("tracking updates are buffered and retried"))
+        << line;
+  }
 }
 
 TEST_F(TrackedRun, TensorBoardFilesHoldEveryScalarSeries) {
