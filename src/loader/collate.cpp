@@ -26,6 +26,8 @@ struct BatchCursor {
   std::int64_t* source;  // edge_index row 0
   std::int64_t* target;  // edge_index row 1
   float* edge_attr;      // null when edge features are not collated
+  float* pos;            // null when the store has no positions
+  std::int64_t* parent;  // null when the store has no parents
   std::int64_t first_node = 0;
 
   // Graph `position` of the batch: each of its arrays is contiguous in the store, so node and
@@ -45,7 +47,15 @@ struct BatchCursor {
     source += e;
     target += e;
     if (edge_attr != nullptr) copy(view.edge_features, edge_attr);
+    append_geometry(view);
     first_node += static_cast<std::int64_t>(n);
+  }
+
+  // Positions are one memcpy; a parent's local index becomes batch-global (a root stays -1).
+  void append_geometry(const store::GraphView& view) {
+    if (pos != nullptr) copy(view.positions, pos);
+    if (parent == nullptr) return;
+    for (const std::int32_t local : view.parents) *parent++ = local < 0 ? -1 : local + first_node;
   }
 
   static void copy(std::span<const float> from, float*& to) {
@@ -53,6 +63,16 @@ struct BatchCursor {
     to += from.size();
   }
 };
+
+// A geometric store's fields, each allocated only when the store has it.
+void allocate_geometry(GraphBatch& out, const store::StoreMetadata& metadata, bool pinned) {
+  if (metadata.position_dimensions > 0) {
+    const auto dimensions = static_cast<std::int64_t>(metadata.position_dimensions);
+    out.pos = allocate({out.num_nodes, dimensions}, at::kFloat, pinned);
+  }
+  if (metadata.has_parents) out.parent = allocate({out.num_nodes}, at::kLong, pinned);
+  if (!metadata.target_name.empty()) out.target = allocate({out.num_graphs}, at::kFloat, pinned);
+}
 
 }  // namespace
 
@@ -91,16 +111,24 @@ GraphBatch collate(const store::GraphStore& store, std::span<const std::uint32_t
   out.graph_ids = allocate({num_graphs}, at::kLong, pinned);
   out.host_graph_ids = out.graph_ids;
   if (options.edge_features) out.edge_attr = allocate({num_edges, edge_width}, at::kFloat, pinned);
+  allocate_geometry(out, store.metadata(), pinned);
 
   auto* y = out.y.data_ptr<std::int64_t>();
   auto* ids = out.graph_ids.data_ptr<std::int64_t>();
   auto* source = out.edge_index.data_ptr<std::int64_t>();
-  BatchCursor cursor{out.x.data_ptr<float>(), out.batch.data_ptr<std::int64_t>(), source,
+  BatchCursor cursor{out.x.data_ptr<float>(),
+                     out.batch.data_ptr<std::int64_t>(),
+                     source,
                      source + num_edges,
-                     options.edge_features ? out.edge_attr.data_ptr<float>() : nullptr};
+                     options.edge_features ? out.edge_attr.data_ptr<float>() : nullptr,
+                     out.pos.defined() ? out.pos.data_ptr<float>() : nullptr,
+                     out.parent.defined() ? out.parent.data_ptr<std::int64_t>() : nullptr};
+  const auto targets = store.size_index().target;
+  float* target = out.target.defined() ? out.target.data_ptr<float>() : nullptr;
   for (std::size_t i = 0; i < views.size(); ++i) {
     y[i] = views[i].label;
     ids[i] = graph_ids[i];
+    if (target != nullptr) target[i] = static_cast<float>(targets[graph_ids[i]]);
     cursor.append(views[i], static_cast<std::int64_t>(i));
     // While the graph's rows are still in cache from the copy (checking them in a pass of their
     // own would fetch them from memory twice). The batch never leaves here with a bad value: an

@@ -24,6 +24,9 @@ GraphBatch GraphBatch::to(const c10::Device& device, bool non_blocking) const {
   out.batch = moved(batch, device, non_blocking);
   out.y = moved(y, device, non_blocking);
   out.graph_ids = moved(graph_ids, device, non_blocking);
+  out.pos = moved(pos, device, non_blocking);
+  out.parent = moved(parent, device, non_blocking);
+  out.target = moved(target, device, non_blocking);
   if (!out.host_graph_ids.defined() && graph_ids.defined() && graph_ids.is_cpu())
     out.host_graph_ids = graph_ids;
   return out;
@@ -31,7 +34,7 @@ GraphBatch GraphBatch::to(const c10::Device& device, bool non_blocking) const {
 
 std::int64_t GraphBatch::bytes() const {
   return nbytes(x) + nbytes(edge_index) + nbytes(edge_attr) + nbytes(batch) + nbytes(y) +
-         nbytes(graph_ids);
+         nbytes(graph_ids) + nbytes(pos) + nbytes(parent) + nbytes(target);
 }
 
 }  // namespace headroom::loader

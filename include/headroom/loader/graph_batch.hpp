@@ -22,6 +22,13 @@ struct GraphBatch {
   // cache lookups, re-collating after an OOM) never waits for the device. Shares graph_ids's
   // storage while the batch is on the host; undefined for a batch not made by collate().
   at::Tensor host_graph_ids;
+  // Geometric stores only (docs/store-format.md, "Geometric stores"); each is undefined when the
+  // store lacks its field:
+  at::Tensor pos;     // float32 [num_nodes, D]: node positions, D = the store's position_dimensions
+                      // (2 or 3), in the store's unit (QM9: ångström)
+  at::Tensor parent;  // int64 [num_nodes]: batch-global index of the node's parent, -1 for a root
+  at::Tensor target;  // float32 [num_graphs]: each graph's regression target (the store's float64
+                      // rounded to float32), in the store's target_unit
   std::int64_t num_graphs = 0;
   std::int64_t num_nodes = 0;
   std::int64_t num_edges = 0;
