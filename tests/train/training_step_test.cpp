@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "headroom/models/gat_with_jk.hpp"
 #include "headroom/store/graph_store.hpp"
 #include "headroom/train/loop/metrics_sink.hpp"
+#include "headroom/train/stages/autoencoder_stage.hpp"
 #include "headroom/train/stages/classifier_stage.hpp"
 #include "headroom/util/process_role.hpp"
 #include "test_support.hpp"
@@ -165,6 +167,39 @@ TEST_F(TrainingStepTest, ThePreparedNormalStageIsTheTaskOpenedOnItsRunDirectory)
   auto subject = target.make();
   const std::vector<std::uint32_t> ids(store.train_ids().begin(), store.train_ids().begin() + 8);
   const auto loss = subject.loss(loader::collate(store, ids, {})).item<double>();
+  EXPECT_TRUE(std::isfinite(loss) && loss > 0) << loss;
+}
+
+// The autoencoder stage prepared for the probes is its task, as drive_task runs it, opened on its
+// run directory too: the trained family, the normal training graphs (the probes' population), and
+// a probe subject whose loss is the family's, averaged per node, on a real batch.
+TEST_F(TrainingStepTest, ThePreparedAutoencoderStageIsTheTaskOpenedOnItsRunDirectory) {
+  testing::TempDir runs;
+  auto config = small_normal_stage(*store_path_, runs.path());
+  config.stage = kAutoencoderStage;
+  config.model.family = "vgae";
+  const auto prepared = prepare_autoencoder_stage(config);
+  EXPECT_EQ(prepared->model().family, "vgae");
+  const auto store = store::GraphStore::open(*store_path_);
+  const auto labels = store.size_index().label;
+  const auto normals = std::count_if(store.train_ids().begin(), store.train_ids().end(),
+                                     [&](std::uint32_t id) { return labels[id] == 0; });
+  const auto ids = prepared->training_ids();
+  EXPECT_EQ(static_cast<std::ptrdiff_t>(ids.size()), normals);
+  EXPECT_TRUE(
+      std::all_of(ids.begin(), ids.end(), [&](std::uint32_t id) { return labels[id] == 0; }));
+  std::ifstream log(run_directory(config) / "log.txt");
+  std::stringstream text;
+  text << log.rdbuf();
+  EXPECT_NE(text.str().find("stage autoencoder: student vgae on"), std::string::npos) << text.str();
+  const auto target = prepared->probe_target();
+  EXPECT_EQ(target.objective, "plain");
+  EXPECT_EQ(target.population, ids);
+  auto subject = target.make();
+  EXPECT_EQ(subject.loss_reduction, LossReduction::kPerNode);
+  ASSERT_GE(ids.size(), 8U);
+  const std::vector<std::uint32_t> batch(ids.begin(), ids.begin() + 8);
+  const auto loss = subject.loss(loader::collate(store, batch, {})).item<double>();
   EXPECT_TRUE(std::isfinite(loss) && loss > 0) << loss;
 }
 

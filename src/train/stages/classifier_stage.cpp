@@ -1,39 +1,15 @@
 #include "headroom/train/stages/classifier_stage.hpp"
 
 #include "classifier_task.hpp"
-#include "headroom/train/context/run_directory.hpp"
+#include "graph_task.hpp"
 #include "headroom/train/task/task_driver.hpp"
 
 namespace headroom::train {
-namespace {
-
-// The classifier task prepared as drive_task prepares it before its first epoch, but not trained:
-// its run directory created and locked, the task opened on it (the teacher loaded), its step's
-// inputs built (the curriculum's difficulty scored, the teacher cache filled).
-class PreparedClassifierTask final : public PreparedStage {
- public:
-  explicit PreparedClassifierTask(const TrainingConfig& config)
-      : config_(config),
-        task_(config_, config_.stage == kCurriculumStage),
-        run_(checked_run_directory(config_), /*echo=*/true, config_.run.when_locked) {
-    task_.open(run_);
-    task_.prepare_inputs();
-  }
-  ModelSpec model() const override { return task_.model_spec(); }
-  ProbeTarget probe_target() override { return task_.probe_target(); }
-  std::vector<std::uint32_t> training_ids() const override { return task_.training_ids(); }
-
- private:
-  TrainingConfig config_;  // what task_ refers to
-  detail::ClassifierTask task_;
-  RunDirectory run_;  // created once the task has checked the configuration against its store
-};
-
-}  // namespace
 
 std::unique_ptr<PreparedStage> prepare_classifier_stage(const TrainingConfig& config) {
-  validate(config);
-  return std::make_unique<PreparedClassifierTask>(config);
+  return detail::prepare_graph_task(config, [](const TrainingConfig& prepared) {
+    return std::make_unique<detail::ClassifierTask>(prepared, prepared.stage == kCurriculumStage);
+  });
 }
 
 StageResult run_classifier_stage(const TrainingConfig& config, const LoopHooks& hooks) {

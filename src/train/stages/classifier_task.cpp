@@ -58,9 +58,7 @@ ClassifierTask::ClassifierTask(const TrainingConfig& config, bool curriculum)
     throw std::runtime_error(fmt::format("{}: no training graphs", config.run.store.string()));
   require_validation_graphs(store_, validation_ids_.size(), to_string(config.stage),
                             "validation graphs");
-  torch::manual_seed(config.run.seed);  // initial weights are part of the run's determinism
-  model_config_ = family_.resolve_config(config.model, inputs_);
-  require_model_fits_budget(family_, model_config_, context_, to_string(config.stage));
+  model_config_ = seeded_model_config(family_, config, inputs_, context_, to_string(config.stage));
   model_ = family_.build_classifier(model_config_);
 }
 
@@ -79,16 +77,7 @@ void ClassifierTask::open(RunDirectory& run) {
 }
 
 TrainingTask& ClassifierTask::training() {
-  training_.batches = std::make_shared<GraphBatchBuilder>(store_);
-  training_.data_identity = store::content_identity(store_.metadata());
-  training_.model = model_;
-  training_.checkpoint.kind = std::string(family_.name());
-  training_.checkpoint.model_config = model_config_;
-  // The configuration the checkpoints record is the one prepare() settled (checkpointing).
-  training_.prepare = [this] {
-    prepare();
-    training_.checkpoint.model_config = model_config_;
-  };
+  fill_graph_training(training_, *this, store_, model_, [this] { prepare(); });
   training_.plan_epoch = [this](std::int64_t epoch) { return plan_epoch(epoch); };
   training_.loss =
       graph_task_loss([this](const loader::GraphBatch& batch) { return objective(model_, batch); });
@@ -109,11 +98,8 @@ void ClassifierTask::finish(const StageResult&) {
 
 void ClassifierTask::prepare_inputs() {
   if (curriculum_) score_difficulty();
-  if (config_.distillation.enabled && config_.distillation.teacher_cache) {
-    std::vector<std::uint32_t> cached_ids(train_ids_.begin(), train_ids_.end());
-    cached_ids.insert(cached_ids.end(), validation_ids_.begin(), validation_ids_.end());
-    teacher_->build_cache(std::move(cached_ids), store_);
-  }
+  if (config_.distillation.enabled && config_.distillation.teacher_cache)
+    teacher_->build_cache(teacher_cache_ids(train_ids_, validation_ids_), store_);
 }
 
 ModelSpec ClassifierTask::model_spec() const {
@@ -161,31 +147,17 @@ void ClassifierTask::warn_without_attack_labels() {
 }
 
 // Only when there is training to do (a finished run skips it): the step's inputs, then its
-// memory fit (measured with the teacher cache).
+// memory fit (measured with the teacher cache). A teacher held on the device during training is
+// outside the step's fit.
 void ClassifierTask::prepare() {
   prepare_inputs();
-  // A teacher held on the device during training is outside the step's fit.
-  const double reserved = teacher_ ? teacher_->device_bytes() : 0.0;
-  const auto choice = choose_checkpointing(reserved);
-  // Off: the unchecked step the choice measured is the one that trains.
-  const MeasuredPeak* known = choice ? choice->fit_when_off() : nullptr;
-  sizing_ = plan_batch_sizing(config_, context_, store_, model_spec(), probe_target(), *run_,
-                              reserved, known);
+  sizing_ =
+      plan_graph_step(*this, config_, store_, *run_, teacher_ ? teacher_->device_bytes() : 0.0);
 }
 
-// --gradient-checkpointing auto, for a family that checkpoints: the planner's choice, applied
-// to the model and its configuration (the checkpoints' and the fit's), before batches are sized.
-std::optional<CheckpointingChoice> ClassifierTask::choose_checkpointing(double reserved) {
-  if (config_.model.gradient_checkpointing != Checkpointing::kAuto ||
-      !model_config_.contains("gradient_checkpointing"))
-    return std::nullopt;
-  model_config_["gradient_checkpointing"] = false;
-  const auto choice = choose_gradient_checkpointing(config_, context_, store_, model_spec(),
-                                                    probe_target(), reserved);
-  model_config_["gradient_checkpointing"] = choice.on;
-  model_->set_gradient_checkpointing(choice.on);
-  run_->log(choice.describe());
-  return choice;
+void ClassifierTask::set_checkpointing(bool on) {
+  model_config_["gradient_checkpointing"] = on;
+  model_->set_gradient_checkpointing(on);
 }
 
 void ClassifierTask::score_difficulty() {

@@ -18,18 +18,17 @@
 #include <nlohmann/json.hpp>
 
 #include "classifier_teacher.hpp"
+#include "graph_task.hpp"
 #include "headroom/loader/graph_batch.hpp"
 #include "headroom/models/graph_classifier.hpp"
 #include "headroom/store/graph_store.hpp"
 #include "headroom/train/batches/batch_sizing.hpp"
-#include "headroom/train/batches/checkpointing_choice.hpp"
 #include "headroom/train/batches/inference_batching.hpp"
 #include "headroom/train/families/model_family.hpp"
-#include "headroom/train/task/task.hpp"
 
 namespace headroom::train::detail {
 
-class ClassifierTask final : public Task {
+class ClassifierTask final : public GraphTask {
  public:
   // Opens config.run.store and resolves the run's context from it, checks that it has training
   // and validation graphs and that the model fits the device budget, then seeds torch with the
@@ -49,19 +48,17 @@ class ClassifierTask final : public Task {
   // Calibrates the best checkpoint's decision threshold (unless --calibration none).
   void finish(const StageResult& trained) override;
 
-  // For the prepared stage (prepared_stage.hpp), once open() ran: the step's inputs (the
-  // curriculum's difficulty scores, the teacher cache), the model, the graphs of epoch 0 (for the
-  // curriculum: its first sample) unshuffled, and the step the memory probe measures (on a fresh
-  // model; its factory refers to this task).
-  void prepare_inputs();
-  ModelSpec model_spec() const;
-  std::vector<std::uint32_t> training_ids() const;
-  ProbeTarget probe_target();
+  // GraphTask (graph_task.hpp): the curriculum's difficulty scores and the teacher cache; the
+  // graphs of epoch 0 (for the curriculum: its first sample).
+  void prepare_inputs() override;
+  ModelSpec model_spec() const override;
+  std::vector<std::uint32_t> training_ids() const override;
+  ProbeTarget probe_target() override;
+  void set_checkpointing(bool on) override;
 
  private:
   void warn_without_attack_labels();
   void prepare();
-  std::optional<CheckpointingChoice> choose_checkpointing(double reserved);
   void score_difficulty();
   EpochPlan plan_epoch(std::int64_t epoch) const;
   at::Tensor objective(models::GraphClassifier& classifier, const loader::GraphBatch& batch,

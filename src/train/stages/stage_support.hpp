@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -15,9 +14,8 @@
 #include "headroom/train/caches/teacher_output_cache.hpp"
 #include "headroom/train/config/training_config.hpp"
 #include "headroom/train/context/collectives.hpp"
+#include "headroom/train/context/run_context.hpp"
 #include "headroom/train/context/run_directory.hpp"
-#include "headroom/train/loop/training_loop.hpp"
-#include "headroom/train/stages/prepared_stage.hpp"
 #include "headroom/util/printable_text.hpp"
 
 namespace headroom::train::detail {
@@ -81,30 +79,6 @@ TeacherOutputCache cache_teacher_outputs(Teacher& teacher, TeacherOutputSpec spe
   teacher = nullptr;
   run.log(cache->summary());
   return std::move(*cache);
-}
-
-// A stage behind PreparedStage, for any stage class with prepare_inputs(), model_spec(),
-// probe_target() and training_ids(). Owns the configuration the stage refers to.
-template <typename Stage>
-class PreparedStepOf final : public PreparedStage {
- public:
-  explicit PreparedStepOf(const TrainingConfig& config) : config_(config), stage_(config_) {
-    stage_.prepare_inputs();
-  }
-  ModelSpec model() const override { return stage_.model_spec(); }
-  ProbeTarget probe_target() override { return stage_.probe_target(); }
-  std::vector<std::uint32_t> training_ids() const override { return stage_.training_ids(); }
-
- private:
-  TrainingConfig config_;
-  Stage stage_;
-};
-
-// Validates `config` and prepares `Stage`'s step.
-template <typename Stage>
-std::unique_ptr<PreparedStage> prepare(const TrainingConfig& config) {
-  validate(config);
-  return std::make_unique<PreparedStepOf<Stage>>(config);
 }
 
 }  // namespace headroom::train::detail
