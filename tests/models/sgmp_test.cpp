@@ -127,6 +127,26 @@ TEST(SgmpEncoder, RenumberingTheNodesOfEachGraphChangesNothing) {
   EXPECT_TRUE(torch::allclose(model->forward(batch), model->forward(renumbered), 1e-4, 1e-4));
 }
 
+TEST(SgmpEncoder, PlanarPositionsAreTheirPlaneAtZeroHeightAndTurnWithIt) {
+  torch::manual_seed(3);
+  Sgmp model(small_options());
+  GeometricBatch flat = random_batch(17, 3);
+  flat.pos = flat.pos.slice(1, 0, 2).contiguous();
+  GeometricBatch lifted = flat;
+  lifted.pos = torch::cat({flat.pos, torch::zeros({flat.pos.size(0), 1})}, 1);
+  const double angle = 0.7;
+  const auto rotation =
+      torch::tensor({std::cos(angle), -std::sin(angle), std::sin(angle), std::cos(angle)},
+                    torch::kFloat)
+          .reshape({2, 2});
+  GeometricBatch turned = flat;
+  turned.pos = flat.pos.matmul(rotation.t()) + torch::tensor({1.5F, -0.5F});
+  torch::NoGradGuard no_grad;
+  const auto out = model->forward(flat);
+  EXPECT_TRUE(torch::allclose(out, model->forward(lifted), 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(out, model->forward(turned), 1e-4, 1e-4));
+}
+
 struct Result {
   at::Tensor output;
   std::vector<at::Tensor> gradients;
