@@ -365,6 +365,23 @@ TEST(SgmpEncoder, EveryParameterGetsAGradient) {
   EXPECT_EQ(checked, 8U + 2U * 18U);
 }
 
+TEST(SgmpEncoder, WeightsAreXavierUniformAndBiasesZero) {
+  torch::manual_seed(10);
+  Sgmp model(small_options());
+  for (const auto& item : model->named_parameters()) {
+    const auto& value = item.value();
+    if (value.dim() == 1) {
+      EXPECT_EQ(value.abs().max().item<float>(), 0.0F) << item.key();
+      continue;
+    }
+    // U(-a, a) with a = sqrt(6 / (fan_in + fan_out)): every weight inside, the largest near a.
+    const double bound = std::sqrt(6.0 / static_cast<double>(value.size(0) + value.size(1)));
+    const double largest = value.abs().max().item<double>();
+    EXPECT_LE(largest, bound + 1e-6) << item.key();
+    EXPECT_GT(largest, 0.8 * bound) << item.key();
+  }
+}
+
 TEST(SgmpEncoder, RefusesBadOptionsAndABatchWithoutPositions) {
   auto options = small_options();
   options.hidden = 1;

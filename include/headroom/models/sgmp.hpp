@@ -115,7 +115,9 @@ TORCH_MODULE(SgmpInteraction);
 class SgmpImpl : public torch::nn::Module {
  public:
   // Throws std::invalid_argument for options out of range (SgmpOptions::validate). Weights are
-  // Xavier-uniform and biases zero, as SGMP's reference initialises its layers.
+  // Xavier-uniform and biases zero in every layer: SGMP's reference initialises its combination,
+  // its head and the first layer of each geometric MLP so, and leaves the embedding and the
+  // MLPs' second layers at PyTorch's default; one rule here.
   explicit SgmpImpl(const SgmpOptions& options);
   // Throws c10::Error for tensors of the wrong shape or dtype.
   SgmpEncoding encode(const GeometricBatch& batch);
