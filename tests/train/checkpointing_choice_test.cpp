@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 
+#include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
 #include "headroom/train/stages/autoencoder_stage.hpp"
@@ -21,6 +23,9 @@ namespace {
 class CheckpointingChoiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The stages apply their budgets to the process (--memory-budget below leaves a tight one in
+    // force): put back after each test, so that later tests in this process are not held to it.
+    cpu_budget_before_ = memory::cpu_tensor_budget();
     // Fits measured here, in a fresh cache.
     ::setenv("HEADROOM_CACHE_DIR", (dir_.path() / "cache").c_str(), 1);
     store_path_ = testing::build_synthetic_store(dir_.path(), 20000);
@@ -34,7 +39,10 @@ class CheckpointingChoiceTest : public ::testing::Test {
     config_.optimisation.batch_size = 64;
     config_.optimisation.max_epochs = 1;
   }
-  void TearDown() override { ::unsetenv("HEADROOM_CACHE_DIR"); }
+  void TearDown() override {
+    memory::set_cpu_tensor_budget(cpu_budget_before_);
+    ::unsetenv("HEADROOM_CACHE_DIR");
+  }
 
   // The GAT's configuration for this store with checkpointing `on`, and its plain probed step.
   std::pair<ModelSpec, ProbeTarget> gat_step(const store::GraphStore& store, bool on) const {
@@ -61,6 +69,7 @@ class CheckpointingChoiceTest : public ::testing::Test {
   testing::TempDir dir_;
   std::filesystem::path store_path_;
   TrainingConfig config_;
+  std::int64_t cpu_budget_before_ = 0;
 };
 
 TEST_F(CheckpointingChoiceTest, OffWhenTheUncheckedLargestBatchFitsOnWhenItDoesNot) {

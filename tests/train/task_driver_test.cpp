@@ -103,7 +103,7 @@ class LineRegressionTask final : public Task {
     };
     return task;
   }
-  void finish(const StageResult& trained) override {
+  void finish(StageResult& trained) override {
     calls.push_back("finish");
     finished_with = trained.outcome;
     best_exists = std::filesystem::exists(run_->best_checkpoint());

@@ -59,7 +59,7 @@ void adopt_rank0_sizing(BatchSizing& sizing) {
   sizing.packing_budget_bytes = v[5];
 }
 
-// The probe runs inside the memory budget (run_training applies it before `prepare`): a probe
+// The probe runs inside the memory budget (the task driver applies it before `prepare`): a probe
 // batch whose collation or step is refused is measured on its first half instead, down to one
 // graph. The sample is then a smaller batch, which the fit takes as it is; a single graph that
 // does not fit is an error, since no batch of the run could be trained either.

@@ -1,28 +1,14 @@
 #include "headroom/train/fusion/fusion_stage.hpp"
 
-#include <torch/torch.h>
-
 #include <fmt/format.h>
-#include <algorithm>
 #include <cctype>
-#include <memory>
-#include <span>
 #include <stdexcept>
-#include <utility>
-#include <vector>
+#include <string>
 
-#include "fusion_fit_data.hpp"
 #include "fusion_task.hpp"
-#include "headroom/eval/decision_threshold.hpp"
-#include "headroom/train/context/command_budget.hpp"
-#include "headroom/train/context/run_directory.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
-#include "headroom/train/families/model_family.hpp"
-#include "headroom/train/fusion/fusion_features.hpp"
-#include "headroom/train/fusion/fusion_learner.hpp"
 #include "headroom/train/fusion/fusion_scoring.hpp"
-#include "headroom/util/printable_text.hpp"
-#include "headroom/util/process_role.hpp"
+#include "headroom/train/task/task_driver.hpp"
 
 namespace headroom::train {
 namespace {
@@ -53,120 +39,6 @@ FusionSources resolve_sources(const TrainingConfig& config) {
                             "--fusion-autoencoder")};
 }
 
-// The validation split must hold normal and attack graphs: a fusion is fitted on both.
-void require_both_classes(const TrainingConfig& config, std::span<const std::uint8_t> labels) {
-  const auto graphs = static_cast<std::int64_t>(labels.size());
-  const auto attacks = static_cast<std::int64_t>(std::count(labels.begin(), labels.end(), 1));
-  if (attacks == 0 || attacks == graphs)
-    throw FusionUnavailable(fmt::format(
-        "{}: stage fusion needs normal and attack graphs in the validation split ({} of {} are "
-        "attacks)",
-        util::printable_path(config.run.store), attacks, graphs));
-}
-
-// One fusion run: the learner, trained as a task of the epoch loop (fusion_task.hpp) once both
-// models have scored the validation split, and then the decision threshold stored in best.pt.
-class FusionStage {
- public:
-  FusionStage(const TrainingConfig& config, const LoopHooks& hooks)
-      : config_(config),
-        store_(store::GraphStore::open(config.run.store)),
-        context_(resolve_run_context(config, store_, CommandWork::kInference)),
-        // Before the run directory: a missing model leaves no directory behind.
-        sources_(resolve_sources(config)),
-        run_(checked_run_directory(config), /*echo=*/true, config.run.when_locked),
-        hooks_(hooks) {}
-
-  StageResult run() {
-    TrainingTask task;
-    task.data_identity = store::content_identity(store_.metadata());
-    // Only when there is training to do: scoring runs both models, inside the budgets, as a phase
-    // of its own; then the learner, seeded (its initial weights), as before any epoch.
-    task.prepare = [this, &task] {
-      scoring_peak_ = run_phase(context_.device, [this] { score(); });
-      run_.log(fmt::format("scoring on {}: tensor {}", context_.device.str(),
-                           phase_peak_text(scoring_peak_, context_.device_budget)));
-      torch::manual_seed(config_.run.seed);
-      learner_ = make_fusion_learner(config_.fusion.method,
-                                     config_.fusion.with_baseline
-                                         ? nlohmann::json{{"state_size", kHybridFusionStateSize}}
-                                         : nlohmann::json(nullptr),
-                                     learner_options());
-      train_fusion_in(task, *learner_, data_, config_.run.seed);
-      task.checkpoint = checkpoint_info();
-    };
-    StageResult result{run_.path(), run_training(config_, context_, run_, task, hooks_)};
-    if (result.outcome.already_complete) return result;
-    // The stage's peak is its highest phase: scoring both models usually, not the small learner.
-    result.outcome.peak_tensor_bytes = std::max(scoring_peak_, result.outcome.peak_tensor_bytes);
-    calibrate(result.outcome);
-    if (util::process_role().writes()) run_.write_result({{"training", result.outcome}});
-    return result;
-  }
-
- private:
-  FusionLearnerOptions learner_options() const {
-    return {effective_learning_rate(config_), config_.optimisation.weight_decay,
-            config_.optimisation.gradient_clip, config_.fusion.gamma};
-  }
-
-  void score() {
-    auto labels = graph_labels(store_, store_.validation_ids());
-    require_both_classes(config_, labels);
-    run_.log(fmt::format("stage fusion ({}): {} + {} on {} validation graphs ({} attacks)",
-                         config_.fusion.method, util::printable_path(sources_.classifier),
-                         util::printable_path(sources_.autoencoder), labels.size(),
-                         std::count(labels.begin(), labels.end(), 1)));
-    data_ = score_fusion_fit_data(config_, store_, context_, sources_, std::move(labels), run_);
-  }
-
-  CheckpointInfo checkpoint_info() const {
-    CheckpointInfo info;
-    info.kind = std::string(learner_->kind());
-    info.model_config = {{"network", learner_->network_config()},
-                         {"scaling", data_.scaling},
-                         {"classifier", sources_.classifier.string()},
-                         {"autoencoder", sources_.autoencoder.string()}};
-    if (config_.fusion.with_baseline) info.model_config["baseline"] = true;
-    info.store_identity = store::content_identity(store_.metadata());
-    return info;
-  }
-
-  // The best epoch's fused scores on the whole validation split give the decision threshold
-  // stored in best.pt (the fused score is a probability: without calibration, 0.5 decides).
-  void calibrate(const TrainingOutcome& outcome) {
-    if (config_.evaluation.calibration == "none" || outcome.best_epoch < 0) return;
-    load_checkpoint_weights(run_.best_checkpoint(), learner_->model());
-    auto info = checkpoint_info();  // what best.pt holds, with its epoch and loss
-    info.epoch = outcome.best_epoch;
-    info.validation_loss = outcome.best_validation_loss;
-    const auto scores = to_float_vector(learner_->fused_scores(data_.all));
-    try {
-      info.decision =
-          eval::calibrate_decision(data_.validation_labels, scores, config_.evaluation.calibration,
-                                   config_.evaluation.target_fpr);
-      run_.log(fmt::format("decision threshold {:.4f} ({} on the validation split: F1 {:.4f})",
-                           info.decision->threshold, info.decision->method,
-                           info.decision->validation.f1));
-    } catch (const std::invalid_argument& error) {
-      run_.log(fmt::format("decision threshold not calibrated: {}", error.what()));
-      info.decision.reset();
-    }
-    if (util::process_role().writes())
-      save_model_checkpoint(run_.best_checkpoint(), learner_->model(), info);
-  }
-
-  TrainingConfig config_;
-  store::GraphStore store_;
-  RunContext context_;  // resolved once, with the store open
-  FusionSources sources_;
-  RunDirectory run_;
-  LoopHooks hooks_;
-  FusionFitData data_;                      // scored in the task's prepare
-  std::unique_ptr<FusionLearner> learner_;  // built there too
-  std::int64_t scoring_peak_ = 0;
-};
-
 }  // namespace
 
 StageResult run_fusion_stage(const TrainingConfig& config, const LoopHooks& hooks) {
@@ -179,8 +51,9 @@ StageResult run_fusion_stage(const TrainingConfig& config, const LoopHooks& hook
   fusion_config.optimisation.max_epochs = config.fusion.max_epochs;
   fusion_config.optimisation.batch_size = OptimisationOptions{}.batch_size;
   validate(fusion_config);
-  FusionStage stage(fusion_config, hooks);
-  return stage.run();
+  // The models resolved before the run directory: a missing model leaves no directory behind.
+  FusionTask task(fusion_config, resolve_sources(fusion_config));
+  return drive_task(fusion_config, task, hooks);
 }
 
 namespace {

@@ -527,15 +527,6 @@ void run_prepare_within_budget(const TrainingTask& task, std::int64_t budget,
 
 }  // namespace
 
-TrainingOutcome run_training(const TrainingConfig& config, const RunContext& context,
-                             RunDirectory& run, TrainingTask& task, const LoopHooks& hooks) {
-  if (auto finished = finished_training(config, run, task.data_identity)) return *finished;
-  // The budget holds from the first byte: probing, difficulty scoring and teacher caches in
-  // `prepare` run inside it (a probe batch that does not fit is probed smaller).
-  apply_command_budgets(config, context, run);
-  return run_budgeted_training(config, context, run, task, hooks);
-}
-
 TrainingOutcome run_budgeted_training(const TrainingConfig& config, const RunContext& context,
                                       RunDirectory& run, TrainingTask& task,
                                       const LoopHooks& hooks) {

@@ -45,7 +45,7 @@ class AutoencoderTask final : public GraphTask {
   void plan() override {}
   TrainingTask& training() override;
   // Nothing to report: the autoencoder is scored by stage `evaluation`.
-  void finish(const StageResult&) override {}
+  void finish(StageResult&) override {}
 
   // GraphTask (graph_task.hpp): the teacher cache; the normal training graphs.
   void prepare_inputs() override;

@@ -91,7 +91,7 @@ TrainingTask& ClassifierTask::training() {
   return training_;
 }
 
-void ClassifierTask::finish(const StageResult&) {
+void ClassifierTask::finish(StageResult&) {
   if (config_.evaluation.calibration != "none")
     calibrate_best_decision(config_, context_, store_, validation_ids_, *run_);
 }

@@ -46,7 +46,7 @@ class ClassifierTask final : public GraphTask {
   void plan() override {}
   TrainingTask& training() override;
   // Calibrates the best checkpoint's decision threshold (unless --calibration none).
-  void finish(const StageResult& trained) override;
+  void finish(StageResult& trained) override;
 
   // GraphTask (graph_task.hpp): the curriculum's difficulty scores and the teacher cache; the
   // graphs of epoch 0 (for the curriculum: its first sample).

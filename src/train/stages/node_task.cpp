@@ -124,7 +124,7 @@ ValidationResult NodeTask::validate() {
   return result;
 }
 
-void NodeTask::finish(const StageResult&) {
+void NodeTask::finish(StageResult&) {
   // Before the best model is loaded: the two never hold memory at once.
   baseline_ = fit_baseline();
   evaluation_ =

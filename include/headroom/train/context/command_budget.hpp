@@ -1,9 +1,9 @@
 // The memory budgets of one command, in force before its first allocation on the device: the
 // host plan (memory/host_memory_plan.hpp) checked against the host budget, then the device
 // budget applied (CPU: the counting allocator refuses tensor allocations past it; CUDA: the
-// caching allocator is capped at its share of the device). Training (run_training), evaluation
-// and fusion's scoring all start here, so that every command that runs a model keeps to the
-// budget the user set, and each phase's peak is measured as its own.
+// caching allocator is capped at its share of the device). Training (task/task_driver.hpp),
+// evaluation and fusion's scoring all start here, so that every command that runs a model keeps to
+// the budget the user set, and each phase's peak is measured as its own.
 // Not thread-safe: the budgets are process-wide; call from the command's main thread.
 #pragma once
 

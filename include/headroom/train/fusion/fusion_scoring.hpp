@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <span>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -39,6 +40,13 @@ baseline::BaselineAdaptation baseline_adaptation(const EvaluationOptions& evalua
 struct FusionSources {
   std::filesystem::path classifier;
   std::filesystem::path autoencoder;
+};
+
+// The store's validation split lacks normal or attack graphs: there is nothing to fit a fusion on
+// (stage fusion, fusion_stage.hpp, throws it; `headroom run` skips that fusion).
+class FusionUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // The GNN signals (fusion_signals) of one list of graphs, computed once per pair of models: an

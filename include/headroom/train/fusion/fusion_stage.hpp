@@ -5,8 +5,9 @@
 // score). Run directory runs/{dataset}/fusion_{method}: best.pt (kind fusion-dqn or
 // fusion-logistic; the network, the signal scaling, the two models' checkpoints and a decision
 // threshold calibrated on the whole validation split), last.pt after every epoch (a killed run
-// resumes there and ends as if never interrupted), metrics.jsonl, result.json: the epoch loop's
-// (loop/training_loop.hpp), which trains the fusion as a task of its own epochs (fusion_task.hpp).
+// resumes there and ends as if never interrupted), metrics.jsonl, result.json. The stage is a task
+// on the task driver (task/task_driver.hpp), as every trained stage is: src/train/fusion/
+// fusion_task.hpp.
 #pragma once
 
 #include <cstdint>
@@ -20,22 +21,18 @@
 #include "headroom/train/config/training_config.hpp"
 #include "headroom/train/context/run_context.hpp"
 #include "headroom/train/families/model_checkpoint.hpp"
+#include "headroom/train/fusion/fusion_scoring.hpp"
 #include "headroom/train/loop/stage_result.hpp"
 #include "headroom/train/loop/training_loop.hpp"
 #include "headroom/train/stages/stage_definition.hpp"
 
 namespace headroom::train {
 
-// The store's validation split lacks normal or attack graphs: there is nothing to fit a fusion on.
-class FusionUnavailable : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 extern const StageTraits kFusionStage;
 extern const StageDefinition kFusionStageDefinition;
 
-// Throws FusionUnavailable (see above), std::runtime_error when a model to fuse is missing.
+// Throws FusionUnavailable (fusion_scoring.hpp) when the store's validation split lacks normal or
+// attack graphs, std::runtime_error when a model to fuse is missing.
 StageResult run_fusion_stage(const TrainingConfig& config, const LoopHooks& hooks = {});
 
 }  // namespace headroom::train

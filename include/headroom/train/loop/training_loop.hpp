@@ -41,17 +41,13 @@ struct LoopHooks {
 };
 
 // Runs (or resumes, or recognises as complete) the training described by `task` in `run`, on
-// `context`'s device within its budgets (applied here, before `task.prepare`): each
-// step is a TrainingStep over task.loss, each epoch's line goes to metrics.jsonl and to
+// `context`'s device within its budgets, which the caller has applied (context/command_budget.hpp:
+// apply_command_budgets) before anything it probes or plans, and before `task.prepare`: each step
+// is a TrainingStep over task.loss, each epoch's line goes to metrics.jsonl and to
 // `hooks.metrics`. Only the process that writes (util/process_role.hpp) writes files or metrics.
 // Throws std::runtime_error when the run directory holds a run with a different configuration
-// and config.run.resume is set.
-TrainingOutcome run_training(const TrainingConfig& config, const RunContext& context,
-                             RunDirectory& run, TrainingTask& task, const LoopHooks& hooks = {});
-
-// run_training for a caller that has applied the command's budgets itself
-// (context/command_budget.hpp: apply_command_budgets), because it probes or plans before training
-// and every probe must be held to them.
+// and config.run.resume is set. Every trained stage reaches it through the task driver
+// (task/task_driver.hpp: drive_task).
 TrainingOutcome run_budgeted_training(const TrainingConfig& config, const RunContext& context,
                                       RunDirectory& run, TrainingTask& task,
                                       const LoopHooks& hooks = {});

@@ -1,4 +1,4 @@
-// What one training run achieved, as run_training returns it and result.json records it.
+// What one training run achieved, as run_budgeted_training returns it and result.json records it.
 #pragma once
 
 #include <cstdint>

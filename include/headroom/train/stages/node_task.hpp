@@ -52,7 +52,7 @@ class NodeTask final : public Task {
   void open(RunDirectory& run) override;
   void plan() override;
   TrainingTask& training() override;
-  void finish(const StageResult& trained) override;
+  void finish(StageResult& trained) override;
 
   // The stage's report once finish() ran.
   NodeStageResult result(const StageResult& trained) const;

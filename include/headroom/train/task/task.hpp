@@ -47,8 +47,9 @@ class Task {
 
   // Called after training, or once a finished run was recognised, still within the budgets:
   // evaluates the best checkpoint and writes what the task reports into the run directory (only
-  // the writing process writes: util/process_role.hpp).
-  virtual void finish(const StageResult& trained) = 0;
+  // the writing process writes: util/process_role.hpp). May complete `trained`, which the driver
+  // returns, with what the loop did not see (fusion: the peak of scoring its models in `prepare`).
+  virtual void finish(StageResult& trained) = 0;
 };
 
 }  // namespace headroom::train
