@@ -36,13 +36,14 @@ struct TrainingCommandName {
   std::string_view name;
   std::string_view summary;
 };
-inline constexpr std::array<TrainingCommandName, 7> kTrainingCommands{{
+inline constexpr std::array<TrainingCommandName, 8> kTrainingCommands{{
     {"run", "Run the pipeline on a dataset (default: the embedded synthetic one)"},
     {"autoencoder", "Train the VGAE on normal graphs (stage 1)"},
     {"curriculum", "Train the GAT classifier with the VGAE-guided curriculum (stage 2)"},
     {"normal", "Train the GAT classifier on all training graphs (supervised)"},
     {"fusion", "Learn to fuse a classifier's and a VGAE's scores per graph (DQN or logistic)"},
     {"evaluation", "Evaluate trained models per split and attack type"},
+    {"geometric", "Train SGMP on a geometric store (trees: classes; QM9: its target)"},
     {"plan", "Measure a model's training-step memory and print the budget breakdown"},
 }};
 

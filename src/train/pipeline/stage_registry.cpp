@@ -9,6 +9,7 @@
 #include "headroom/train/fusion/fusion_stage.hpp"
 #include "headroom/train/stages/autoencoder_stage.hpp"
 #include "headroom/train/stages/classifier_stage.hpp"
+#include "headroom/train/stages/geometric_stage.hpp"
 #include "headroom/train/stages/node_classifier_stage.hpp"
 #include "headroom/util/printable_text.hpp"
 
@@ -18,6 +19,7 @@ std::span<const StageDefinition* const> stage_definitions() {
   static const StageDefinition* const kStages[] = {
       &kAutoencoderStageDefinition, &kCurriculumStageDefinition, &kNormalStageDefinition,
       &kFusionStageDefinition,      &kEvaluationStageDefinition, &kNodeStageDefinition,
+      &kGeometricStageDefinition,
   };
   return kStages;
 }

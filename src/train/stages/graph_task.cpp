@@ -68,14 +68,18 @@ BatchSizing plan_graph_step(GraphTask& task, const TrainingConfig& config,
                            run, reserved, known);
 }
 
-void fill_graph_training(TrainingTask& training, GraphTask& task, const store::GraphStore& store,
-                         std::shared_ptr<torch::nn::Module> model, std::function<void()> prepare) {
+void fill_whole_graph_training(TrainingTask& training, const store::GraphStore& store,
+                               std::shared_ptr<torch::nn::Module> model, const ModelSpec& spec) {
   training.batches = std::make_shared<GraphBatchBuilder>(store);
   training.data_identity = store::content_identity(store.metadata());
   training.model = std::move(model);
-  const auto spec = task.model_spec();
   training.checkpoint.kind = spec.family;
   training.checkpoint.model_config = spec.config;
+}
+
+void fill_graph_training(TrainingTask& training, GraphTask& task, const store::GraphStore& store,
+                         std::shared_ptr<torch::nn::Module> model, std::function<void()> prepare) {
+  fill_whole_graph_training(training, store, std::move(model), task.model_spec());
   training.prepare = [&training, &task, prepare = std::move(prepare)] {
     prepare();
     training.checkpoint.model_config = task.model_spec().config;

@@ -68,6 +68,12 @@ nlohmann::json seeded_model_config(const ModelFamily& family, const TrainingConf
 BatchSizing plan_graph_step(GraphTask& task, const TrainingConfig& config,
                             const store::GraphStore& store, RunDirectory& run, double reserved);
 
+// The graph side of every TrainingTask on whole graphs of `store` (which outlives `training`):
+// batches collated by loader::collate (step/graph_task_batch.hpp), the store's content identity,
+// and `model` saved as best.pt as `spec` says. Stage `geometric`'s task fills it so too.
+void fill_whole_graph_training(TrainingTask& training, const store::GraphStore& store,
+                               std::shared_ptr<torch::nn::Module> model, const ModelSpec& spec);
+
 // The graph side of a graph task's TrainingTask, alike in both: batches of whole graphs of
 // `store` (which outlives `training`), its content identity, `model` saved as best.pt as
 // task.model_spec() says, and `prepare` run before the first epoch, after which best.pt records
