@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "headroom/memory/tensor_memory_meter.hpp"
 #include "headroom/train/stages/node_classifier_stage.hpp"
 #include "headroom/train/stages/node_stage_plan.hpp"
 #include "headroom/train/step/node_step_probe.hpp"
@@ -23,6 +24,19 @@ namespace headroom::train {
 namespace {
 
 constexpr std::uint64_t kSeed = 42;
+
+// The stage applies its budget to the process and leaves it in force: each test puts back what it
+// found, so that later tests in the same process are not held to a budget of a few MiB.
+class CpuBudgetRestorer {
+ public:
+  CpuBudgetRestorer() : before_(memory::cpu_tensor_budget()) {}
+  ~CpuBudgetRestorer() { memory::set_cpu_tensor_budget(before_); }
+  CpuBudgetRestorer(const CpuBudgetRestorer&) = delete;
+  CpuBudgetRestorer& operator=(const CpuBudgetRestorer&) = delete;
+
+ private:
+  std::int64_t before_;
+};
 
 // The stage's configuration for a narrow GAT on `store_path` (8 heads of 2 channels: its bytes grow
 // with the entries more than with the nodes, so a part of the graph can fit where a third of it
@@ -68,6 +82,7 @@ nlohmann::json read_json(const std::filesystem::path& file) {
 // refused, not measured. Seen failing (peaks over the budget in full_batch_samples) with
 // drive_task's apply_command_budgets moved after task.plan().
 TEST(NodeProbeBudget, ARunBelowItsLargestProbeIsPlannedSampledWithEveryProbeWithinTheBudget) {
+  const CpuBudgetRestorer restore_budget;
   testing::TempDir dir;
   const auto store_path = testing::build_separable_store(dir.path(), 5, 120);
   const auto store = store::NodeGraphStore::open(store_path);
@@ -101,6 +116,7 @@ TEST(NodeProbeBudget, ARunBelowItsLargestProbeIsPlannedSampledWithEveryProbeWith
 
 // Below the smallest probe of either kind the run is refused before training, saying why.
 TEST(NodeProbeBudget, ARunBelowEveryProbeIsRefusedNamingTheRefusedProbes) {
+  const CpuBudgetRestorer restore_budget;
   testing::TempDir dir;
   const auto store_path = testing::build_separable_store(dir.path(), 5, 120);
   const auto store = store::NodeGraphStore::open(store_path);
@@ -132,6 +148,7 @@ TEST(NodeProbeBudget, ARunBelowEveryProbeIsRefusedNamingTheRefusedProbes) {
 // none is measured over the budget. Seen failing with plan_node_graph's apply_device_budget moved
 // after plan_node_stage (a full-batch sample over the budget).
 TEST(NodeProbeBudget, PlanOnATextStoreKeepsEveryProbeWithinTheBudget) {
+  const CpuBudgetRestorer restore_budget;
   testing::TempDir dir;
   const auto store_path = testing::build_separable_store(dir.path(), 5, 120);
   const auto plan = [&](const std::string& budget) {
